@@ -1,0 +1,15 @@
+/**
+ * What a CLI subcommand is given. Subcommands never touch `process` directly, so tests can
+ * run them in-process with captured output.
+ */
+export interface CliIO {
+  /** Standard input (for `-` file arguments). */
+  stdin: NodeJS.ReadableStream;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+/** A subcommand: takes the arguments after its own name, returns the exit status. */
+export type Subcommand = (argv: string[], io: CliIO) => Promise<number>;

@@ -1,0 +1,154 @@
+/**
+ * The seam between the job manager (src/manager) and the jobtap plugin host (src/plugins).
+ *
+ * The manager decides *when* a topic is called (spec flux-jobtap §3: the per-event order of
+ * work, submit, restart) and what the merged OUT values *do* (priority, annotations, R,
+ * errmsg). The host decides *who* is called and how (load order, first matching handler per
+ * plugin, stop at the first error, OUT merge, async handlers and their deadline, labels).
+ *
+ * Until a plugin host is attached the manager uses `NO_PLUGINS`, which matches nothing.
+ *
+ * Ownership: the manager side (ManagerPort) is implemented in src/manager; the host side
+ * (PluginPort) in src/plugins. Change this file only in ways both sides can follow.
+ */
+import type { JobId } from "./ids.js";
+import type { JobResult, State } from "./states.js";
+
+/** One eventlog entry (RFC 18). */
+export interface EventEntry {
+  timestamp: number;
+  name: string;
+  context?: Record<string, unknown>;
+}
+
+/** A Flux jobspec v1, loosely typed: plugins read it, the manager validates what it uses. */
+export interface Jobspec {
+  version: number;
+  resources: unknown[];
+  tasks: unknown[];
+  attributes: {
+    system?: Record<string, unknown>;
+    user?: Record<string, unknown>;
+    [k: string]: unknown;
+  };
+}
+
+/**
+ * The standard IN args of a job topic (spec §4.1), built fresh for each stack call.
+ * `jobspec` is redacted: `attributes.system.environment` is never present.
+ */
+export interface JobArgs {
+  id: JobId;
+  userid: number;
+  urgency: number;
+  /** -1 until the first `priority` event. */
+  priority: number;
+  state: State;
+  t_submit: number;
+  jobspec: Jobspec;
+  /** Present once allocated (or supplied by a plugin in SCHED). */
+  R?: Record<string, unknown>;
+  /** The event that moved the job to CLEANUP, if any. */
+  end_event?: EventEntry;
+  /** `job.state.*` and `job.event.*`: the posted entry. */
+  entry?: EventEntry;
+  /** `job.state.*`: the state before the transition. */
+  prev_state?: State;
+  /** `job.dependency.<scheme>`: the dependency object from the jobspec. */
+  dependency?: { scheme: string; value?: unknown; [k: string]: unknown };
+  /** `job.update`: the jobspec-update context. */
+  updates?: Record<string, unknown>;
+  /** `job.update.<key>` only. */
+  cred?: { userid: number; owner: boolean };
+  key?: string;
+  value?: unknown;
+  /** Outstanding dependency descriptions, insertion order. */
+  dependencies: string[];
+  annotations: Record<string, unknown> | null;
+  flags: readonly string[];
+}
+
+/**
+ * Merged OUT of a stack call (spec §4.2). The manager interprets the keys per topic:
+ * `priority` (>=0 reprioritize, PRIORITY_UNAVAILABLE keeps the job waiting), `annotations`
+ * (deep-merged, null deletes), `R` (job.state.sched only), `errmsg`, and for
+ * `job.update.<key>`: `validated`, `feasibility`, `updates`.
+ */
+export type StackOut = Record<string, unknown>;
+
+/** Sentinel for "priority unavailable" (Flux's -2). Never stored. */
+export const PRIORITY_UNAVAILABLE = -2;
+
+/** The outcome of one stack call. */
+export interface StackResult {
+  /** Number of plugins that had a matching handler (0: nobody listens). */
+  handled: number;
+  /** Set when a handler failed or was rejected; the stack stopped at that plugin. */
+  error?: { plugin: string; message: string };
+  out: StackOut;
+}
+
+/** What the manager calls on the plugin host. */
+export interface PluginPort {
+  /** True if any loaded plugin has a handler whose glob matches `topic`; false means the
+   *  manager builds no args at all (Flux's short cut). Must be cheap (cached per topic). */
+  matches(topic: string): boolean;
+  /**
+   * A Flux stack call of a job topic over all plugins in load order. Returns synchronously
+   * when every handler that ran was synchronous; otherwise a Promise, and the manager holds
+   * that job's mailbox until it settles (other jobs keep moving).
+   */
+  callJob(topic: string, args: JobArgs): StackResult | Promise<StackResult>;
+  /** `job.event.<name>` to the job's subscribers only; errors are logged, never thrown. */
+  notifyEvent(args: JobArgs): void | Promise<void>;
+  /** The job left the active set (after job.destroy): drop its aux data and subscriptions. */
+  jobGone(id: JobId): void;
+}
+
+/**
+ * The plugin port used when no host is attached. It behaves as a host holding only
+ * `.priority-default` (priority = urgency), so a bare manager still schedules jobs; every
+ * other topic has no listener.
+ */
+export const NO_PLUGINS: PluginPort = {
+  matches: (topic) => topic === "job.state.priority" || topic === "job.priority.get",
+  callJob: (topic, args) =>
+    topic === "job.state.priority" || topic === "job.priority.get"
+      ? { handled: 1, out: { priority: args.urgency } }
+      : { handled: 0, out: {} },
+  notifyEvent: () => undefined,
+  jobGone: () => undefined,
+};
+
+/**
+ * What the plugin host may ask of the manager: the Flux jobtap API's manager half
+ * (spec §5). Every method validates the job id (UNKNOWN_JOB / JOB_INACTIVE) and the state
+ * it is allowed in (BAD_STATE) and throws a JobtapError with a message naming the job;
+ * the host adds the plugin name and topic. Event posts obey the per-job mailbox rules.
+ */
+export interface ManagerPort {
+  /** Standard IN args for an active job or one still in the inactive cache. */
+  lookup(id: JobId): JobArgs | undefined;
+  /** Active jobs (not INACTIVE), for the runtime-load replay. */
+  activeJobs(): JobArgs[];
+  postEvent(id: JobId, name: string, context?: Record<string, unknown>): void;
+  raiseException(id: JobId, type: string, severity: number, note: string): void;
+  /** NEW or DEPEND only. See docs/semantics.md for the duplicate rule. */
+  dependencyAdd(id: JobId, description: string): void;
+  dependencyRemove(id: JobId, description: string): void;
+  /** No-op unless the job is in PRIORITY or SCHED; applies hold/expedite overrides. */
+  reprioritizeJob(id: JobId, priority: number): void;
+  /** `job.priority.get` over every PRIORITY/SCHED job, then one reorder of the queue. */
+  reprioritizeAll(): void;
+  jobResult(id: JobId): JobResult;
+  eventPosted(id: JobId, name: string): boolean;
+  setFlag(id: JobId, flag: "alloc-bypass" | "debug" | "immutable"): void;
+  /** Posts one `jobspec-update` (keys start with attributes., resources. or tasks.). */
+  jobspecUpdate(id: JobId, updates: Record<string, unknown>): void;
+  prologStart(id: JobId, description: string): void;
+  prologFinish(id: JobId, description: string, status: number): void;
+  epilogStart(id: JobId, description: string): void;
+  epilogFinish(id: JobId, description: string, status: number): void;
+  /** The whole instance configuration (what `conf.update` receives). */
+  config(): Record<string, unknown>;
+}
