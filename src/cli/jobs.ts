@@ -1,0 +1,69 @@
+/**
+ * `jobtap jobs [-a] [-A] [--filter=STATES] [--user U] [--json] [-o FORMAT] [-n]`: the queue,
+ * like `flux jobs`. Default: your active jobs; `-a` adds inactive ones, `-A` every user's. `--json` prints the
+ * documented array of job objects (docs/cli.md).
+ */
+import { ACTIVE, PENDING, RESULTS, RUNNING, STATES } from "../manager/states.js";
+import { optFlag, optInt, optString, parseArgs, usage } from "./args.js";
+import { currentUserid, withDaemon } from "./common.js";
+import { DEFAULT_FORMAT, formatTable } from "./format.js";
+import type { Subcommand } from "./io.js";
+import { loadUserTable } from "./users.js";
+
+const OPTIONS = [
+  { name: "all", short: "a" },
+  { name: "filter", short: "f", value: true },
+  { name: "user", short: "u", value: true },
+  { name: "all-users", short: "A" },
+  { name: "json" },
+  { name: "format", short: "o", value: true },
+  { name: "no-header", short: "n" },
+  { name: "count", value: true },
+];
+
+/** States and results a `--filter` list selects; an unknown word is a USAGE error. */
+export function parseStateFilter(text: string): { states: string[]; results: string[] } {
+  const states = new Set<string>();
+  const results = new Set<string>();
+  for (const raw of text.split(",")) {
+    const word = raw.trim().toUpperCase();
+    if (word === "") continue;
+    if (word === "PENDING") PENDING.forEach((s) => states.add(s));
+    else if (word === "RUNNING") RUNNING.forEach((s) => states.add(s));
+    else if (word === "ACTIVE") ACTIVE.forEach((s) => states.add(s));
+    else if ((STATES as readonly string[]).includes(word)) states.add(word);
+    else if ((RESULTS as readonly string[]).includes(word)) results.add(word);
+    else throw usage(`--filter: unknown state or result "${raw}"`);
+  }
+  return { states: [...states], results: [...results] };
+}
+
+/** Lists jobs as a table or as JSON. */
+export const jobs: Subcommand = async (argv, io) => {
+  const p = parseArgs(argv, OPTIONS);
+  if (p.positionals.length > 0) throw usage(`jobs: unexpected argument "${p.positionals[0]}"`);
+  const users = loadUserTable();
+  const filterText = optString(p, "filter") ?? (optFlag(p, "all") ? "active,inactive" : "active");
+  const filter = parseStateFilter(filterText);
+  if (filter.results.length > 0 && !filter.states.includes("INACTIVE")) {
+    // A result only exists on inactive jobs: asking for one implies them.
+    filter.states.push("INACTIVE");
+  }
+  const user = optString(p, "user") ?? (optFlag(p, "all-users") ? "all" : String(currentUserid()));
+  const userid = user === "all" ? undefined : users.uid(user);
+  if (user !== "all" && userid === undefined) throw usage(`--user: no such user "${user}"`);
+  const limit = optInt(p, "count");
+  const format = optString(p, "format") ?? DEFAULT_FORMAT;
+  return withDaemon(io, async (client) => {
+    const req = {
+      states: filter.states,
+      results: filter.results,
+      ...(userid === undefined ? {} : { userid }),
+      ...(limit === undefined ? {} : { limit }),
+    };
+    const { jobs: list } = await client.call("list", req);
+    if (optFlag(p, "json")) io.stdout(JSON.stringify(list) + "\n");
+    else io.stdout(formatTable(list, format, { users, now: Date.now() / 1000 }, !optFlag(p, "no-header")));
+    return 0;
+  });
+};

@@ -1,0 +1,147 @@
+/**
+ * `jobtap submit [OPTIONS] -- COMMAND...`: builds a jobspec as `flux submit` does, submits
+ * it (or its `--cc` copies, in one request), and prints one f58 job id per line.
+ */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Jobspec } from "../manager/port.js";
+import { URGENCY_MAX, URGENCY_MIN } from "../manager/states.js";
+import { optFlag, optInt, optList, optString, parseArgs, usage, type ParsedArgs } from "./args.js";
+import { currentUserid, exitStatusOf, withDaemon } from "./common.js";
+import { parseIdset } from "./idset.js";
+import type { CliIO, Subcommand } from "./io.js";
+import {
+  applyEnvRules,
+  beginTimeDependency,
+  buildJobspec,
+  parseDependency,
+  parseSetattr,
+  parseTimeLimit,
+  setAttribute,
+  substituteCc,
+  type Dependency,
+} from "./jobspec.js";
+
+const OPTIONS = [
+  { name: "ntasks", short: "n", value: true },
+  { name: "cores-per-task", short: "c", value: true },
+  { name: "gpus-per-task", short: "g", value: true },
+  { name: "time-limit", short: "t", value: true },
+  { name: "urgency", value: true },
+  { name: "dependency", value: true, repeat: true },
+  { name: "begin-time", value: true },
+  { name: "job-name", value: true },
+  { name: "queue", short: "q", value: true },
+  { name: "setattr", short: "S", value: true, repeat: true },
+  { name: "env", value: true, repeat: true },
+  { name: "cwd", value: true },
+  { name: "output", value: true },
+  { name: "error", value: true },
+  { name: "cc", value: true },
+  { name: "jobspec", value: true },
+  { name: "wait" },
+  { name: "help", short: "h" },
+];
+
+export const SUBMIT_USAGE = `usage: jobtap submit [-n NTASKS] [-c CORES] [-g GPUS] [-t DURATION] [--urgency N]
+       [--dependency=SCHEME:VALUE]... [--begin-time=T] [--job-name NAME] [--queue Q]
+       [--setattr K=V]... [--env RULE]... [--cwd DIR] [--output F] [--error F]
+       [--cc IDSET] [--jobspec FILE] [--wait] [--] COMMAND...
+`;
+
+/** Submits one job (or `--cc` copies) and prints the ids; with `--wait`, the job's status. */
+export const submit: Subcommand = async (argv, io) => {
+  const p = parseArgs(argv, OPTIONS, { stopAtPositional: true });
+  if (optFlag(p, "help")) {
+    io.stdout(SUBMIT_USAGE);
+    return 0;
+  }
+  const base = jobspecFrom(p, io);
+  const ccs = optString(p, "cc") === undefined ? [undefined] : parseIdset(optString(p, "cc") as string, "--cc");
+  const jobspecs = ccs.map((cc) => (cc === undefined ? base : substituteCc(base, cc)));
+  const urgency = optInt(p, "urgency");
+  if (urgency !== undefined && (urgency < URGENCY_MIN || urgency > URGENCY_MAX)) {
+    throw usage(`--urgency ${urgency} is out of range ${URGENCY_MIN}..${URGENCY_MAX}`);
+  }
+  return withDaemon(io, async (client) => {
+    const req = { jobspecs, userid: currentUserid(), ...(urgency === undefined ? {} : { urgency }) };
+    const { ids } = await client.call("submit", req);
+    io.stdout(ids.map((id) => id + "\n").join(""));
+    if (!optFlag(p, "wait")) return 0;
+    let status = 0;
+    for (const id of ids) status = Math.max(status, exitStatusOf((await client.call("wait", { id })).job));
+    return status;
+  });
+};
+
+function jobspecFrom(p: ParsedArgs, io: CliIO): Jobspec {
+  const deps = optList(p, "dependency").map(parseDependency);
+  const begin = optString(p, "begin-time");
+  if (begin !== undefined) deps.push(beginTimeDependency(begin, Date.now() / 1000));
+  const file = optString(p, "jobspec");
+  if (file === undefined) return commandJobspec(p, io, deps);
+  const jobspec = readJobspec(file, p, io);
+  const system = (jobspec.attributes.system ??= {});
+  if (deps.length > 0) {
+    const had = Array.isArray(system.dependencies) ? (system.dependencies as unknown[]) : [];
+    system.dependencies = [...had, ...deps];
+  }
+  const name = optString(p, "job-name");
+  if (name !== undefined) system.job = { ...(system.job as object | undefined), name };
+  return jobspec;
+}
+
+function commandJobspec(p: ParsedArgs, io: CliIO, dependencies: Dependency[]): Jobspec {
+  if (p.positionals.length === 0) throw usage("submit: no COMMAND given (or use --jobspec FILE)");
+  const limit = optString(p, "time-limit");
+  const path = (name: string): string | undefined => {
+    const v = optString(p, name);
+    return v === undefined ? undefined : resolve(io.cwd, v);
+  };
+  return buildJobspec({
+    command: p.positionals,
+    ntasks: positive(p, "ntasks"),
+    coresPerTask: positive(p, "cores-per-task"),
+    gpusPerTask: optInt(p, "gpus-per-task", 0) as number,
+    duration: limit === undefined ? 0 : parseTimeLimit(limit),
+    jobName: optString(p, "job-name"),
+    queue: optString(p, "queue"),
+    cwd: resolve(io.cwd, optString(p, "cwd") ?? "."),
+    environment: applyEnvRules(io.env, optList(p, "env")),
+    output: path("output"),
+    error: path("error"),
+    dependencies,
+    setattr: optList(p, "setattr").map(parseSetattr),
+  });
+}
+
+function positive(p: ParsedArgs, name: string): number {
+  const n = optInt(p, name, 1) as number;
+  if (n < 1) throw usage(`--${name} must be at least 1, got ${n}`);
+  return n;
+}
+
+/** `--jobspec FILE` (`-` for stdin is not supported: the file must be a JSON jobspec v1). */
+function readJobspec(file: string, p: ParsedArgs, io: CliIO): Jobspec {
+  if (p.positionals.length > 0) throw usage("submit: give either --jobspec FILE or a COMMAND, not both");
+  const path = resolve(io.cwd, file);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw usage(`--jobspec ${path}: ${(e as Error).message}`);
+  }
+  let jobspec: unknown;
+  try {
+    jobspec = JSON.parse(text);
+  } catch (e) {
+    throw usage(`--jobspec ${path}: not JSON: ${(e as Error).message}`);
+  }
+  if (typeof jobspec !== "object" || jobspec === null || (jobspec as Jobspec).version !== 1) {
+    throw usage(`--jobspec ${path}: not a jobspec v1 object ("version": 1 is missing)`);
+  }
+  const js = jobspec as Jobspec;
+  js.attributes ??= {};
+  for (const [key, value] of optList(p, "setattr").map(parseSetattr)) setAttribute(js, key, value);
+  return js;
+}

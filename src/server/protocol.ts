@@ -1,0 +1,98 @@
+/**
+ * The daemon's wire protocol: HTTP/1.1 + JSON over a Unix socket.
+ *
+ * Every call is `POST /v1/<method>` with a JSON object body; the answer is `200` with
+ * `{"result": ...}` or a 4xx/5xx with `{"error": {code, message, details?}}` (a
+ * JobtapErrorData). `eventlog` with `follow: true` streams RFC 18 JSON lines instead, one
+ * entry per line, until the job is inactive or the client hangs up.
+ *
+ * Job ids cross the wire as f58 strings (JSON has no 64-bit integers); the daemon accepts any
+ * encoding `parseJobId` does. The caller's userid travels in each request (`userid`): the
+ * socket is created mode 0600, so only its owner can connect at all, and that file mode is
+ * the access control (see docs/cli.md).
+ */
+import type { EventEntry, Jobspec } from "../manager/port.js";
+
+/** The path prefix of every call; bumped if a method changes incompatibly. */
+export const API_PREFIX = "/v1/";
+
+/** Default cap on a request body: large enough for a 10,000-job `--cc` batch. */
+export const DEFAULT_MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+
+/** One job as `jobs --json` and `job info` show it (documented in docs/cli.md). */
+export interface JobView {
+  id: string;
+  userid: number;
+  name: string;
+  queue?: string;
+  state: string;
+  urgency: number;
+  priority: number;
+  t_submit: number;
+  t_depend?: number;
+  t_run?: number;
+  t_cleanup?: number;
+  t_inactive?: number;
+  ntasks: number;
+  /** Present once the job is inactive (or in CLEANUP with an end event). */
+  result?: string;
+  waitstatus?: number;
+  exception?: { type: string; severity: number; note: string };
+  annotations: Record<string, unknown> | null;
+  dependencies: string[];
+}
+
+/** A plugin as `plugin list --json` shows it. */
+export interface PluginView {
+  name: string;
+  path: string;
+}
+
+/** The request and result types of every method, one table for server and client. */
+export interface Methods {
+  ping: { req: Record<string, never>; res: { version: string; pid: number; uptime: number } };
+  submit: {
+    req: { jobspecs: Jobspec[]; urgency?: number; userid: number; flags?: number; waitable?: boolean };
+    res: { ids: string[] };
+  };
+  list: {
+    req: { states?: string[]; results?: string[]; userid?: number; limit?: number };
+    res: { jobs: JobView[] };
+  };
+  info: { req: { id: string }; res: { job: JobView; jobspec: Jobspec; R?: unknown } };
+  eventlog: { req: { id: string; follow?: boolean }; res: { eventlog: EventEntry[] } };
+  wait: { req: { id: string }; res: { job: JobView } };
+  cancel: { req: { ids: string[]; note?: string; userid: number }; res: { canceled: string[] } };
+  urgency: { req: { id: string; urgency: number; userid: number }; res: { old_urgency: number } };
+  raise: {
+    req: { id: string; type: string; severity: number; note?: string; userid: number };
+    res: Record<string, never>;
+  };
+  "plugin.list": { req: { all?: boolean }; res: { plugins: PluginView[] } };
+  "plugin.load": { req: { path: string; conf?: Record<string, unknown> }; res: { name: string } };
+  "plugin.remove": { req: { name: string }; res: { removed: string[] } };
+  "plugin.query": { req: { name: string }; res: Record<string, unknown> };
+}
+
+export type MethodName = keyof Methods;
+
+export const METHOD_NAMES: readonly MethodName[] = [
+  "ping",
+  "submit",
+  "list",
+  "info",
+  "eventlog",
+  "wait",
+  "cancel",
+  "urgency",
+  "raise",
+  "plugin.list",
+  "plugin.load",
+  "plugin.remove",
+  "plugin.query",
+];
+
+/** True if `name` is a method the daemon serves. */
+export function isMethodName(name: string): name is MethodName {
+  return (METHOD_NAMES as readonly string[]).includes(name);
+}

@@ -1,0 +1,262 @@
+/**
+ * The daemon's socket server: HTTP+JSON on a Unix socket, owner-only (mode 0600).
+ *
+ * A peer that speaks garbage gets a 400 and its connection closed; an oversized body gets a
+ * 413; an unknown method a 404. None of these disturb other clients: the server keeps
+ * serving. Handlers are plain async functions from the method table in protocol.ts.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { connect } from "node:net";
+import { chmodSync, existsSync, unlinkSync } from "node:fs";
+import { ErrorCode, JobtapError, isJobtapError, type JobtapErrorData } from "../errors.js";
+import {
+  API_PREFIX,
+  DEFAULT_MAX_REQUEST_BYTES,
+  isMethodName,
+  type MethodName,
+  type Methods,
+} from "./protocol.js";
+
+/** What a handler may use beyond its request: cancellation and line streaming. */
+export interface CallContext {
+  /** Aborted when the client hangs up or the server closes. */
+  signal: AbortSignal;
+  /** Streams one JSON line to the client; the first call switches the reply to NDJSON. */
+  writeLine(value: unknown): void;
+}
+
+export type Handler<M extends MethodName> = (
+  req: Methods[M]["req"],
+  ctx: CallContext,
+) => Promise<Methods[M]["res"] | void> | Methods[M]["res"];
+
+export type Handlers = { [M in MethodName]: Handler<M> };
+
+export interface SocketServerOptions {
+  socketPath: string;
+  handlers: Handlers;
+  maxRequestBytes?: number;
+  /** Where protocol trouble is reported (the daemon's log). */
+  log?: (line: string) => void;
+}
+
+/** A running socket server; `close` stops accepting and ends open long polls. */
+export interface SocketServer {
+  readonly socketPath: string;
+  close(): Promise<void>;
+}
+
+const HTTP_STATUS: Partial<Record<string, number>> = {
+  [ErrorCode.USAGE]: 400,
+  [ErrorCode.INVALID_ARGUMENT]: 400,
+  [ErrorCode.PROTOCOL]: 400,
+  [ErrorCode.BAD_JOBID]: 400,
+  [ErrorCode.BAD_JOBSPEC]: 400,
+  [ErrorCode.BAD_URGENCY]: 400,
+  [ErrorCode.BAD_EXCEPTION]: 400,
+  [ErrorCode.CONFIG]: 400,
+  [ErrorCode.PERMISSION_DENIED]: 403,
+  [ErrorCode.UNKNOWN_JOB]: 404,
+  [ErrorCode.PLUGIN_NOT_FOUND]: 404,
+  [ErrorCode.JOB_INACTIVE]: 409,
+  [ErrorCode.BAD_STATE]: 409,
+  [ErrorCode.PLUGIN_ALREADY_LOADED]: 409,
+};
+
+/** Turns anything thrown by a handler into the wire error form. */
+export function toErrorData(e: unknown): JobtapErrorData {
+  if (isJobtapError(e)) {
+    const data: JobtapErrorData = { code: e.code, message: e.message };
+    if (e.details !== undefined) data.details = e.details;
+    return data;
+  }
+  const message = e instanceof Error ? e.message : String(e);
+  return { code: ErrorCode.INTERNAL, message };
+}
+
+/**
+ * Starts serving on `socketPath`. Refuses to take over a socket another live daemon answers
+ * on; a stale socket file (nobody listening) is removed first.
+ */
+export async function startSocketServer(opts: SocketServerOptions): Promise<SocketServer> {
+  const log = opts.log ?? (() => undefined);
+  const maxBytes = opts.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+  await removeStaleSocket(opts.socketPath);
+  const live = new Set<AbortController>();
+  const server = createServer((req, res) => {
+    const ac = new AbortController();
+    live.add(ac);
+    res.on("close", () => {
+      ac.abort();
+      live.delete(ac);
+    });
+    void serveRequest(req, res, opts.handlers, maxBytes, ac.signal, log);
+  });
+  server.on("clientError", (err, socket) => {
+    log(`socket: malformed request from a peer (${err.message}); answered 400`);
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+    else socket.destroy();
+  });
+  await listen(server, opts.socketPath);
+  chmodSync(opts.socketPath, 0o600);
+  return {
+    socketPath: opts.socketPath,
+    close: () => closeServer(server, live, opts.socketPath),
+  };
+}
+
+function listen(server: Server, path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(path, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+async function closeServer(server: Server, live: Set<AbortController>, path: string): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  for (const ac of live) ac.abort();
+  server.closeIdleConnections();
+  setImmediate(() => server.closeAllConnections());
+  await closed;
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone: nothing to clean up
+  }
+}
+
+/** A socket file nobody answers on is left over from a crash: remove it. */
+async function removeStaleSocket(path: string): Promise<void> {
+  if (!existsSync(path)) return;
+  const alive = await new Promise<boolean>((resolve) => {
+    const s = connect(path);
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once("error", () => resolve(false));
+  });
+  if (alive) {
+    throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `another daemon is already serving ${path}`, {
+      socket: path,
+    });
+  }
+  unlinkSync(path);
+}
+
+async function serveRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  handlers: Handlers,
+  maxBytes: number,
+  signal: AbortSignal,
+  log: (line: string) => void,
+): Promise<void> {
+  const url = req.url ?? "";
+  const method = url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) : "";
+  if (req.method !== "POST" || !isMethodName(method)) {
+    req.resume();
+    sendError(res, 404, protocolError(`no such call: ${req.method} ${url}`));
+    return;
+  }
+  const body = await readBody(req, maxBytes);
+  if (typeof body !== "string") {
+    log(`socket: ${method}: ${body.message}`);
+    sendError(res, body.status, protocolError(body.message));
+    if (body.status === 413) res.once("finish", () => req.socket.destroy());
+    return;
+  }
+  let params: unknown;
+  try {
+    params = JSON.parse(body === "" ? "{}" : body);
+  } catch (e) {
+    sendError(res, 400, protocolError(`${method}: request body is not JSON: ${(e as Error).message}`));
+    return;
+  }
+  if (typeof params !== "object" || params === null || Array.isArray(params)) {
+    sendError(res, 400, protocolError(`${method}: request body must be a JSON object`));
+    return;
+  }
+  await runHandler(method, params, res, handlers, signal);
+}
+
+async function runHandler(
+  method: MethodName,
+  params: object,
+  res: ServerResponse,
+  handlers: Handlers,
+  signal: AbortSignal,
+): Promise<void> {
+  let streaming = false;
+  const ctx: CallContext = {
+    signal,
+    writeLine(value) {
+      if (res.destroyed) return;
+      if (!streaming) {
+        streaming = true;
+        res.writeHead(200, { "content-type": "application/x-ndjson" });
+      }
+      res.write(JSON.stringify(value) + "\n");
+    },
+  };
+  try {
+    const handler = handlers[method] as Handler<MethodName>;
+    const result = await handler(params as never, ctx);
+    if (streaming) res.end();
+    else sendJson(res, 200, { result: result ?? {} });
+  } catch (e) {
+    const data = toErrorData(e);
+    if (streaming) res.end(JSON.stringify({ error: data }) + "\n");
+    else sendError(res, HTTP_STATUS[data.code] ?? 500, data);
+  }
+}
+
+type BodyFailure = { status: number; message: string };
+
+function readBody(req: IncomingMessage, maxBytes: number): Promise<string | BodyFailure> {
+  const declared = Number(req.headers["content-length"] ?? "0");
+  if (declared > maxBytes) {
+    req.pause();
+    return Promise.resolve({ status: 413, message: tooLarge(declared, maxBytes) });
+  }
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        req.pause();
+        resolve({ status: 413, message: tooLarge(size, maxBytes) });
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", (e) => resolve({ status: 400, message: `reading request: ${e.message}` }));
+  });
+}
+
+function tooLarge(size: number, maxBytes: number): string {
+  return `request of ${size} bytes exceeds the limit of ${maxBytes} bytes`;
+}
+
+function protocolError(message: string): JobtapErrorData {
+  return { code: ErrorCode.PROTOCOL, message };
+}
+
+function sendError(res: ServerResponse, status: number, error: JobtapErrorData): void {
+  sendJson(res, status, { error });
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(value);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
