@@ -55,3 +55,37 @@ export const URGENCY_EXPEDITE = 31;
 export const PRIORITY_MIN = 0;
 export const PRIORITY_MAX = 4294967295;
 export const PRIORITY_UNSET = -1;
+
+/**
+ * The state-changing events per state (RFC 21). `exception` here means a severity-0
+ * exception; other severities never change state. Every (state, event) pair not listed
+ * either leaves the state alone or is refused — see `STRICT_EVENTS`.
+ */
+export const TRANSITIONS = {
+  NEW: { validate: "DEPEND" },
+  DEPEND: { depend: "PRIORITY", exception: "CLEANUP" },
+  PRIORITY: { priority: "SCHED", exception: "CLEANUP" },
+  SCHED: {
+    alloc: "RUN",
+    urgency: "PRIORITY",
+    "jobspec-update": "PRIORITY",
+    "flux-restart": "PRIORITY",
+    exception: "CLEANUP",
+  },
+  RUN: { finish: "CLEANUP", exception: "CLEANUP" },
+  CLEANUP: { clean: "INACTIVE" },
+  INACTIVE: {},
+} as const satisfies Record<State, Readonly<Record<string, State>>>;
+
+/**
+ * Events that are only meaningful in the states where they cause a transition (plus
+ * `submit`, only in NEW as the first event). Posting them elsewhere is refused with an error
+ * rather than silently ignored, because it means the poster's idea of the job is wrong.
+ */
+export const STRICT_EVENTS: Readonly<Record<string, readonly State[]>> = {
+  submit: ["NEW"],
+  validate: ["NEW"],
+  depend: ["DEPEND"],
+  alloc: ["SCHED"],
+  clean: ["CLEANUP"],
+};

@@ -1,0 +1,124 @@
+/**
+ * Jobspec helpers: validation of what the manager uses (Flux jobspec v1), redaction of what
+ * plugins must not see, dotted-path updates, and the resource request the scheduler needs.
+ */
+import { ErrorCode, JobtapError } from "../errors.js";
+import type { Jobspec } from "./port.js";
+
+/** What a job asks of the local pool. */
+export interface ResourceRequest {
+  nnodes: number;
+  cores: number;
+  gpus: number;
+  /** Bytes; 0 when the jobspec does not say. */
+  memory: number;
+  /** Number of task slots (ntasks when tasks count per_slot = 1). */
+  slots: number;
+}
+
+/** Deep merge where `null` deletes a key (annotations, memo). */
+export function mergeNullDeletes(
+  base: Record<string, unknown>,
+  patch: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else if (isPlainObject(v) && isPlainObject(out[k])) {
+      out[k] = mergeNullDeletes(out[k] as Record<string, unknown>, v);
+      if (Object.keys(out[k] as object).length === 0) delete out[k];
+    } else out[k] = v;
+  }
+  return out;
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Applies `{"a.b.c": value}` updates to a copy of the jobspec (copy-on-write along paths). */
+export function applyJobspecUpdates(jobspec: Jobspec, updates: Record<string, unknown>): Jobspec {
+  let root = jobspec as unknown as Record<string, unknown>;
+  for (const [path, value] of Object.entries(updates)) root = setPath(root, path.split("."), value);
+  return root as unknown as Jobspec;
+}
+
+function setPath(obj: Record<string, unknown>, keys: string[], value: unknown): Record<string, unknown> {
+  const [head, ...rest] = keys as [string, ...string[]];
+  const copy = { ...obj };
+  if (rest.length === 0) copy[head] = value;
+  else copy[head] = setPath(isPlainObject(obj[head]) ? (obj[head] as Record<string, unknown>) : {}, rest, value);
+  return copy;
+}
+
+/** The jobspec plugins see: `attributes.system.environment` removed. Shares unchanged parts. */
+export function redactJobspec(jobspec: Jobspec): Jobspec {
+  const system = jobspec.attributes?.system;
+  if (!system || !("environment" in system)) return jobspec;
+  const { environment: _omit, ...rest } = system;
+  return { ...jobspec, attributes: { ...jobspec.attributes, system: rest } };
+}
+
+function badSpec(msg: string): JobtapError {
+  return new JobtapError(ErrorCode.BAD_JOBSPEC, `jobspec: ${msg}`);
+}
+
+/**
+ * Checks the parts of a Flux jobspec v1 that the manager relies on and throws BAD_JOBSPEC
+ * naming the offending path otherwise. Extra keys are allowed (plugins read them).
+ */
+export function validateJobspec(js: unknown): Jobspec {
+  if (!isPlainObject(js)) throw badSpec("must be an object");
+  if (js.version !== 1) throw badSpec(`version: expected 1, got ${JSON.stringify(js.version)}`);
+  if (!Array.isArray(js.resources) || js.resources.length === 0) throw badSpec("resources: must be a non-empty array");
+  if (!Array.isArray(js.tasks) || js.tasks.length === 0) throw badSpec("tasks: must be a non-empty array");
+  js.tasks.forEach((t, i) => {
+    if (!isPlainObject(t)) throw badSpec(`tasks[${i}]: must be an object`);
+    if (!Array.isArray(t.command) || t.command.length === 0 || !t.command.every((a) => typeof a === "string")) {
+      throw badSpec(`tasks[${i}].command: must be a non-empty array of strings`);
+    }
+  });
+  if (!isPlainObject(js.attributes)) throw badSpec("attributes: must be an object");
+  const sys = js.attributes.system;
+  if (sys !== undefined && !isPlainObject(sys)) throw badSpec("attributes.system: must be an object");
+  resourceRequest(js as unknown as Jobspec);
+  return js as unknown as Jobspec;
+}
+
+/** Sums a jobspec v1 resource tree into a request: slots × (cores, gpus, memory), × nodes. */
+export function resourceRequest(js: Jobspec): ResourceRequest {
+  const req: ResourceRequest = { nnodes: 0, cores: 0, gpus: 0, memory: 0, slots: 0 };
+  walk(js.resources, 1, req, "resources", false);
+  if (req.slots === 0) throw badSpec("resources: no slot found");
+  return req;
+}
+
+function walk(list: unknown[], mult: number, req: ResourceRequest, where: string, inSlot: boolean): void {
+  list.forEach((r, i) => {
+    const at = `${where}[${i}]`;
+    if (!isPlainObject(r) || typeof r.type !== "string") throw badSpec(`${at}: needs a string type`);
+    const count = countOf(r.count, at);
+    const n = mult * count;
+    if (r.type === "node") req.nnodes += n;
+    else if (r.type === "slot") req.slots += n;
+    else if (r.type === "core") req.cores += n;
+    else if (r.type === "gpu") req.gpus += n;
+    else if (r.type === "memory") req.memory += n * unitBytes(r.unit);
+    if ((r.type === "core" || r.type === "gpu") && !inSlot) throw badSpec(`${at}: ${r.type} must be inside a slot`);
+    if (r.with !== undefined) {
+      if (!Array.isArray(r.with)) throw badSpec(`${at}.with: must be an array`);
+      walk(r.with, n, req, `${at}.with`, inSlot || r.type === "slot");
+    }
+  });
+}
+
+function countOf(count: unknown, at: string): number {
+  if (typeof count === "number" && Number.isInteger(count) && count >= 1) return count;
+  if (isPlainObject(count) && typeof count.min === "number" && count.min >= 1) return count.min;
+  throw badSpec(`${at}.count: must be an integer >= 1`);
+}
+
+function unitBytes(unit: unknown): number {
+  const units: Record<string, number> = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 };
+  return typeof unit === "string" ? (units[unit.toUpperCase()] ?? 1) : 1;
+}
