@@ -1,0 +1,203 @@
+/**
+ * The function macros: `$ENV`, `$INT`, `$REAL`, `$STRING`, `$EVAL`, `$SUBSTR`, `$CHOICE`,
+ * `$RANDOM_CHOICE`, `$RANDOM_INTEGER`, `$F<flags>`, `$DIRNAME`, `$BASENAME`.
+ * Function names are case-sensitive, as in HTCondor; an unknown `$NAME(...)` is left as text.
+ */
+import type { EvaluatedMacro, Expander } from "./macros.js";
+
+/** Splits a function macro's argument text at top-level commas (outside parens and quotes). */
+export function splitMacroArgs(body: string): string[] {
+  const args: string[] = [];
+  let depth = 0;
+  let quoted = false;
+  let start = 0;
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i];
+    if (ch === '"' && body[i - 1] !== "\\") quoted = !quoted;
+    else if (!quoted && ch === "(") depth++;
+    else if (!quoted && ch === ")") depth--;
+    else if (!quoted && depth === 0 && ch === ",") {
+      args.push(body.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  args.push(body.slice(start).trim());
+  return args;
+}
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_.]*$/;
+
+/** An argument naming a macro gives that macro's value; anything else is taken as written. */
+function argValue(ex: Expander, arg: string, stack: readonly string[]): string {
+  const text = ex.expand(arg, stack).trim();
+  if (IDENT.test(text)) {
+    const value = ex.lookupExpanded(text, stack);
+    if (value !== undefined) return value;
+  }
+  return text;
+}
+
+function evaluate(ex: Expander, fn: string, expression: string): EvaluatedMacro {
+  if (!ex.scope.evaluate) ex.fail(`$${fn}() needs ClassAd evaluation, which is not available here`);
+  return ex.scope.evaluate(expression);
+}
+
+/** Formats a number with a printf-style format such as `%d`, `%5.2f`, `%G`, `%x`. */
+export function formatNumber(value: number, format: string): string {
+  const m = /%([-+ 0#]*)(\d*)(?:\.(\d+))?([diouxXeEfFgGs])/.exec(format);
+  if (!m) return format;
+  const [, flags = "", width = "", prec, conv = "d"] = m;
+  const p = prec === undefined ? undefined : Number(prec);
+  let body: string;
+  if ("diu".includes(conv)) body = String(Math.trunc(value));
+  else if (conv === "o") body = Math.trunc(value).toString(8);
+  else if (conv === "x" || conv === "X") body = Math.trunc(value).toString(16);
+  else if (conv === "f" || conv === "F") body = value.toFixed(p ?? 6);
+  else if (conv === "e" || conv === "E") body = value.toExponential(p ?? 6);
+  else if (conv === "g" || conv === "G") body = String(Number(value.toPrecision(p || 6)));
+  else body = String(value);
+  if (conv === "X" || conv === "E" || conv === "G") body = body.toUpperCase();
+  if (flags.includes("+") && value >= 0) body = "+" + body;
+  const w = Number(width || 0);
+  if (body.length < w) {
+    const pad = (flags.includes("0") && !flags.includes("-") ? "0" : " ").repeat(w - body.length);
+    body = flags.includes("-") ? body + pad : pad + body;
+  }
+  return format.slice(0, m.index) + body + format.slice(m.index + m[0].length);
+}
+
+function numeric(ex: Expander, fn: string, args: string[], stack: readonly string[]): number {
+  const text = argValue(ex, args[0] ?? "", stack);
+  const v = evaluate(ex, fn, text);
+  if (v.kind === "number") return v.value;
+  if (v.kind === "bool") return v.value ? 1 : 0;
+  if (v.kind === "string" && v.value.trim() !== "" && Number.isFinite(Number(v.value))) {
+    return Number(v.value);
+  }
+  return ex.fail(`$${fn}(${args[0] ?? ""}): "${text}" does not evaluate to a number`);
+}
+
+function evalText(ex: Expander, fn: string, args: string[], stack: readonly string[]): string {
+  const v = evaluate(ex, fn, argValue(ex, args[0] ?? "", stack));
+  switch (v.kind) {
+    case "string":
+      return v.value;
+    case "number":
+      return String(v.value);
+    case "bool":
+      return v.value ? "true" : "false";
+    case "undefined":
+      return "undefined";
+    case "error":
+      return "error";
+    case "other":
+      return v.text;
+  }
+}
+
+/** `$SUBSTR(x, start[, len])`: negative start counts from the end, negative len trims the right. */
+export function substr(s: string, start: number, len?: number): string {
+  let from = start < 0 ? Math.max(0, s.length + start) : Math.min(start, s.length);
+  let to = s.length;
+  if (len !== undefined) to = len < 0 ? s.length + len : from + len;
+  if (to < from) to = from;
+  return s.slice(from, to);
+}
+
+function pathParts(path: string): { dir: string; base: string; stem: string; ext: string } {
+  const slash = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
+  const dir = slash < 0 ? "" : path.slice(0, slash + 1);
+  const base = path.slice(slash + 1);
+  const dot = base.lastIndexOf(".");
+  const stem = dot <= 0 ? base : base.slice(0, dot);
+  return { dir, base, stem, ext: dot <= 0 ? "" : base.slice(dot) };
+}
+
+/** `$F<flags>(x)`: p = directory, n = name without extension, x = extension, q = quoted. */
+function fileMacro(flags: string, path: string): string {
+  const { dir, stem, ext } = pathParts(path);
+  let out = "";
+  if (flags.includes("p") || flags.includes("d")) out += dir;
+  if (flags.includes("n")) out += stem;
+  if (flags.includes("x")) out += ext;
+  if (!/[pdnx]/.test(flags)) out = path;
+  return flags.includes("q") ? `"${out}"` : out;
+}
+
+function randomIndex(ex: Expander, n: number): number {
+  return Math.min(n - 1, Math.floor((ex.scope.random ?? Math.random)() * n));
+}
+
+function choiceList(ex: Expander, args: string[], stack: readonly string[]): string[] {
+  if (args.length === 1) {
+    return argValue(ex, args[0]!, stack).split(/[\s,]+/).filter((s) => s !== "");
+  }
+  return args.map((a) => ex.expand(a, stack).trim());
+}
+
+/** Expands `$fn(body)`; returns undefined for a name that is not a function macro. */
+export function expandFunctionMacro(
+  ex: Expander,
+  fn: string,
+  body: string,
+  stack: readonly string[],
+): string | undefined {
+  const args = splitMacroArgs(body);
+  switch (fn) {
+    case "ENV": {
+      const colon = body.indexOf(":");
+      const name = ex.expand(colon < 0 ? body : body.slice(0, colon), stack).trim();
+      const value = ex.scope.env[name];
+      if (value !== undefined && value !== "") return value;
+      return colon < 0 ? "" : ex.expand(body.slice(colon + 1), stack);
+    }
+    case "INT": {
+      const n = Math.trunc(numeric(ex, fn, args, stack));
+      return args[1] ? formatNumber(n, args[1]) : String(n);
+    }
+    case "REAL": {
+      const n = numeric(ex, fn, args, stack);
+      return args[1] ? formatNumber(n, args[1]) : String(n);
+    }
+    case "STRING":
+    case "EVAL":
+      return evalText(ex, fn, args, stack);
+    case "SUBSTR": {
+      const s = argValue(ex, args[0] ?? "", stack);
+      const start = Number(ex.expand(args[1] ?? "0", stack));
+      const len = args[2] === undefined ? undefined : Number(ex.expand(args[2], stack));
+      if (!Number.isInteger(start) || (len !== undefined && !Number.isInteger(len))) {
+        ex.fail(`$SUBSTR(${body}): start and length must be integers`);
+      }
+      return substr(s, start, len);
+    }
+    case "CHOICE": {
+      const index = Number(argValue(ex, args[0] ?? "", stack));
+      const list = choiceList(ex, args.slice(1), stack);
+      if (!Number.isInteger(index) || index < 0 || index >= list.length) {
+        ex.fail(`$CHOICE(${body}): index ${args[0]} is outside the list of ${list.length}`);
+      }
+      return list[index]!;
+    }
+    case "RANDOM_CHOICE": {
+      const list = choiceList(ex, args, stack);
+      return list.length === 0 ? "" : list[randomIndex(ex, list.length)]!;
+    }
+    case "RANDOM_INTEGER": {
+      const [min, max, step = 1] = args.map((a) => Number(ex.expand(a, stack)));
+      if (min === undefined || max === undefined || !(step > 0) || max < min) {
+        ex.fail(`$RANDOM_INTEGER(${body}): needs min, max[, step] with min <= max`);
+      }
+      return String(min + step * randomIndex(ex, Math.floor((max - min) / step) + 1));
+    }
+    case "DIRNAME":
+      return pathParts(argValue(ex, args[0] ?? "", stack)).dir;
+    case "BASENAME": {
+      const base = pathParts(argValue(ex, args[0] ?? "", stack)).base;
+      const suffix = args[1] === undefined ? "" : ex.expand(args[1], stack);
+      return suffix !== "" && base.endsWith(suffix) ? base.slice(0, -suffix.length) : base;
+    }
+  }
+  if (/^F[a-z]*$/.test(fn)) return fileMacro(fn.slice(1), argValue(ex, args[0] ?? "", stack));
+  return undefined;
+}
