@@ -1,0 +1,70 @@
+/**
+ * The in-memory job store: same contract as SQLite, nothing survives the process. Used by
+ * tests and by instances that do not need restart.
+ */
+import type { JobId } from "../ids.js";
+import type { JobStore, StoreBatch, StoredJobText } from "./types.js";
+
+export class MemoryStore implements JobStore {
+  readonly kind = "memory";
+  private readonly jobs = new Map<JobId, { jobspec: string; eventlog: string }>();
+  private readonly lost: Array<{ id: JobId; reason: string }> = [];
+  private readonly kv = new Map<string, Map<string, string>>();
+  private readonly createdAt: number;
+
+  constructor(epochMs = Date.now()) {
+    this.createdAt = epochMs;
+  }
+
+  epoch(): number {
+    return this.createdAt;
+  }
+
+  commit(batch: StoreBatch): void {
+    for (const j of batch.newJobs) this.jobs.set(j.id, { jobspec: j.jobspec, eventlog: "" });
+    for (const [id, lines] of batch.appends) {
+      const job = this.jobs.get(id);
+      if (job) job.eventlog += lines;
+    }
+    for (const id of batch.purged) this.jobs.delete(id);
+  }
+
+  *loadAll(): Iterable<StoredJobText> {
+    const ids = [...this.jobs.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const id of ids) yield { id, ...this.jobs.get(id)! };
+  }
+
+  load(id: JobId): StoredJobText | undefined {
+    const j = this.jobs.get(id);
+    return j && { id, ...j };
+  }
+
+  setAside(id: JobId, reason: string): void {
+    this.jobs.delete(id);
+    this.lost.push({ id, reason });
+  }
+
+  lostAndFound(): Array<{ id: JobId; reason: string }> {
+    return [...this.lost];
+  }
+
+  pluginGet(plugin: string, key: string): string | undefined {
+    return this.kv.get(plugin)?.get(key);
+  }
+
+  pluginSet(plugin: string, key: string, value: string): void {
+    let m = this.kv.get(plugin);
+    if (!m) this.kv.set(plugin, (m = new Map()));
+    m.set(key, value);
+  }
+
+  pluginDelete(plugin: string, key: string): void {
+    this.kv.get(plugin)?.delete(key);
+  }
+
+  pluginKeys(plugin: string): string[] {
+    return [...(this.kv.get(plugin)?.keys() ?? [])];
+  }
+
+  close(): void {}
+}

@@ -1,0 +1,167 @@
+/**
+ * The SQLite job store (better-sqlite3, WAL). One transaction per batch window with
+ * prepared statements; eventlogs are appended as JSON Lines text to one row per job.
+ *
+ * Durability: `synchronous=FULL` by default, so a committed batch survives a crash of the
+ * machine; `synchronous: "normal"` keeps WAL's crash-of-the-process guarantee and is faster.
+ */
+import Database from "better-sqlite3";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { ErrorCode, JobtapError } from "../../errors.js";
+import type { JobId } from "../ids.js";
+import type { JobStore, StoreBatch, StoredJobText } from "./types.js";
+
+export interface SqliteStoreOptions {
+  synchronous?: "full" | "normal";
+  /** FLUID epoch to record if the file is new (default: now). */
+  epochMs?: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (id INTEGER PRIMARY KEY, jobspec TEXT NOT NULL, eventlog TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS lost_found (id INTEGER PRIMARY KEY, reason TEXT NOT NULL,
+  jobspec TEXT, eventlog TEXT);
+CREATE TABLE IF NOT EXISTS plugin_kv (plugin TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+  PRIMARY KEY (plugin, key));
+`;
+
+/** Job ids are unsigned 64-bit; SQLite integers are signed: store the two's-complement. */
+const toRow = (id: JobId): bigint => BigInt.asIntN(64, id);
+const fromRow = (v: bigint): JobId => BigInt.asUintN(64, v) as JobId;
+
+export class SqliteStore implements JobStore {
+  readonly kind = "sqlite";
+  private readonly db: Database.Database;
+  private readonly epochMs: number;
+  private closed = false;
+  private readonly st: ReturnType<SqliteStore["prepare"]>;
+  private readonly commitTxn: (b: StoreBatch) => void;
+
+  /** Opens (creating if needed) the store at `path`. Throws STORE_OPEN naming the path. */
+  constructor(
+    readonly path: string,
+    opts: SqliteStoreOptions = {},
+  ) {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      this.db = new Database(path);
+      this.db.pragma("journal_mode = WAL");
+      this.db.pragma(`synchronous = ${opts.synchronous === "normal" ? "NORMAL" : "FULL"}`);
+      this.db.exec(SCHEMA);
+    } catch (e) {
+      throw new JobtapError(ErrorCode.STORE_OPEN, `cannot open job store ${path}: ${(e as Error).message}`, {
+        path,
+      });
+    }
+    this.st = this.prepare();
+    this.epochMs = this.initEpoch(opts.epochMs ?? Date.now());
+    this.commitTxn = this.db.transaction((b: StoreBatch) => this.write(b));
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      insert: db.prepare("INSERT INTO jobs (id, jobspec, eventlog) VALUES (?, ?, '')"),
+      append: db.prepare("UPDATE jobs SET eventlog = eventlog || ? WHERE id = ?"),
+      purge: db.prepare("DELETE FROM jobs WHERE id = ?"),
+      all: db.prepare("SELECT id, jobspec, eventlog FROM jobs ORDER BY id").safeIntegers(true),
+      one: db.prepare("SELECT id, jobspec, eventlog FROM jobs WHERE id = ?").safeIntegers(true),
+      aside: db.prepare(
+        "INSERT OR REPLACE INTO lost_found (id, reason, jobspec, eventlog) SELECT id, ?, jobspec, eventlog FROM jobs WHERE id = ?",
+      ),
+      lost: db.prepare("SELECT id, reason FROM lost_found ORDER BY id").safeIntegers(true),
+      kvGet: db.prepare("SELECT value FROM plugin_kv WHERE plugin = ? AND key = ?"),
+      kvSet: db.prepare("INSERT OR REPLACE INTO plugin_kv (plugin, key, value) VALUES (?, ?, ?)"),
+      kvDel: db.prepare("DELETE FROM plugin_kv WHERE plugin = ? AND key = ?"),
+      kvKeys: db.prepare("SELECT key FROM plugin_kv WHERE plugin = ? ORDER BY key"),
+    };
+  }
+
+  private initEpoch(fallback: number): number {
+    const row = this.db.prepare("SELECT value FROM meta WHERE key = 'fluid_epoch'").get() as
+      | { value: string }
+      | undefined;
+    if (row) return Number(row.value);
+    this.guard(() =>
+      this.db.prepare("INSERT INTO meta (key, value) VALUES ('fluid_epoch', ?)").run(String(fallback)),
+    );
+    return fallback;
+  }
+
+  epoch(): number {
+    return this.epochMs;
+  }
+
+  private write(b: StoreBatch): void {
+    for (const j of b.newJobs) this.st.insert.run(toRow(j.id), j.jobspec);
+    for (const [id, lines] of b.appends) this.st.append.run(lines, toRow(id));
+    for (const id of b.purged) this.st.purge.run(toRow(id));
+  }
+
+  commit(batch: StoreBatch): void {
+    this.guard(() => this.commitTxn(batch));
+  }
+
+  *loadAll(): Iterable<StoredJobText> {
+    for (const r of this.st.all.iterate() as Iterable<{ id: bigint; jobspec: string; eventlog: string }>) {
+      yield { id: fromRow(r.id), jobspec: r.jobspec, eventlog: r.eventlog };
+    }
+  }
+
+  load(id: JobId): StoredJobText | undefined {
+    const r = this.st.one.get(toRow(id)) as { id: bigint; jobspec: string; eventlog: string } | undefined;
+    return r && { id: fromRow(r.id), jobspec: r.jobspec, eventlog: r.eventlog };
+  }
+
+  setAside(id: JobId, reason: string): void {
+    this.guard(() =>
+      this.db.transaction(() => {
+        this.st.aside.run(reason, toRow(id));
+        this.st.purge.run(toRow(id));
+      })(),
+    );
+  }
+
+  lostAndFound(): Array<{ id: JobId; reason: string }> {
+    return (this.st.lost.all() as Array<{ id: bigint; reason: string }>).map((r) => ({
+      id: fromRow(r.id),
+      reason: r.reason,
+    }));
+  }
+
+  pluginGet(plugin: string, key: string): string | undefined {
+    return (this.st.kvGet.get(plugin, key) as { value: string } | undefined)?.value;
+  }
+
+  pluginSet(plugin: string, key: string, value: string): void {
+    this.guard(() => this.st.kvSet.run(plugin, key, value));
+  }
+
+  pluginDelete(plugin: string, key: string): void {
+    this.guard(() => this.st.kvDel.run(plugin, key));
+  }
+
+  pluginKeys(plugin: string): string[] {
+    return (this.st.kvKeys.all(plugin) as Array<{ key: string }>).map((r) => r.key);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+  }
+
+  /** Runs a write; any SQLite failure becomes STORE_WRITE naming the file. */
+  private guard<T>(fn: () => T): T {
+    if (this.closed) throw new JobtapError(ErrorCode.STORE_WRITE, `job store ${this.path} is closed`);
+    try {
+      return fn();
+    } catch (e) {
+      throw new JobtapError(ErrorCode.STORE_WRITE, `cannot write job store ${this.path}: ${(e as Error).message}`, {
+        path: this.path,
+      });
+    }
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * The job store: where eventlogs and jobspecs live. The eventlog is the source of truth;
+ * the manager's in-memory state is a cache rebuilt from it at start.
+ *
+ * Writes are grouped into one `commit(batch)` per batch window; `commit` returns only when
+ * the batch is durable (or throws STORE_WRITE), and the manager acknowledges submissions
+ * only after that. Eventlogs are RFC 18 JSON Lines text; the jobspec is stored once per job.
+ */
+import type { JobId } from "../ids.js";
+
+/** One batch window's writes. */
+export interface StoreBatch {
+  /** Jobs first seen in this window: jobspec JSON, stored once. */
+  newJobs: Array<{ id: JobId; jobspec: string }>;
+  /** Eventlog lines to append, per job, in order (each line ends with "\n"). */
+  appends: Map<JobId, string>;
+  /** Jobs purged from the inactive cache: removed from the store. */
+  purged: JobId[];
+}
+
+/** A stored job as raw text; parsing (and deciding it is corrupt) is the manager's business. */
+export interface StoredJobText {
+  id: JobId;
+  jobspec: string;
+  eventlog: string;
+}
+
+export interface JobStore {
+  /** "sqlite" or "memory" (or a custom name). */
+  readonly kind: string;
+  /** The FLUID epoch (ms) of this store, fixed at creation so ids keep increasing. */
+  epoch(): number;
+  /** Writes one batch atomically; durable when it returns. Throws STORE_WRITE on failure. */
+  commit(batch: StoreBatch): void;
+  /** Every stored job, in id order (restart replay). */
+  loadAll(): Iterable<StoredJobText>;
+  /** One job, for on-demand reads of inactive jobs (eventlog, jobspec). */
+  load(id: JobId): StoredJobText | undefined;
+  /** Moves a corrupt job aside (Flux's job-lost+found), with the reason. */
+  setAside(id: JobId, reason: string): void;
+  /** Jobs set aside, for inspection. */
+  lostAndFound(): Array<{ id: JobId; reason: string }>;
+  /** Persistent per-plugin key/value state (values are JSON text). */
+  pluginGet(plugin: string, key: string): string | undefined;
+  pluginSet(plugin: string, key: string, value: string): void;
+  pluginDelete(plugin: string, key: string): void;
+  pluginKeys(plugin: string): string[];
+  /** Flushes and releases the store. Idempotent. */
+  close(): void;
+}
+
+/** An empty batch. */
+export function emptyBatch(): StoreBatch {
+  return { newJobs: [], appends: new Map(), purged: [] };
+}
+
+/** True if the batch has nothing to write. */
+export function batchIsEmpty(b: StoreBatch): boolean {
+  return b.newJobs.length === 0 && b.appends.size === 0 && b.purged.length === 0;
+}
