@@ -28,6 +28,7 @@ export const ErrorCode = {
   STORE_WRITE: "STORE_WRITE",
   STORE_CORRUPT: "STORE_CORRUPT",
   MANAGER_CLOSED: "MANAGER_CLOSED",
+  JOB_REJECTED: "JOB_REJECTED",
 
   // --- plugin host (src/plugins) ---------------------------------------------------------
   PLUGIN_NOT_FOUND: "PLUGIN_NOT_FOUND",
