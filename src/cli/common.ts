@@ -4,6 +4,7 @@
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { formatJobId, parseJobId } from "../manager/ids.js";
 import { connectDaemon, type DaemonClient } from "../server/client.js";
 import type { JobView } from "../server/protocol.js";
 import type { CliIO } from "./io.js";
@@ -47,4 +48,9 @@ export function exitStatusOf(job: JobView): number {
     return signal !== 0 ? 128 + signal : (ws >> 8) & 0xff || 1;
   }
   return 1;
+}
+
+/** A job id argument in any encoding, returned as canonical f58; BAD_JOBID names it. */
+export function jobIdArg(text: string): string {
+  return formatJobId(parseJobId(text));
 }

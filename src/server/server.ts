@@ -165,8 +165,8 @@ async function serveRequest(
   const body = await readBody(req, maxBytes);
   if (typeof body !== "string") {
     log(`socket: ${method}: ${body.message}`);
+    res.shouldKeepAlive = false;
     sendError(res, body.status, protocolError(body.message));
-    if (body.status === 413) res.once("finish", () => req.socket.destroy());
     return;
   }
   let params: unknown;
@@ -216,28 +216,39 @@ async function runHandler(
 
 type BodyFailure = { status: number; message: string };
 
+/**
+ * Reads the body up to `maxBytes`. Past the cap it answers at once but keeps discarding what
+ * the peer still sends (so a well-behaved client reads the 413 instead of a broken pipe), up
+ * to a bound beyond which the connection is cut.
+ */
 function readBody(req: IncomingMessage, maxBytes: number): Promise<string | BodyFailure> {
-  const declared = Number(req.headers["content-length"] ?? "0");
-  if (declared > maxBytes) {
-    req.pause();
-    return Promise.resolve({ status: 413, message: tooLarge(declared, maxBytes) });
-  }
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let over = false;
+    const overflow = (total: number) => {
+      over = true;
+      chunks.length = 0;
+      resolve({ status: 413, message: tooLarge(total, maxBytes) });
+    };
+    const declared = Number(req.headers["content-length"] ?? "0");
+    if (declared > maxBytes) overflow(declared);
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
-      if (size > maxBytes) {
-        req.pause();
-        resolve({ status: 413, message: tooLarge(size, maxBytes) });
+      if (over) {
+        if (size > DISCARD_FACTOR * maxBytes) req.socket.destroy();
         return;
       }
-      chunks.push(chunk);
+      if (size > maxBytes) overflow(size);
+      else chunks.push(chunk);
     });
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", (e) => resolve({ status: 400, message: `reading request: ${e.message}` }));
   });
 }
+
+/** How much of an oversized body is discarded before the connection is cut. */
+const DISCARD_FACTOR = 4;
 
 function tooLarge(size: number, maxBytes: number): string {
   return `request of ${size} bytes exceeds the limit of ${maxBytes} bytes`;

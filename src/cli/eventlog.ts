@@ -1,0 +1,33 @@
+/**
+ * `jobtap eventlog ID [--json] [--follow]`: the job's eventlog. `--json` prints RFC 18 JSON
+ * lines; otherwise one readable line per event (time, name, context as key=value).
+ * `--follow` keeps printing new events until the job is inactive.
+ */
+import type { EventEntry } from "../manager/port.js";
+import { optFlag, parseArgs, usage } from "./args.js";
+import { jobIdArg, withDaemon } from "./common.js";
+import type { Subcommand } from "./io.js";
+
+const OPTIONS = [{ name: "json" }, { name: "follow", short: "f" }];
+
+/** Prints (and with --follow, streams) one job's eventlog. */
+export const eventlog: Subcommand = async (argv, io) => {
+  const p = parseArgs(argv, OPTIONS);
+  if (p.positionals.length !== 1) throw usage("usage: jobtap eventlog ID [--json] [--follow]");
+  const id = jobIdArg(p.positionals[0] as string);
+  const print = (e: EventEntry) => io.stdout((optFlag(p, "json") ? JSON.stringify(e) : readable(e)) + "\n");
+  return withDaemon(io, async (client) => {
+    if (optFlag(p, "follow")) {
+      await client.stream("eventlog", { id, follow: true }, (e) => print(e as EventEntry));
+    } else {
+      (await client.call("eventlog", { id })).eventlog.forEach(print);
+    }
+    return 0;
+  });
+};
+
+/** `1700000000.123 submit urgency=16 userid=1000`, as `flux job eventlog` prints. */
+export function readable(e: EventEntry): string {
+  const ctx = Object.entries(e.context ?? {}).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
+  return [e.timestamp.toFixed(6), e.name, ...ctx].join(" ");
+}

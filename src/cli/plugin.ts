@@ -1,0 +1,108 @@
+/**
+ * `jobtap plugin list|load|remove|query`, as `flux jobtap` does:
+ * - `list [--all] [--json]`: names in load order; `--all` includes dot-named builtins;
+ * - `load PATH|NAME [KEY=VAL...]`: dotted keys build a nested conf, values JSON-decoded;
+ * - `remove NAME|GLOB|all`;
+ * - `query NAME`: the plugin's `plugin.query` JSON.
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { optFlag, parseArgs, usage } from "./args.js";
+import { withDaemon } from "./common.js";
+import type { CliIO, Subcommand } from "./io.js";
+import { jsonOrString } from "./jobspec.js";
+
+const USAGE = "usage: jobtap plugin list [--all] [--json] | load PATH|NAME [KEY=VAL...] | remove NAME|GLOB|all | query NAME";
+
+/** `a.b=1 c=x` → `{a: {b: 1}, c: "x"}`; a key set twice, or both leaf and table, is an error. */
+export function confFromPairs(pairs: string[]): Record<string, unknown> {
+  const conf: Record<string, unknown> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw usage(`plugin load: "${pair}" is not KEY=VALUE`);
+    const keys = pair.slice(0, eq).split(".");
+    if (keys.some((k) => k === "")) throw usage(`plugin load: "${pair}" has an empty key part`);
+    let node = conf;
+    for (const k of keys.slice(0, -1)) {
+      const next = node[k];
+      if (next === undefined) node[k] = {};
+      else if (typeof next !== "object" || next === null || Array.isArray(next)) {
+        throw usage(`plugin load: "${pair}": "${k}" is already a value, not a table`);
+      }
+      node = node[k] as Record<string, unknown>;
+    }
+    const leaf = keys[keys.length - 1] as string;
+    if (leaf in node) throw usage(`plugin load: key "${pair.slice(0, eq)}" given twice`);
+    node[leaf] = jsonOrString(pair.slice(eq + 1));
+  }
+  return conf;
+}
+
+/**
+ * The daemon resolves names in its own search path and cwd, so a file the user points at
+ * (a path with "/", or a file that exists here) is made absolute first. Dot-names stay.
+ */
+function pluginPathArg(arg: string, io: CliIO): string {
+  if (arg.startsWith(".") && !arg.includes("/")) return arg;
+  if (arg.includes("/") || existsSync(resolve(io.cwd, arg))) return resolve(io.cwd, arg);
+  return arg;
+}
+
+/** Dispatches the `plugin` subcommands. */
+export const plugin: Subcommand = async (argv, io) => {
+  const [sub, ...rest] = argv;
+  switch (sub) {
+    case "list":
+      return list(rest, io);
+    case "load":
+      return load(rest, io);
+    case "remove":
+      return remove(rest, io);
+    case "query":
+      return query(rest, io);
+    default:
+      throw usage(sub === undefined ? USAGE : `plugin: unknown subcommand "${sub}"\n${USAGE}`);
+  }
+};
+
+async function list(argv: string[], io: CliIO): Promise<number> {
+  const p = parseArgs(argv, [{ name: "all", short: "a" }, { name: "json" }]);
+  if (p.positionals.length > 0) throw usage("usage: jobtap plugin list [--all] [--json]");
+  return withDaemon(io, async (client) => {
+    const { plugins } = await client.call("plugin.list", { all: optFlag(p, "all") });
+    if (optFlag(p, "json")) io.stdout(JSON.stringify(plugins) + "\n");
+    else io.stdout(plugins.map((pl) => pl.name + "\n").join(""));
+    return 0;
+  });
+}
+
+async function load(argv: string[], io: CliIO): Promise<number> {
+  const p = parseArgs(argv, []);
+  const [target, ...pairs] = p.positionals;
+  if (target === undefined) throw usage("usage: jobtap plugin load PATH|NAME [KEY=VAL...]");
+  const conf = confFromPairs(pairs);
+  return withDaemon(io, async (client) => {
+    const req = { path: pluginPathArg(target, io), ...(pairs.length > 0 ? { conf } : {}) };
+    await client.call("plugin.load", req);
+    return 0;
+  });
+}
+
+async function remove(argv: string[], io: CliIO): Promise<number> {
+  const p = parseArgs(argv, []);
+  if (p.positionals.length !== 1) throw usage("usage: jobtap plugin remove NAME|GLOB|all");
+  return withDaemon(io, async (client) => {
+    await client.call("plugin.remove", { name: p.positionals[0] as string });
+    return 0;
+  });
+}
+
+async function query(argv: string[], io: CliIO): Promise<number> {
+  const p = parseArgs(argv, []);
+  if (p.positionals.length !== 1) throw usage("usage: jobtap plugin query NAME");
+  return withDaemon(io, async (client) => {
+    const out = await client.call("plugin.query", { name: p.positionals[0] as string });
+    io.stdout(JSON.stringify(out, null, 2) + "\n");
+    return 0;
+  });
+}

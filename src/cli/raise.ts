@@ -1,0 +1,29 @@
+/**
+ * `jobtap raise ID... [--type T] [--severity S] [-m MSG]`: posts an exception, as
+ * `flux job raise` does (type defaults to "cancel", severity to 0).
+ */
+import { optInt, optString, parseArgs, usage } from "./args.js";
+import { currentUserid, jobIdArg, withDaemon } from "./common.js";
+import type { Subcommand } from "./io.js";
+
+const OPTIONS = [
+  { name: "type", short: "t", value: true },
+  { name: "severity", short: "s", value: true },
+  { name: "message", short: "m", value: true },
+];
+
+/** Raises an exception on each given job. */
+export const raise: Subcommand = async (argv, io) => {
+  const p = parseArgs(argv, OPTIONS);
+  if (p.positionals.length === 0) throw usage("usage: jobtap raise ID... [--type T] [--severity S] [-m MSG]");
+  const ids = p.positionals.map(jobIdArg);
+  const type = optString(p, "type") ?? "cancel";
+  const severity = optInt(p, "severity", 0) as number;
+  if (severity < 0 || severity > 7) throw usage(`--severity ${severity}: must be 0..7`);
+  if (type === "" || /[\s=]/.test(type)) throw usage(`--type "${type}": must be non-empty, without spaces or "="`);
+  const note = optString(p, "message") ?? "";
+  return withDaemon(io, async (client) => {
+    for (const id of ids) await client.call("raise", { id, type, severity, note, userid: currentUserid() });
+    return 0;
+  });
+};
