@@ -13,6 +13,7 @@
  */
 import type { JobId } from "./ids.js";
 import type { JobResult, State } from "./states.js";
+import type { Clock } from "./clock.js";
 
 /** One eventlog entry (RFC 18). */
 export interface EventEntry {
@@ -151,4 +152,7 @@ export interface ManagerPort {
   epilogFinish(id: JobId, description: string, status: number): void;
   /** The whole instance configuration (what `conf.update` receives). */
   config(): Record<string, unknown>;
+  /** The manager's clock, handed to plugins as `p.clock` (simulated in tests). Added by
+   *  the plugin host; when absent the host uses the clock it was given or the real one. */
+  readonly clock?: Clock;
 }
