@@ -1,0 +1,215 @@
+/**
+ * The builtin scheduler over the local resource pool, in the spirit of Flux's sched-simple:
+ * pending jobs are considered in queue order (priority descending, then id ascending), each
+ * gets the lowest-numbered free cores/gpus it asks for, and a job that does not fit blocks
+ * the ones behind it unless `queueDepth` allows looking further down the queue.
+ *
+ * It never posts events itself: it reports decisions through callbacks, and the manager
+ * turns them into `alloc` events or `alloc` exceptions.
+ */
+import { hostname } from "node:os";
+import type { Clock, TimerHandle } from "./clock.js";
+import type { JobId } from "./ids.js";
+import { formatIdset, parseIdset } from "./idset.js";
+import type { ResourceRequest } from "./jobspec.js";
+
+export interface ResourcePool {
+  cores: number;
+  gpus: number;
+  /** Bytes. */
+  memory: number;
+}
+
+export interface SchedRequest {
+  id: JobId;
+  priority: number;
+  request: ResourceRequest;
+  /** Seconds; 0 = unlimited. Becomes R's expiration. */
+  duration: number;
+}
+
+export interface SchedulerHooks {
+  /** Resources were allocated: the manager posts `alloc` with this R. */
+  alloc(id: JobId, R: Record<string, unknown>): void;
+  /** The request can never be satisfied by this pool: the manager raises an alloc exception. */
+  unsatisfiable(id: JobId, why: string): void;
+}
+
+interface Allocation {
+  cores: number[];
+  gpus: number[];
+  memory: number;
+}
+
+/** Queue order: priority descending, then id ascending (submit order). */
+export function queueBefore(a: { priority: number; id: JobId }, b: { priority: number; id: JobId }): boolean {
+  return a.priority !== b.priority ? a.priority > b.priority : a.id < b.id;
+}
+
+export class Scheduler {
+  private readonly queue: SchedRequest[] = [];
+  private readonly queued = new Map<JobId, SchedRequest>();
+  private readonly coreFree: boolean[];
+  private readonly gpuFree: boolean[];
+  private memoryFree: number;
+  private readonly allocs = new Map<JobId, Allocation>();
+  private passTimer: TimerHandle | undefined;
+  private readonly host = hostname();
+
+  constructor(
+    readonly pool: ResourcePool,
+    private readonly clock: Clock,
+    private readonly hooks: SchedulerHooks,
+    /** How many queued jobs one pass may look at (1: strict first-come order). */
+    readonly queueDepth = 1,
+  ) {
+    this.coreFree = new Array<boolean>(pool.cores).fill(true);
+    this.gpuFree = new Array<boolean>(pool.gpus).fill(true);
+    this.memoryFree = pool.memory;
+  }
+
+  /** Queues an alloc request (idempotent), then schedules a pass. */
+  enqueue(req: SchedRequest): void {
+    if (this.queued.has(req.id) || this.allocs.has(req.id)) return;
+    const why = this.infeasible(req.request);
+    if (why) {
+      this.hooks.unsatisfiable(req.id, why);
+      return;
+    }
+    this.queue.splice(this.insertAt(req), 0, req);
+    this.queued.set(req.id, req);
+    this.requestPass();
+  }
+
+  /** Cancels a queued request (PRIORITY kick-back, hold, exception). No-op if not queued. */
+  dequeue(id: JobId): void {
+    const req = this.queued.get(id);
+    if (!req) return;
+    this.queued.delete(id);
+    this.queue.splice(this.queue.indexOf(req), 1);
+  }
+
+  /** Moves a queued job after a priority change. */
+  reprioritize(id: JobId, priority: number): void {
+    const req = this.queued.get(id);
+    if (!req || req.priority === priority) return;
+    this.dequeue(id);
+    this.enqueue({ ...req, priority });
+  }
+
+  isQueued(id: JobId): boolean {
+    return this.queued.has(id);
+  }
+
+  /** Pending requests in queue order (for listings and tests). */
+  pending(): JobId[] {
+    return this.queue.map((r) => r.id);
+  }
+
+  /** Returns a job's resources to the pool and schedules a pass. */
+  free(id: JobId): void {
+    const a = this.allocs.get(id);
+    if (!a) return;
+    this.allocs.delete(id);
+    for (const c of a.cores) this.coreFree[c] = true;
+    for (const g of a.gpus) this.gpuFree[g] = true;
+    this.memoryFree += a.memory;
+    this.requestPass();
+  }
+
+  /** Marks resources of a replayed running job as in use (restart). Ignores ids out of range. */
+  reserve(id: JobId, R: Record<string, unknown> | undefined): void {
+    const lite = (R?.execution as { R_lite?: Array<{ children?: Record<string, string> }> } | undefined)?.R_lite;
+    const a: Allocation = { cores: [], gpus: [], memory: Number((R?.execution as Record<string, unknown>)?.memory ?? 0) };
+    for (const r of lite ?? []) {
+      a.cores.push(...parseIdset(r.children?.core ?? "").filter((c) => c < this.pool.cores));
+      a.gpus.push(...parseIdset(r.children?.gpu ?? "").filter((g) => g < this.pool.gpus));
+    }
+    for (const c of a.cores) this.coreFree[c] = false;
+    for (const g of a.gpus) this.gpuFree[g] = false;
+    this.memoryFree -= a.memory;
+    this.allocs.set(id, a);
+  }
+
+  /** Stops timers. */
+  close(): void {
+    if (this.passTimer) this.clock.clearTimeout(this.passTimer);
+    this.passTimer = undefined;
+  }
+
+  private insertAt(req: SchedRequest): number {
+    let lo = 0;
+    let hi = this.queue.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (queueBefore(this.queue[mid]!, req)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private infeasible(r: ResourceRequest): string | undefined {
+    if (r.nnodes > 1) return `unsatisfiable request: ${r.nnodes} nodes requested, 1 available`;
+    if (r.cores > this.pool.cores) return `unsatisfiable request: ${r.cores} cores requested, ${this.pool.cores} available`;
+    if (r.gpus > this.pool.gpus) return `unsatisfiable request: ${r.gpus} gpus requested, ${this.pool.gpus} available`;
+    if (r.memory > this.pool.memory) return `unsatisfiable request: ${r.memory} bytes of memory requested`;
+    return undefined;
+  }
+
+  /** Passes are coalesced into one timer so a burst of submissions costs one walk. */
+  private requestPass(): void {
+    if (this.passTimer || this.queue.length === 0) return;
+    this.passTimer = this.clock.setTimeout(() => {
+      this.passTimer = undefined;
+      this.pass();
+    }, 0);
+  }
+
+  private pass(): void {
+    let looked = 0;
+    for (let i = 0; i < this.queue.length && looked < this.queueDepth; looked++) {
+      const req = this.queue[i]!;
+      const a = this.tryAllocate(req.request);
+      if (!a) {
+        i++;
+        continue;
+      }
+      this.queue.splice(i, 1);
+      this.queued.delete(req.id);
+      this.allocs.set(req.id, a);
+      looked--; // an allocated job does not use up the look-ahead
+      this.hooks.alloc(req.id, this.rOf(a, req.duration));
+    }
+  }
+
+  private tryAllocate(r: ResourceRequest): Allocation | undefined {
+    const cores = takeFree(this.coreFree, Math.max(r.cores, r.gpus > 0 ? 0 : 1));
+    const gpus = takeFree(this.gpuFree, r.gpus);
+    if (!cores || !gpus || r.memory > this.memoryFree) return undefined;
+    for (const c of cores) this.coreFree[c] = false;
+    for (const g of gpus) this.gpuFree[g] = false;
+    this.memoryFree -= r.memory;
+    return { cores, gpus, memory: r.memory };
+  }
+
+  private rOf(a: Allocation, duration: number): Record<string, unknown> {
+    const starttime = this.clock.now() / 1000;
+    const children: Record<string, string> = { core: formatIdset(a.cores) };
+    if (a.gpus.length > 0) children.gpu = formatIdset(a.gpus);
+    const execution: Record<string, unknown> = {
+      R_lite: [{ rank: "0", children }],
+      nodelist: [this.host],
+      starttime,
+      expiration: duration > 0 ? starttime + duration : 0,
+    };
+    if (a.memory > 0) execution.memory = a.memory;
+    return { version: 1, execution };
+  }
+}
+
+/** The lowest `n` free indices, or undefined if fewer are free. */
+function takeFree(free: boolean[], n: number): number[] | undefined {
+  const out: number[] = [];
+  for (let i = 0; i < free.length && out.length < n; i++) if (free[i]) out.push(i);
+  return out.length === n ? out : undefined;
+}
