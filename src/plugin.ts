@@ -6,3 +6,32 @@ export { PRIORITY_UNAVAILABLE } from "./manager/port.js";
 export type { EventEntry, Jobspec, JobArgs, StackOut } from "./manager/port.js";
 export type { JobId } from "./manager/ids.js";
 export type { State, JobResult } from "./manager/states.js";
+
+// --- plugin host (src/plugins) ---
+export type {
+  PluginContext,
+  PluginLog,
+  JobFlag,
+  ServiceHandler,
+} from "./plugins/context.js";
+export type { PluginDefinition, PluginSetup } from "./plugins/loader.js";
+export type { LoadSortOrder, ServiceCred } from "./plugins/record.js";
+export type {
+  TopicMap,
+  TopicFor,
+  TopicKind,
+  HandlerFor,
+  HandlerResult,
+  CallInfo,
+  Rejection,
+  JobOut,
+  SchedOut,
+  PriorityOut,
+  UpdateKeyOut,
+  ConfArgs,
+  DependencyArgs,
+  EventArgs,
+  UpdateKeyArgs,
+  CustomArgs,
+} from "./plugins/topics.js";
+export type { Clock } from "./manager/clock.js";

@@ -1,0 +1,24 @@
+/**
+ * The builtin plugin table. Builtins are dot-named, loaded first in this order, hidden from
+ * `list` (unless `all`) and never removed by `*` or `all` (spec flux-jobtap §7, §8).
+ *
+ * To add a builtin: write plugins-builtin/<name>/index.ts against "jobtap/plugin" only and
+ * append an entry here. Flux's order is .priority-default, .limit-job-size, .limit-duration,
+ * .dependency-after, .dependency-singleton, .begin-time, .validate-duration,
+ * .update-duration, .history, .post-event.
+ */
+import type { PluginModule } from "./loader.js";
+
+/** One builtin: its dotted name and a lazy import of its module. */
+export interface BuiltinEntry {
+  name: `.${string}`;
+  load: () => Promise<PluginModule>;
+}
+
+/** The builtins every job manager loads, in load order. */
+export const BUILTINS: readonly BuiltinEntry[] = [
+  {
+    name: ".priority-default",
+    load: () => import("../../plugins-builtin/priority-default/index.js"),
+  },
+];

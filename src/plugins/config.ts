@@ -1,0 +1,150 @@
+/**
+ * TOML configuration of the plugin host (spec flux-jobtap §7.6):
+ *
+ *   [job-manager]
+ *   plugin-path = ["/etc/jobtap/plugins"]     # or "dir1:dir2"
+ *   plugin-deadline = "30s"                    # default deadline of async handlers
+ *   plugins = [
+ *     { remove = "all" },
+ *     { load = "fairshare.ts", conf = { decay = 0.5 }, deadline = "5s" },
+ *   ]
+ *
+ * Directives are processed once, in order, at start (remove before load within one entry).
+ * Every error names its TOML path and stops startup. Unknown keys in a directive are
+ * rejected; other `[job-manager]` keys belong to the job manager and are not checked here.
+ */
+import TOML from "@iarna/toml";
+import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
+import { parseFSD } from "../manager/fsd.js";
+import type { JobtapHost } from "./control.js";
+import { msg } from "./host.js";
+
+/** One `[job-manager] plugins` entry, validated. */
+export interface PluginDirective {
+  /** Position in the array, for error messages. */
+  index: number;
+  remove?: string;
+  load?: string;
+  conf?: Record<string, unknown>;
+  deadlineMs?: number;
+}
+
+/** The plugin-related part of `[job-manager]`. */
+export interface PluginConfig {
+  directives: PluginDirective[];
+  pluginPath: string[];
+  deadlineMs?: number;
+}
+
+const DIRECTIVE_KEYS = new Set(["load", "remove", "conf", "deadline"]);
+
+function configError(path: string, why: string): JobtapError {
+  return new JobtapError(ErrorCode.CONFIG, `${path}: ${why}`, { path });
+}
+
+function isTable(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+
+/** Parses TOML text; a syntax error names `source:line:column`. */
+export function parseToml(text: string, source = "config"): Record<string, unknown> {
+  try {
+    return TOML.parse(text) as Record<string, unknown>;
+  } catch (e) {
+    const t = e as { line?: number; col?: number; message?: string };
+    const where = t.line !== undefined ? `${source}:${t.line + 1}:${(t.col ?? 0) + 1}` : source;
+    const first = (t.message ?? String(e)).split("\n")[0] ?? "";
+    throw new JobtapError(ErrorCode.CONFIG, `${where}: ${first}`, { source });
+  }
+}
+
+/** Validates the plugin keys of `[job-manager]` and returns them. */
+export function readPluginConfig(config: Record<string, unknown>): PluginConfig {
+  const jm = config["job-manager"];
+  if (jm === undefined) return { directives: [], pluginPath: [] };
+  if (!isTable(jm)) throw configError("[job-manager]", "must be a table");
+  const out: PluginConfig = { directives: [], pluginPath: readPath(jm["plugin-path"]) };
+  if (jm["plugin-deadline"] !== undefined) {
+    out.deadlineMs = duration(jm["plugin-deadline"], "[job-manager].plugin-deadline");
+  }
+  const plugins = jm.plugins;
+  if (plugins === undefined) return out;
+  if (!Array.isArray(plugins)) {
+    throw configError("[job-manager.plugins]", "config must be an array");
+  }
+  out.directives = plugins.map((entry, i) => readDirective(entry, i));
+  return out;
+}
+
+function readPath(v: unknown): string[] {
+  const where = "[job-manager].plugin-path";
+  if (v === undefined) return [];
+  if (typeof v === "string") return v.split(":").filter((d) => d.length > 0);
+  if (Array.isArray(v) && v.every((d) => typeof d === "string")) return v as string[];
+  throw configError(where, "must be a string (colon-separated) or an array of strings");
+}
+
+function duration(v: unknown, where: string): number {
+  if (typeof v !== "string" && typeof v !== "number") {
+    throw configError(where, "must be a duration such as \"30s\" or a number of seconds");
+  }
+  try {
+    return parseFSD(v, where) * 1000;
+  } catch (e) {
+    throw configError(where, msg(e));
+  }
+}
+
+function readDirective(entry: unknown, i: number): PluginDirective {
+  const at = `[job-manager.plugins][${i}]`;
+  if (!isTable(entry)) throw configError(at, "must be a table such as { load = \"name\" }");
+  for (const key of Object.keys(entry)) {
+    if (!DIRECTIVE_KEYS.has(key)) {
+      throw configError(`${at}.${key}`, "unknown key (expected load, remove, conf, deadline)");
+    }
+  }
+  const d: PluginDirective = { index: i };
+  for (const key of ["load", "remove"] as const) {
+    const v = entry[key];
+    if (v === undefined) continue;
+    if (typeof v !== "string" || v.length === 0) {
+      throw configError(`${at}.${key}`, "must be a non-empty string");
+    }
+    d[key] = v;
+  }
+  if (d.load === undefined && d.remove === undefined) {
+    throw configError(at, "needs a load or remove key");
+  }
+  if (entry.conf !== undefined) {
+    if (!isTable(entry.conf)) throw configError(`${at}.conf`, "plugin conf must be a table");
+    if (d.load === undefined) throw configError(`${at}.conf`, "conf is only valid with load");
+    d.conf = entry.conf;
+  }
+  if (entry.deadline !== undefined) d.deadlineMs = duration(entry.deadline, `${at}.deadline`);
+  return d;
+}
+
+/** Applies the directives in order at start; the first failure names its TOML path. */
+export async function applyDirectives(
+  host: JobtapHost,
+  directives: readonly PluginDirective[],
+): Promise<void> {
+  for (const d of directives) {
+    const at = `[job-manager.plugins][${d.index}]`;
+    if (d.remove !== undefined) {
+      try {
+        host.remove(d.remove);
+      } catch {
+        throw configError(`${at}.remove`, `failed to find plugin to remove "${d.remove}"`);
+      }
+    }
+    if (d.load === undefined) continue;
+    try {
+      const opts = d.deadlineMs === undefined ? { replay: false } : { replay: false, deadlineMs: d.deadlineMs };
+      await host.load(d.load, d.conf ?? {}, opts);
+    } catch (e) {
+      const cause = isJobtapError(e) ? e.code : ErrorCode.INTERNAL;
+      throw new JobtapError(ErrorCode.CONFIG, `${at}.load: ${msg(e)}`, { path: `${at}.load`, cause });
+    }
+  }
+}

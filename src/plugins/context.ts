@@ -1,0 +1,272 @@
+/**
+ * The plugin context: what a plugin's setup receives (spec flux-jobtap §5 in TS form).
+ *
+ * "Current job" in Flux is the job whose callback is running. Here every job call takes an
+ * explicit id, and a job is *current for a plugin* while one of that plugin's handlers for
+ * that job is running or its Promise has not settled; so the rules carry over to async
+ * handlers. Each call checks its phase and fails with a coded JobtapError naming plugin,
+ * topic and job.
+ */
+import { ErrorCode, JobtapError } from "../errors.js";
+import type { Clock } from "../manager/clock.js";
+import type { JobId } from "../manager/ids.js";
+import type { JobArgs, ManagerPort, StackResult } from "../manager/port.js";
+import { PRIORITY_UNAVAILABLE } from "../manager/port.js";
+import type { JobResult } from "../manager/states.js";
+import type { PluginHost } from "./host.js";
+import { msg } from "./host.js";
+import type { LoadSortOrder, PluginRecord, ServiceCred } from "./record.js";
+import { compileTopicGlob } from "./record.js";
+import type { AnyHandler, HandlerFor, Rejection } from "./topics.js";
+
+/** Logging for a plugin; messages are prefixed with the plugin name by the host. */
+export interface PluginLog {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/** Flags a plugin may set on a job (Flux accepts exactly these). */
+export type JobFlag = "alloc-bypass" | "debug" | "immutable";
+
+/** A service handler: reachable through the daemon as `<plugin>.<method>`. */
+export type ServiceHandler = (payload: unknown, cred: ServiceCred) => unknown;
+
+/** The per-plugin handle given to `setup`. */
+export interface PluginContext {
+  /** The plugin's list name (`fairshare.js`, `.priority-default`). */
+  readonly name: string;
+  /** The plugin's own configuration (the TOML `conf` table or `load` arguments). */
+  readonly conf: Readonly<Record<string, unknown>>;
+  readonly log: PluginLog;
+  /** The manager's clock: simulated in tests, so plugins never read Date.now directly. */
+  readonly clock: Clock;
+  /** Registers a handler for a topic or glob; only the first match per plugin runs. Setup only. */
+  on<P extends string>(topic: P, handler: HandlerFor<P>): void;
+  /** Replay order of job.create/job.new when loaded at runtime. Setup only. */
+  setLoadSortOrder(order: LoadSortOrder): void;
+  /** A rejection OUT value; with no message Flux's "rejected by job-manager plugin '<name>'". */
+  reject(message?: string): Rejection;
+  /** The OUT value meaning "priority unavailable": the job waits in PRIORITY. */
+  priorityUnavailable(): { priority: number };
+  reprioritizeJob(id: JobId, priority: number): void;
+  reprioritizeAll(): void;
+  /** NEW or DEPEND only; see docs/semantics.md for the duplicate rule. */
+  dependencyAdd(id: JobId, description: string): void;
+  dependencyRemove(id: JobId, description: string): void;
+  raiseException(id: JobId, type: string, severity: number, note: string): void;
+  postEvent(id: JobId, name: string, context?: Record<string, unknown>): void;
+  /** Receive `job.event.*` for this job until it is inactive or the plugin is removed. */
+  subscribe(id: JobId): void;
+  unsubscribe(id: JobId): void;
+  /** Current job only (one of this plugin's handlers is running for it). */
+  prologStart(id: JobId, description: string): void;
+  prologFinish(id: JobId, description: string, status: number): void;
+  /** Current job only, in CLEANUP. */
+  epilogStart(id: JobId, description: string): void;
+  epilogFinish(id: JobId, description: string, status: number): void;
+  auxGet<T = unknown>(id: JobId, key: string): T | undefined;
+  /** Replacing a key runs the old value's destructor; all run when the job goes inactive. */
+  auxSet<T>(id: JobId, key: string, value: T, destructor?: (value: T) => void): void;
+  auxDelete(id: JobId, key: string): void;
+  /** Standard IN args of an active or cached inactive job; undefined if unknown. */
+  lookup(id: JobId): JobArgs | undefined;
+  jobResult(id: JobId): JobResult;
+  eventPosted(id: JobId, name: string): boolean;
+  setFlag(id: JobId, flag: JobFlag): void;
+  /**
+   * For the current job: staged, posted as one `jobspec-update` after this handler returns.
+   * For any other job: posted at once (not run through job.validate).
+   */
+  jobspecUpdate(id: JobId, updates: Record<string, unknown>): void;
+  /** Calls a custom topic (not `job.*`) on every plugin, `id` (if given) being current. */
+  call(
+    topic: string,
+    args?: Record<string, unknown>,
+    id?: JobId,
+  ): StackResult | Promise<StackResult>;
+  /** Registers `<plugin>.<method>` for the daemon; owner-only unless `guests`. Setup only. */
+  serviceRegister(method: string, handler: ServiceHandler, opts?: { guests?: boolean }): void;
+  /** Runs when the plugin is removed, after its aux destructors. */
+  onRemove(fn: () => void): void;
+}
+
+/** Builds the context for one plugin record. */
+export function createContext(host: PluginHost, rec: PluginRecord): PluginContext {
+  const phase = (what: string, why: string): JobtapError =>
+    new JobtapError(ErrorCode.PLUGIN_PHASE, `plugin ${rec.name}: ${what}: ${why}`, {
+      plugin: rec.name,
+    });
+  const live = (what: string): void => {
+    if (rec.removed) throw phase(what, "the plugin has been removed");
+  };
+  const setupOnly = (what: string): void => {
+    live(what);
+    if (!rec.inSetup) throw phase(what, "allowed only during setup");
+  };
+  /** Runs a ManagerPort call, labelling any failure with plugin, topic and job. */
+  const job = <T>(what: string, id: JobId, fn: (m: ManagerPort) => T): T => {
+    live(what);
+    const mgr = host.manager(`plugin ${rec.name}: ${what}`);
+    try {
+      return fn(mgr);
+    } catch (e) {
+      throw host.wrapError(rec, id, what, e);
+    }
+  };
+  const current = (what: string, id: JobId): void => {
+    if (host.currentFrame(id, rec) === undefined) {
+      throw host.wrapError(rec, id, what, new JobtapError(ErrorCode.PLUGIN_PHASE,
+        "allowed only for the current job (inside this plugin's callback for it)"));
+    }
+  };
+  const log = (level: "debug" | "info" | "warn" | "error") => (m: string) =>
+    host.report(level, `${rec.name}: ${m}`, rec.name);
+
+  return {
+    name: rec.name,
+    conf: rec.conf,
+    clock: host.clock,
+    log: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
+    on(topic, handler) {
+      setupOnly("on");
+      rec.handlers.push({ glob: topic, matches: compileTopicGlob(topic), fn: handler as AnyHandler });
+      host.invalidate();
+    },
+    setLoadSortOrder(order) {
+      setupOnly("setLoadSortOrder");
+      if (order !== "none" && order !== "state" && order !== "-state") {
+        throw new JobtapError(ErrorCode.INVALID_ARGUMENT,
+          `plugin ${rec.name}: setLoadSortOrder: "${String(order)}" is not none, state or -state`);
+      }
+      rec.sortOrder = order;
+    },
+    reject: (message) => ({ reject: message ?? "" }),
+    priorityUnavailable: () => ({ priority: PRIORITY_UNAVAILABLE }),
+    reprioritizeJob: (id, priority) =>
+      job("reprioritizeJob", id, (m) => m.reprioritizeJob(id, priority)),
+    reprioritizeAll() {
+      live("reprioritizeAll");
+      host.manager(`plugin ${rec.name}: reprioritizeAll`).reprioritizeAll();
+    },
+    dependencyAdd: (id, d) => job("dependencyAdd", id, (m) => m.dependencyAdd(id, d)),
+    dependencyRemove: (id, d) => job("dependencyRemove", id, (m) => m.dependencyRemove(id, d)),
+    raiseException: (id, type, severity, note) =>
+      job("raiseException", id, (m) => m.raiseException(id, type, severity, note)),
+    postEvent: (id, name, context) => job("postEvent", id, (m) => m.postEvent(id, name, context)),
+    subscribe(id) {
+      job("subscribe", id, (m) => activeOrThrow(m, id));
+      host.subscribe(rec, id);
+    },
+    unsubscribe: (id) => host.unsubscribe(rec, id),
+    prologStart(id, description) {
+      current("prologStart", id);
+      job("prologStart", id, (m) => m.prologStart(id, nonEmpty(description)));
+    },
+    prologFinish: (id, d, status) =>
+      job("prologFinish", id, (m) => m.prologFinish(id, nonEmpty(d), status)),
+    epilogStart(id, description) {
+      current("epilogStart", id);
+      job("epilogStart", id, (m) => m.epilogStart(id, nonEmpty(description)));
+    },
+    epilogFinish: (id, d, status) =>
+      job("epilogFinish", id, (m) => m.epilogFinish(id, nonEmpty(d), status)),
+    auxGet: <T>(id: JobId, key: string) => rec.aux.get(id)?.get(key)?.value as T | undefined,
+    auxSet(id, key, value, destructor) {
+      job("auxSet", id, (m) => knownOrThrow(m, id));
+      auxSet(host, rec, id, key, value, destructor as ((v: unknown) => void) | undefined);
+    },
+    auxDelete: (id, key) => auxDelete(host, rec, id, key),
+    lookup(id) {
+      live("lookup");
+      return host.manager(`plugin ${rec.name}: lookup`).lookup(id);
+    },
+    jobResult: (id) => job("jobResult", id, (m) => m.jobResult(id)),
+    eventPosted: (id, name) => job("eventPosted", id, (m) => m.eventPosted(id, name)),
+    setFlag: (id, flag) => job("setFlag", id, (m) => m.setFlag(id, flag)),
+    jobspecUpdate(id, updates) {
+      const frame = host.currentFrame(id, rec);
+      if (frame === undefined) {
+        job("jobspecUpdate", id, (m) => m.jobspecUpdate(id, updates));
+        return;
+      }
+      job("jobspecUpdate", id, (m) => activeOrThrow(m, id));
+      frame.staged = { ...frame.staged, ...updates };
+    },
+    call(topic, args = {}, id) {
+      live("call");
+      if (topic.startsWith("job.")) {
+        throw phase("call", `"${topic}": custom topics must not start with "job."`);
+      }
+      if (id !== undefined) job("call", id, (m) => knownOrThrow(m, id));
+      return host.callCustom(topic, args, id);
+    },
+    serviceRegister(method, handler, opts) {
+      setupOnly("serviceRegister");
+      if (!/^[A-Za-z0-9_-]+$/.test(method) || rec.services.has(method)) {
+        throw phase("serviceRegister", `"${method}" is not a valid, unused method name`);
+      }
+      rec.services.set(method, { method, guests: opts?.guests === true, handler });
+    },
+    onRemove(fn) {
+      live("onRemove");
+      rec.onRemove.push(fn);
+    },
+  };
+}
+
+function nonEmpty(description: string): string {
+  if (typeof description !== "string" || description.length === 0) {
+    throw new JobtapError(ErrorCode.INVALID_ARGUMENT, "a description is required");
+  }
+  return description;
+}
+
+function knownOrThrow(m: ManagerPort, id: JobId): void {
+  if (m.lookup(id) === undefined) throw new JobtapError(ErrorCode.UNKNOWN_JOB, "unknown job");
+}
+
+function activeOrThrow(m: ManagerPort, id: JobId): void {
+  const args = m.lookup(id);
+  if (args === undefined) throw new JobtapError(ErrorCode.UNKNOWN_JOB, "unknown job");
+  if (args.state === "INACTIVE") throw new JobtapError(ErrorCode.JOB_INACTIVE, "job is inactive");
+}
+
+function auxSet(
+  host: PluginHost,
+  rec: PluginRecord,
+  id: JobId,
+  key: string,
+  value: unknown,
+  destructor: ((v: unknown) => void) | undefined,
+): void {
+  let perJob = rec.aux.get(id);
+  if (perJob === undefined) rec.aux.set(id, (perJob = new Map()));
+  const old = perJob.get(key);
+  perJob.set(key, { value, destructor });
+  if (old !== undefined && old.value !== value) runDestructor(host, rec, old.value, old.destructor);
+}
+
+function auxDelete(host: PluginHost, rec: PluginRecord, id: JobId, key: string): void {
+  const perJob = rec.aux.get(id);
+  const old = perJob?.get(key);
+  if (perJob === undefined || old === undefined) return;
+  perJob.delete(key);
+  if (perJob.size === 0) rec.aux.delete(id);
+  runDestructor(host, rec, old.value, old.destructor);
+}
+
+function runDestructor(
+  host: PluginHost,
+  rec: PluginRecord,
+  value: unknown,
+  destructor: ((v: unknown) => void) | undefined,
+): void {
+  if (destructor === undefined) return;
+  try {
+    destructor(value);
+  } catch (e) {
+    host.report("warn", `${rec.name}: aux destructor: ${msg(e)}`, rec.name);
+  }
+}

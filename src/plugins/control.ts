@@ -1,0 +1,288 @@
+/**
+ * Runtime control of the plugin host (spec flux-jobtap §7.3–§7.5): load, remove, list,
+ * query, config reload and plugin services. This is what the daemon calls.
+ */
+import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
+import type { JobId } from "../manager/ids.js";
+import type { JobArgs, StackResult } from "../manager/port.js";
+import { STATE_BIT } from "../manager/states.js";
+import { BUILTINS, type BuiltinEntry } from "./builtins.js";
+import { createContext } from "./context.js";
+import { PluginHost, msg, type HostOptions } from "./host.js";
+import { fileListName, importPlugin, internalName, pluginShape, resolvePlugin } from "./loader.js";
+import type { PluginRecord, ServiceCred } from "./record.js";
+import { compileNameGlob, destroyJobAux, pluginName } from "./record.js";
+import { runStack, stackCall } from "./stack.js";
+
+/** Options of the controllable host. */
+export interface JobtapHostOptions extends HostOptions {
+  builtins?: readonly BuiltinEntry[];
+  /** Directories searched for plugin names that are not paths. */
+  searchPath?: readonly string[];
+}
+
+/** Per-load options. */
+export interface LoadOptions {
+  /** Deadline for this plugin's async handlers (ms); default: the host's. */
+  deadlineMs?: number;
+  /** Replay active jobs to the new plugin (runtime load). False while the manager starts. */
+  replay?: boolean;
+}
+
+/** One row of `list`. */
+export interface PluginInfo {
+  name: string;
+  path: string;
+  builtin: boolean;
+}
+
+/** The plugin host plus its control API. */
+export class JobtapHost extends PluginHost {
+  readonly builtins: readonly BuiltinEntry[];
+  searchPath: readonly string[];
+  private loads = 0;
+
+  constructor(opts: JobtapHostOptions) {
+    super(opts);
+    this.builtins = opts.builtins ?? BUILTINS;
+    this.searchPath = opts.searchPath ?? [];
+  }
+
+  /** Loads every builtin in table order (manager start; no replay). */
+  async loadBuiltins(): Promise<void> {
+    for (const b of this.builtins) await this.load(b.name, {}, { replay: false });
+  }
+
+  /**
+   * Loads a plugin: resolve, import, setup, `conf.update` (must pass), append to the load
+   * order, then (runtime load) replay active jobs to it and reprioritize all.
+   */
+  async load(
+    nameOrPath: string,
+    conf: Record<string, unknown> = {},
+    opts: LoadOptions = {},
+  ): Promise<PluginInfo> {
+    const source = resolvePlugin(nameOrPath, this.builtins, this.searchPath);
+    const listName = source.kind === "builtin" ? source.name : fileListName(source.path);
+    if (this.find(listName) !== undefined) {
+      throw new JobtapError(ErrorCode.PLUGIN_ALREADY_LOADED, `${listName} already loaded`);
+    }
+    const mod = await importPlugin(source, ++this.loads);
+    const where = source.kind === "builtin" ? source.name : source.path;
+    const shape = pluginShape(mod, where);
+    const rec = newRecord(listName, shape.name, source, conf, opts.deadlineMs ?? this.defaultDeadlineMs);
+    await this.setup(rec, shape.setup);
+    await this.confUpdate(rec, this.config, "load");
+    if (this.find(listName) !== undefined) {
+      throw new JobtapError(ErrorCode.PLUGIN_ALREADY_LOADED, `${listName} already loaded`);
+    }
+    this.plugins.push(rec);
+    this.invalidate();
+    if (opts.replay !== false && this.hasManager()) await this.replay(rec);
+    return { name: rec.name, path: rec.path, builtin: rec.builtin };
+  }
+
+  private async setup(rec: PluginRecord, setup: (p: ReturnType<typeof createContext>) => unknown) {
+    rec.inSetup = true;
+    try {
+      await setup(createContext(this, rec));
+    } catch (e) {
+      rec.removed = true;
+      const code = isJobtapError(e) ? e.code : ErrorCode.PLUGIN_LOAD;
+      throw new JobtapError(code, `${rec.name}: setup failed: ${msg(e)}`, { plugin: rec.name });
+    } finally {
+      rec.inSetup = false;
+    }
+  }
+
+  /** Calls `conf.update` on one plugin; a failure throws (and fails the load or reload). */
+  private async confUpdate(rec: PluginRecord, conf: Record<string, unknown>, why: string) {
+    const r = await this.callOne(rec, "conf.update", { conf }, undefined);
+    if (r?.error !== undefined) {
+      if (why === "load") rec.removed = true;
+      throw new JobtapError(ErrorCode.CONFIG, r.error.message, { plugin: rec.name });
+    }
+  }
+
+  /** Runs one plugin's first matching handler for a topic; undefined if it has none. */
+  callOne(
+    rec: PluginRecord,
+    topic: string,
+    args: unknown,
+    id: JobId | undefined,
+  ): StackResult | Promise<StackResult> | undefined {
+    const h = rec.handlers.find((e) => e.matches(topic));
+    if (h === undefined) return undefined;
+    return runStack(this, stackCall(topic, args, id, [{ plugin: rec, fn: h.fn }]));
+  }
+
+  /** Runtime-load replay (spec §7.3 step 5–6); errors are logged, never thrown. */
+  private async replay(rec: PluginRecord): Promise<void> {
+    const mgr = this.manager(rec.name);
+    for (const job of sortJobs(mgr.activeJobs(), rec.sortOrder)) {
+      await this.callOne(rec, "job.create", mgr.lookup(job.id) ?? job, job.id);
+      await this.callOne(rec, "job.new", mgr.lookup(job.id) ?? job, job.id);
+      if (job.state === "DEPEND") await this.replayDepend(rec, job.id);
+    }
+    try {
+      mgr.reprioritizeAll();
+    } catch (e) {
+      this.report("warn", `${rec.name}: reprioritize after load: ${msg(e)}`, rec.name);
+    }
+  }
+
+  private async replayDepend(rec: PluginRecord, id: JobId): Promise<void> {
+    const mgr = this.manager(rec.name);
+    const args = mgr.lookup(id);
+    if (args === undefined || args.state !== "DEPEND") return;
+    const deps = args.jobspec.attributes.system?.dependencies;
+    for (const dep of Array.isArray(deps) ? deps : []) {
+      const scheme = (dep as { scheme?: unknown }).scheme;
+      if (typeof scheme !== "string") continue;
+      const depArgs = { ...(mgr.lookup(id) ?? args), dependency: dep };
+      await this.callOne(rec, `job.dependency.${scheme}`, depArgs, id);
+    }
+    const now = mgr.lookup(id);
+    if (now === undefined || now.state !== "DEPEND") return;
+    const entry = { timestamp: now.t_submit, name: "validate" };
+    await this.callOne(rec, "job.state.depend", { ...now, entry, prev_state: "NEW" }, id);
+  }
+
+  /**
+   * Removes plugins by exact name, glob (leading-period rule: `*` spares builtins) or `all`
+   * (every non-builtin; never fails). Returns the removed names.
+   */
+  remove(nameOrGlob: string): string[] {
+    const victims =
+      nameOrGlob === "all"
+        ? this.plugins.filter((p) => !p.builtin)
+        : this.plugins.filter((p) => compileNameGlob(nameOrGlob)(p.name));
+    if (victims.length === 0 && nameOrGlob !== "all") {
+      throw new JobtapError(
+        ErrorCode.PLUGIN_NOT_FOUND,
+        `${nameOrGlob}: Failed to find plugin to remove`,
+      );
+    }
+    for (const rec of victims) this.unload(rec);
+    return victims.map((p) => p.name);
+  }
+
+  private unload(rec: PluginRecord): void {
+    rec.removed = true;
+    this.plugins = this.plugins.filter((p) => p !== rec);
+    this.invalidate();
+    const report = (e: unknown) => this.report("warn", `${rec.name}: destructor: ${msg(e)}`);
+    for (const id of [...rec.aux.keys()]) destroyJobAux(rec, id, report);
+    this.unsubscribeAll(rec);
+    rec.services.clear();
+    for (const fn of rec.onRemove) {
+      try {
+        fn();
+      } catch (e) {
+        report(e);
+      }
+    }
+  }
+
+  /** Loaded plugins in load order; builtins only with `all`. */
+  list(opts: { all?: boolean } = {}): PluginInfo[] {
+    return this.plugins
+      .filter((p) => opts.all === true || !p.builtin)
+      .map((p) => ({ name: p.name, path: p.path, builtin: p.builtin }));
+  }
+
+  /** `plugin.query`: `{ name, path }` merged with what the plugin returns. */
+  async query(name: string): Promise<Record<string, unknown>> {
+    const rec = this.find(name);
+    if (rec === undefined) {
+      throw new JobtapError(ErrorCode.PLUGIN_NOT_FOUND, `${name}: plugin not found`);
+    }
+    const r = await this.callOne(rec, "plugin.query", {}, undefined);
+    if (r?.error !== undefined) {
+      throw new JobtapError(ErrorCode.PLUGIN_CALL, `${name}: ${r.error.message}`);
+    }
+    const { errmsg: _, ...out } = r?.out ?? {};
+    return { name: rec.name, path: rec.path, ...out };
+  }
+
+  /**
+   * Config reload: `conf.update` on every plugin in load order. The first failure fails the
+   * reload; plugins that already accepted the new config get the old one back, so the
+   * instance keeps running with the old config.
+   */
+  async reloadConfig(config: Record<string, unknown>): Promise<void> {
+    const old = this.config;
+    const accepted: PluginRecord[] = [];
+    for (const rec of [...this.plugins]) {
+      try {
+        await this.confUpdate(rec, config, "reload");
+        accepted.push(rec);
+      } catch (e) {
+        for (const a of accepted) await this.confUpdate(a, old, "rollback").catch(() => undefined);
+        throw e;
+      }
+    }
+    this.config = config;
+  }
+
+  /** Calls a service registered with `p.serviceRegister`; owner-only unless opened. */
+  async callService(
+    plugin: string,
+    method: string,
+    payload: unknown,
+    cred: ServiceCred,
+  ): Promise<unknown> {
+    const rec = this.plugins.find((p) => p.internalName === plugin || p.name === plugin);
+    const svc = rec?.services.get(method);
+    if (rec === undefined || svc === undefined) {
+      throw new JobtapError(ErrorCode.PLUGIN_NOT_FOUND, `${plugin}.${method}: no such service`);
+    }
+    if (!svc.guests && !cred.owner) {
+      throw new JobtapError(ErrorCode.PERMISSION_DENIED, "Request requires owner credentials");
+    }
+    try {
+      return await svc.handler(payload, cred);
+    } catch (e) {
+      const code = isJobtapError(e) ? e.code : ErrorCode.PLUGIN_CALL;
+      throw new JobtapError(code, `plugin ${rec.name}: service ${method}: ${msg(e)}`);
+    }
+  }
+
+  /** The plugin with this list name, if loaded. */
+  find(name: string): PluginRecord | undefined {
+    return this.plugins.find((p) => p.name === name);
+  }
+}
+
+function newRecord(
+  listName: string,
+  own: string | undefined,
+  source: ReturnType<typeof resolvePlugin>,
+  conf: Record<string, unknown>,
+  deadlineMs: number,
+): PluginRecord {
+  const builtin = source.kind === "builtin";
+  return {
+    name: pluginName(listName),
+    internalName: builtin ? listName.slice(1) : internalName(listName, own),
+    path: builtin ? "builtin" : source.path,
+    builtin,
+    conf,
+    deadlineMs,
+    handlers: [],
+    aux: new Map(),
+    services: new Map(),
+    sortOrder: "none",
+    onRemove: [],
+    inSetup: false,
+    removed: false,
+  };
+}
+
+/** Flux's load sort order: by state bit (or reversed), then by job id ascending. */
+function sortJobs(jobs: JobArgs[], order: PluginRecord["sortOrder"]): JobArgs[] {
+  const byId = (a: JobArgs, b: JobArgs) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  if (order === "none") return jobs;
+  const sign = order === "state" ? 1 : -1;
+  return [...jobs].sort((a, b) => sign * (STATE_BIT[a.state] - STATE_BIT[b.state]) || byId(a, b));
+}

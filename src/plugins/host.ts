@@ -1,0 +1,254 @@
+/**
+ * The jobtap plugin host: the plugin list in load order, the per-topic match cache, the
+ * "current job" frames, subscriptions, and the PluginPort the job manager calls.
+ *
+ * Runtime control (load, remove, list, query, config reload, services) lives in control.ts;
+ * the per-plugin API in context.ts; the stack loop in stack.ts.
+ */
+import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
+import type { Clock } from "../manager/clock.js";
+import type { JobId } from "../manager/ids.js";
+import { formatJobId } from "../manager/ids.js";
+import type { JobArgs, ManagerPort, PluginPort, StackResult } from "../manager/port.js";
+import type { PluginRecord } from "./record.js";
+import { destroyJobAux } from "./record.js";
+import type { DeadlineTimer, Frame, StackEntry, StackHost } from "./stack.js";
+import { runStack, stackCall } from "./stack.js";
+import { isStateTopic } from "./topics.js";
+
+/** Host log sink. `plugin` is set for messages a plugin logged or caused. */
+export type HostLogger = (
+  level: "debug" | "info" | "warn" | "error",
+  message: string,
+  plugin?: string,
+) => void;
+
+/** Default per-plugin deadline for async handlers (30 s). */
+export const DEFAULT_DEADLINE_MS = 30_000;
+
+/** Options of a PluginHost. */
+export interface HostOptions {
+  clock: Clock;
+  log?: HostLogger;
+  /** Default deadline for async handlers; a plugin's TOML `deadline` overrides it. */
+  deadlineMs?: number;
+  /** The whole instance configuration, as `conf.update` receives it. */
+  config?: Record<string, unknown>;
+}
+
+const NO_ENTRIES: readonly StackEntry[] = [];
+/** Bound on cached topics (job.update.<key>, job.event.<name> are open-ended). */
+const MAX_CACHED_TOPICS = 4096;
+
+/** The plugin host. One per job manager; no module-level state. */
+export class PluginHost implements PluginPort, StackHost {
+  readonly clock: Clock;
+  readonly log: HostLogger;
+  readonly defaultDeadlineMs: number;
+  readonly timer: DeadlineTimer;
+  /** Plugins in load order (builtins first). */
+  plugins: PluginRecord[] = [];
+  config: Record<string, unknown>;
+  private mgr: ManagerPort | undefined;
+  private matchCache = new Map<string, readonly StackEntry[]>();
+  private frames = new Map<JobId, Frame[]>();
+  /** Per job: the plugins subscribed to its `job.event.*`. */
+  private subscribers = new Map<JobId, Set<PluginRecord>>();
+
+  constructor(opts: HostOptions) {
+    this.clock = opts.clock;
+    this.log = opts.log ?? defaultLogger;
+    this.defaultDeadlineMs = opts.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    this.config = opts.config ?? {};
+    this.timer = (ms, onExpire) => {
+      const h = this.clock.setTimeout(onExpire, ms);
+      return () => this.clock.clearTimeout(h);
+    };
+  }
+
+  /** Connects the job manager; called once, before any plugin touches a job. */
+  attach(mgr: ManagerPort): void {
+    this.mgr = mgr;
+  }
+
+  /** The manager, or a PLUGIN_PHASE error naming who asked too early. */
+  manager(who: string): ManagerPort {
+    if (this.mgr === undefined) {
+      throw new JobtapError(ErrorCode.PLUGIN_PHASE, `${who}: no job manager is attached yet`);
+    }
+    return this.mgr;
+  }
+
+  /** True once a manager is attached. */
+  hasManager(): boolean {
+    return this.mgr !== undefined;
+  }
+
+  // --- PluginPort ------------------------------------------------------------------------
+
+  /** Cheap: one cached lookup per topic. */
+  matches(topic: string): boolean {
+    return this.entriesFor(topic).length > 0;
+  }
+
+  /** A Flux stack call over all plugins; sync unless a handler returned a Promise. */
+  callJob(topic: string, args: JobArgs): StackResult | Promise<StackResult> {
+    const entries = this.entriesFor(topic);
+    if (entries.length === 0) return { handled: 0, out: {} };
+    return runStack(this, stackCall(topic, args, args.id, entries));
+  }
+
+  /** `job.event.<name>` to the job's subscribers in load order; failures are logged. */
+  notifyEvent(args: JobArgs): void | Promise<void> {
+    const subs = this.subscribers.get(args.id);
+    if (subs === undefined || args.entry === undefined) return;
+    const topic = `job.event.${args.entry.name}`;
+    const entries = this.entriesFor(topic).filter((e) => subs.has(e.plugin));
+    if (entries.length === 0) return;
+    const r = runStack(this, stackCall(topic, args, args.id, entries));
+    if (r instanceof Promise) return r.then(() => undefined);
+  }
+
+  /** Drops the job's aux data (running destructors) and its subscriptions. */
+  jobGone(id: JobId): void {
+    this.subscribers.delete(id);
+    for (const p of this.plugins) {
+      destroyJobAux(p, id, (e) => this.report("warn", `${p.name}: aux destructor: ${msg(e)}`));
+    }
+  }
+
+  // --- stack support ---------------------------------------------------------------------
+
+  /** One entry per plugin that has a handler matching `topic`: its first match. */
+  entriesFor(topic: string): readonly StackEntry[] {
+    const hit = this.matchCache.get(topic);
+    if (hit !== undefined) return hit;
+    const entries: StackEntry[] = [];
+    for (const plugin of this.plugins) {
+      const h = plugin.handlers.find((e) => e.matches(topic));
+      if (h !== undefined) entries.push({ plugin, fn: h.fn });
+    }
+    if (this.matchCache.size >= MAX_CACHED_TOPICS) this.matchCache.clear();
+    const result = entries.length === 0 ? NO_ENTRIES : entries;
+    this.matchCache.set(topic, result);
+    return result;
+  }
+
+  /** Must be called whenever the plugin list or a plugin's handlers change. */
+  invalidate(): void {
+    this.matchCache.clear();
+  }
+
+  enter(id: JobId | undefined, plugin: PluginRecord, topic: string): Frame | undefined {
+    if (id === undefined) return undefined;
+    const frame: Frame = { id, plugin, topic, staged: undefined };
+    const stack = this.frames.get(id);
+    if (stack === undefined) this.frames.set(id, [frame]);
+    else stack.push(frame);
+    return frame;
+  }
+
+  leave(frame: Frame | undefined): void {
+    if (frame === undefined) return;
+    const stack = this.frames.get(frame.id);
+    if (stack !== undefined) {
+      const i = stack.lastIndexOf(frame);
+      if (i >= 0) stack.splice(i, 1);
+      if (stack.length === 0) this.frames.delete(frame.id);
+    }
+    if (frame.staged !== undefined) this.postStaged(frame);
+  }
+
+  /** The innermost callback running for `id` on behalf of `plugin`, if any. */
+  currentFrame(id: JobId, plugin?: PluginRecord): Frame | undefined {
+    const stack = this.frames.get(id);
+    if (stack === undefined) return undefined;
+    for (let i = stack.length - 1; i >= 0; i--) {
+      const f = stack[i]!;
+      if (plugin === undefined || f.plugin === plugin) return f;
+    }
+    return undefined;
+  }
+
+  /** Flux posts staged jobspec updates as one event after each plugin's callback. */
+  private postStaged(frame: Frame): void {
+    const updates = frame.staged!;
+    frame.staged = undefined;
+    try {
+      this.manager(frame.plugin.name).jobspecUpdate(frame.id, updates);
+    } catch (e) {
+      this.report("warn", `${this.label(frame.plugin, frame.topic, frame.id)}: ${msg(e)}`);
+    }
+  }
+
+  badPriority(plugin: PluginRecord, topic: string, id: JobId | undefined, value: unknown): void {
+    const what = `priority must be an integer, got ${JSON.stringify(value) ?? typeof value}`;
+    this.report("warn", `${this.label(plugin, topic, id)}: ${what}`);
+    // Flux raises a non-fatal exception typed by the topic on the generic job topics, so
+    // the stuck job is visible; job.priority.get only logs and keeps the current priority.
+    if (id === undefined || topic === "job.priority.get" || !topic.startsWith("job.")) return;
+    if (!isStateTopic(topic) && topic !== "job.new") return;
+    try {
+      const note = `${plugin.name}: ${what} (job may be stuck in PRIORITY state)`;
+      this.manager(plugin.name).raiseException(id, topic, 4, note);
+    } catch (e) {
+      this.report("warn", `${this.label(plugin, topic, id)}: ${msg(e)}`);
+    }
+  }
+
+  report(level: "debug" | "info" | "warn" | "error", message: string, plugin?: string): void {
+    this.log(level, message, plugin);
+  }
+
+  label(plugin: PluginRecord, topic: string, id: JobId | undefined): string {
+    const job = id === undefined ? "" : `: job ${formatJobId(id)}`;
+    return `plugin ${plugin.name}: ${topic}${job}`;
+  }
+
+  // --- subscriptions ---------------------------------------------------------------------
+
+  subscribe(plugin: PluginRecord, id: JobId): void {
+    let subs = this.subscribers.get(id);
+    if (subs === undefined) this.subscribers.set(id, (subs = new Set()));
+    subs.add(plugin);
+  }
+
+  unsubscribe(plugin: PluginRecord, id: JobId): void {
+    const subs = this.subscribers.get(id);
+    if (subs === undefined) return;
+    subs.delete(plugin);
+    if (subs.size === 0) this.subscribers.delete(id);
+  }
+
+  /** Drops every subscription a plugin holds (plugin removal). */
+  unsubscribeAll(plugin: PluginRecord): void {
+    for (const id of [...this.subscribers.keys()]) this.unsubscribe(plugin, id);
+  }
+
+  /** Runs a stack call of a custom topic (`p.call`), the job (if any) being current. */
+  callCustom(topic: string, args: Record<string, unknown>, id: JobId | undefined) {
+    const entries = this.entriesFor(topic);
+    if (entries.length === 0) return { handled: 0, out: {} };
+    return runStack(this, stackCall(topic, args, id, entries));
+  }
+
+  /** Labels a ManagerPort failure with plugin, topic and job, keeping its code. */
+  wrapError(plugin: PluginRecord, id: JobId | undefined, what: string, e: unknown): JobtapError {
+    const frame = id === undefined ? undefined : this.currentFrame(id);
+    const topic = frame?.topic ?? "(outside a callback)";
+    const code = isJobtapError(e) ? e.code : ErrorCode.PLUGIN_CALL;
+    return new JobtapError(code, `${this.label(plugin, topic, id)}: ${what}: ${msg(e)}`, {
+      plugin: plugin.name,
+      topic,
+    });
+  }
+}
+
+/** The message of anything thrown. */
+export function msg(e: unknown): string {
+  return e instanceof Error || isJobtapError(e) ? e.message : String(e);
+}
+
+function defaultLogger(level: string, message: string): void {
+  if (level === "warn" || level === "error") process.stderr.write(`jobtap: ${message}\n`);
+}

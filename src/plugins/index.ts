@@ -1,0 +1,78 @@
+/**
+ * The plugin host factory the job manager is given (`createJobManager({ plugins })`).
+ *
+ * Called after eventlog replay and before the restart callbacks: it creates the host,
+ * loads the builtins in table order, then processes the TOML `[job-manager] plugins`
+ * directives in order. Plugins loaded here get no job replay: the manager's restart
+ * callbacks (job.create/job.new for every active job) follow.
+ */
+import type { Clock } from "../manager/clock.js";
+import { RealClock } from "../manager/clock.js";
+import type { ManagerPort } from "../manager/port.js";
+import type { BuiltinEntry } from "./builtins.js";
+import { applyDirectives, readPluginConfig } from "./config.js";
+import { JobtapHost } from "./control.js";
+import type { HostLogger } from "./host.js";
+
+/** Options of `jobtapPlugins`. */
+export interface JobtapPluginsOptions {
+  /** The whole instance configuration (parsed TOML). */
+  config?: Record<string, unknown>;
+  /** Overrides the search path built from JOBTAP_PLUGIN_PATH and `[job-manager] plugin-path`. */
+  pluginPath?: readonly string[];
+  /** Builtin table; default: BUILTINS. */
+  builtins?: readonly BuiltinEntry[];
+  log?: HostLogger;
+  /** Default async-handler deadline (ms); overrides `[job-manager] plugin-deadline`. */
+  deadlineMs?: number;
+  /** Used when the manager offers no clock. */
+  clock?: Clock;
+  /** The environment to read JOBTAP_PLUGIN_PATH from (default process.env). */
+  env?: Record<string, string | undefined>;
+}
+
+/**
+ * Returns the `plugins` factory for createJobManager. Config errors (with their TOML path)
+ * reject the returned Promise, which stops startup. Validation happens when the factory
+ * runs; call `checkPluginConfig` to validate earlier (e.g. `jobtap config check`).
+ */
+export function jobtapPlugins(
+  opts: JobtapPluginsOptions = {},
+): (mgr: ManagerPort) => Promise<JobtapHost> {
+  return async (mgr) => {
+    const config = opts.config ?? {};
+    const pc = readPluginConfig(config);
+    const envPath = (opts.env ?? process.env).JOBTAP_PLUGIN_PATH;
+    const searchPath = opts.pluginPath ?? [
+      ...(envPath ?? "").split(":").filter((d) => d.length > 0),
+      ...pc.pluginPath,
+    ];
+    const host = new JobtapHost({
+      clock: mgr.clock ?? opts.clock ?? new RealClock(),
+      config,
+      searchPath,
+      ...(opts.log ? { log: opts.log } : {}),
+      ...(opts.builtins ? { builtins: opts.builtins } : {}),
+      ...(opts.deadlineMs ?? pc.deadlineMs) !== undefined
+        ? { deadlineMs: (opts.deadlineMs ?? pc.deadlineMs)! }
+        : {},
+    });
+    host.attach(mgr);
+    await host.loadBuiltins();
+    await applyDirectives(host, pc.directives);
+    return host;
+  };
+}
+
+/** Validates the plugin part of a config without loading anything; throws CONFIG errors. */
+export function checkPluginConfig(config: Record<string, unknown>): void {
+  readPluginConfig(config);
+}
+
+export { JobtapHost } from "./control.js";
+export type { JobtapHostOptions, LoadOptions, PluginInfo } from "./control.js";
+export { BUILTINS } from "./builtins.js";
+export type { BuiltinEntry } from "./builtins.js";
+export { parseToml, readPluginConfig } from "./config.js";
+export type { HostLogger } from "./host.js";
+export { DEFAULT_DEADLINE_MS } from "./host.js";

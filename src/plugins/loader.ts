@@ -1,0 +1,159 @@
+/**
+ * Finding and importing plugin modules (spec flux-jobtap §7.1, §7.2).
+ *
+ * Resolution: a dot-name without `/` is a builtin (table lookup, a miss is an error); an
+ * absolute path or one starting with `./` or `../` is used as is; any other name is tried in
+ * each directory of the search path in order (as given, then with .js, .mjs, .ts appended).
+ * A `.ts`/`.mts` file is transpiled on load with typescript.transpileModule, so plugin
+ * authors need no build step.
+ */
+import { existsSync, statSync, readFileSync, writeFileSync, rmSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { ErrorCode, JobtapError } from "../errors.js";
+import type { BuiltinEntry } from "./builtins.js";
+import type { PluginContext } from "./context.js";
+
+/** A plugin's setup function. */
+export type PluginSetup = (p: PluginContext) => void | Promise<void>;
+
+/** What a plugin module's default export may be. */
+export type PluginDefinition = PluginSetup | { name?: string; setup: PluginSetup };
+
+/** A plugin module as imported. */
+export interface PluginModule {
+  default?: unknown;
+}
+
+/** Where a plugin comes from, after resolution. */
+export type PluginSource =
+  | { kind: "builtin"; name: string; entry: BuiltinEntry }
+  | { kind: "file"; path: string };
+
+const EXTENSIONS = ["", ".js", ".mjs", ".ts"];
+
+/** Resolves a load argument to a builtin entry or an absolute file path. */
+export function resolvePlugin(
+  nameOrPath: string,
+  builtins: readonly BuiltinEntry[],
+  searchPath: readonly string[],
+): PluginSource {
+  if (nameOrPath.length === 0) {
+    throw new JobtapError(ErrorCode.INVALID_ARGUMENT, "plugin name must not be empty");
+  }
+  if (nameOrPath.startsWith(".") && !nameOrPath.includes("/")) {
+    const entry = builtins.find((b) => b.name === nameOrPath);
+    if (entry === undefined) {
+      throw new JobtapError(ErrorCode.PLUGIN_NOT_FOUND, `${nameOrPath}: no such builtin plugin`);
+    }
+    return { kind: "builtin", name: entry.name, entry };
+  }
+  const direct =
+    isAbsolute(nameOrPath) || /^\.\.?\//.test(nameOrPath) || searchPath.length === 0;
+  const dirs = direct ? [""] : searchPath;
+  for (const dir of dirs) {
+    const found = withExtension(resolve(dir, nameOrPath));
+    if (found !== undefined) return { kind: "file", path: found };
+  }
+  throw new JobtapError(ErrorCode.PLUGIN_NOT_FOUND, `${nameOrPath}: No such plugin found`);
+}
+
+function withExtension(base: string): string | undefined {
+  for (const ext of EXTENSIONS) {
+    const p = base + ext;
+    if (existsSync(p) && statSync(p).isFile()) return p;
+  }
+  return undefined;
+}
+
+/** The list name of a file plugin: its basename, as Flux lists `args.so`. */
+export function fileListName(path: string): string {
+  return basename(path);
+}
+
+/** Flux's internal name: the plugin's own name if it has no `/` or `.`, else the basename
+ *  cut at its first `.`. Used as the service namespace. */
+export function internalName(listName: string, own: string | undefined): string {
+  if (own !== undefined && own.length > 0 && !/[./]/.test(own)) return own;
+  const base = listName.startsWith(".") ? listName.slice(1) : listName;
+  return base.split(".")[0] ?? base;
+}
+
+/** Imports a plugin module; every import of a file is fresh (a reload gets new state). */
+export async function importPlugin(source: PluginSource, seq: number): Promise<PluginModule> {
+  if (source.kind === "builtin") return source.entry.load();
+  const path = source.path;
+  try {
+    if (/\.m?ts$/.test(path)) return await importTranspiled(path, seq);
+    return (await import(`${pathToFileURL(path).href}?jobtap-load=${seq}`)) as PluginModule;
+  } catch (e) {
+    if (e instanceof JobtapError) throw e;
+    const why = e instanceof Error ? e.message : String(e);
+    throw new JobtapError(ErrorCode.PLUGIN_LOAD, `${path}: ${why}`, { path });
+  }
+}
+
+/** The file URL of the plugin API module, for rewriting `jobtap/plugin` in TS plugins. */
+function pluginApiUrl(): string {
+  const js = fileURLToPath(new URL("../plugin.js", import.meta.url));
+  const ts = fileURLToPath(new URL("../plugin.ts", import.meta.url));
+  return pathToFileURL(existsSync(js) ? js : ts).href;
+}
+
+/**
+ * Transpiles a TS plugin to a sibling temp file (so its relative imports of JS files still
+ * resolve), imports it and removes the temp file. `jobtap/plugin` is rewritten to this
+ * host's own API module so a plugin outside the package tree can still import it.
+ */
+async function importTranspiled(path: string, seq: number): Promise<PluginModule> {
+  const ts = (await import("typescript")).default;
+  const source = readFileSync(path, "utf8");
+  const out = ts.transpileModule(source, {
+    fileName: path,
+    reportDiagnostics: true,
+    compilerOptions: {
+      module: ts.ModuleKind.ESNext,
+      target: ts.ScriptTarget.ES2022,
+      verbatimModuleSyntax: false,
+    },
+  });
+  const diag = out.diagnostics?.[0];
+  if (diag !== undefined) {
+    const text = ts.flattenDiagnosticMessageText(diag.messageText, "\n");
+    const pos = diag.file && diag.start !== undefined
+      ? diag.file.getLineAndCharacterOfPosition(diag.start)
+      : undefined;
+    const where = pos ? `${path}:${pos.line + 1}:${pos.character + 1}` : path;
+    throw new JobtapError(ErrorCode.PLUGIN_LOAD, `${where}: ${text}`, { path });
+  }
+  const api = pluginApiUrl();
+  const code = out.outputText.replace(/(["'])jobtap\/plugin\1/g, JSON.stringify(api));
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${seq}.mjs`);
+  writeFileSync(tmp, code);
+  try {
+    return (await import(pathToFileURL(tmp).href)) as PluginModule;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+/** Checks the default export's shape; returns the setup function and the plugin's own name. */
+export function pluginShape(mod: PluginModule, where: string): {
+  setup: PluginSetup;
+  name: string | undefined;
+} {
+  const d = mod.default;
+  if (typeof d === "function") return { setup: d as PluginSetup, name: undefined };
+  if (typeof d === "object" && d !== null && typeof (d as { setup?: unknown }).setup === "function") {
+    const name = (d as { name?: unknown }).name;
+    if (name !== undefined && typeof name !== "string") {
+      throw badShape(where, "`name` must be a string");
+    }
+    return { setup: (d as { setup: PluginSetup }).setup.bind(d), name };
+  }
+  throw badShape(where, "default export must be a function (p) => void or { name, setup(p) }");
+}
+
+function badShape(where: string, why: string): JobtapError {
+  return new JobtapError(ErrorCode.PLUGIN_BAD_SHAPE, `${where}: ${why}`);
+}

@@ -1,0 +1,117 @@
+/**
+ * What the host keeps per loaded plugin: identity, handlers with their compiled globs,
+ * per-job aux data with destructors, services and the replay sort order.
+ */
+import { minimatch } from "minimatch";
+import type { JobId } from "../manager/ids.js";
+import type { AnyHandler } from "./topics.js";
+
+/** Name a plugin is listed, matched and removed by (`.priority-default`, `fairshare.js`). */
+export type PluginName = string & { readonly __brand: "PluginName" };
+
+/** The one constructor of a PluginName: rejects empty names and names with a `/`. */
+export function pluginName(s: string): PluginName {
+  if (s.length === 0 || s.includes("/")) {
+    throw new TypeError(`invalid plugin name "${s}"`);
+  }
+  return s as PluginName;
+}
+
+/** Order of the job.create/job.new replay when a plugin is loaded at runtime (spec §5). */
+export type LoadSortOrder = "none" | "state" | "-state";
+
+/** A registered `p.on(glob, handler)`. */
+export interface HandlerEntry {
+  glob: string;
+  /** Compiled once at registration. */
+  matches: (topic: string) => boolean;
+  fn: AnyHandler;
+}
+
+/** One aux value with its optional destructor. */
+export interface AuxEntry {
+  value: unknown;
+  destructor: ((value: unknown) => void) | undefined;
+}
+
+/** Who may call a registered service (Flux: owner only unless opened to guests). */
+export interface ServiceEntry {
+  method: string;
+  guests: boolean;
+  handler: (payload: unknown, cred: ServiceCred) => unknown;
+}
+
+/** The credentials of a service request. */
+export interface ServiceCred {
+  userid: number;
+  owner: boolean;
+}
+
+/** The host's record of one loaded plugin. */
+export interface PluginRecord {
+  name: PluginName;
+  /** Service namespace: the plugin's own name, or the basename cut at its first `.`. */
+  internalName: string;
+  /** Absolute module path, or "builtin". */
+  path: string;
+  builtin: boolean;
+  conf: Record<string, unknown>;
+  deadlineMs: number;
+  handlers: HandlerEntry[];
+  aux: Map<JobId, Map<string, AuxEntry>>;
+  services: Map<string, ServiceEntry>;
+  sortOrder: LoadSortOrder;
+  onRemove: Array<() => void>;
+  /** True while setup runs: `on`, `serviceRegister` and `setLoadSortOrder` are allowed. */
+  inSetup: boolean;
+  removed: boolean;
+}
+
+const GLOB_CHARS = /[*?[]/;
+
+/** True if `s` contains a glob metacharacter (`*`, `?`, `[`). */
+export function isGlob(s: string): boolean {
+  return GLOB_CHARS.test(s);
+}
+
+/**
+ * Compiles a topic glob once. Flux matches topics with fnmatch and no flags, so `*` also
+ * matches `.`; minimatch gives the same result here because topics contain no `/`.
+ */
+export function compileTopicGlob(glob: string): (topic: string) => boolean {
+  if (!isGlob(glob)) return (topic) => topic === glob;
+  const re = minimatch.makeRe(glob, { nobrace: true, noext: true, nonegate: true, dot: true });
+  if (re === false) throw new TypeError(`invalid topic glob "${glob}"`);
+  return (topic) => re.test(topic);
+}
+
+/**
+ * Matches plugin names for `remove`: exact unless the pattern has glob characters, then
+ * fnmatch with the leading-period rule, so `*` never matches `.priority-default`.
+ */
+export function compileNameGlob(pattern: string): (name: string) => boolean {
+  if (!isGlob(pattern)) return (name) => name === pattern;
+  return (name) => minimatch(name, pattern, { nobrace: true, noext: true, nonegate: true });
+}
+
+/** Runs one aux destructor; a throwing destructor is reported, never propagated. */
+export function destroyAux(entry: AuxEntry, report: (e: unknown) => void): void {
+  if (entry.destructor === undefined) return;
+  try {
+    entry.destructor(entry.value);
+  } catch (e) {
+    report(e);
+  }
+}
+
+/** Destroys every aux value a plugin holds for one job (job gone or plugin removed). */
+export function destroyJobAux(
+  record: PluginRecord,
+  id: JobId,
+  report: (e: unknown) => void,
+): void {
+  const perJob = record.aux.get(id);
+  if (perJob === undefined) return;
+  record.aux.delete(id);
+  for (const entry of perJob.values()) destroyAux(entry, report);
+}

@@ -1,0 +1,257 @@
+/**
+ * The stack call: one topic over the matching plugins in load order (spec flux-jobtap §4).
+ *
+ * Flux rules kept: only the first matching handler per plugin runs (the caller passes one
+ * entry per plugin), the stack stops at the first error, OUT is merged at the top level
+ * (last writer wins) and the result counts the plugins that had a handler.
+ * Beyond Flux: a handler may return a Promise. The loop then continues asynchronously and
+ * the caller (the manager) holds that job's mailbox until the returned Promise settles; a
+ * per-plugin deadline turns a hung handler into an ordinary labelled error.
+ *
+ * Results and errors are plain objects (no closures, no class instances), so the call path
+ * can later cross a worker thread.
+ */
+import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
+import type { JobId } from "../manager/ids.js";
+import type { StackOut, StackResult } from "../manager/port.js";
+import type { PluginRecord } from "./record.js";
+import type { AnyHandler, CallInfo } from "./topics.js";
+import { defaultRejection, topicKind } from "./topics.js";
+
+/** Starts a deadline timer; returns its cancel function. */
+export type DeadlineTimer = (ms: number, onExpire: () => void) => () => void;
+
+/** One plugin's first matching handler for a topic. */
+export interface StackEntry {
+  plugin: PluginRecord;
+  fn: AnyHandler;
+}
+
+/** A job a callback is running for: context calls on it are "current job" calls. */
+export interface Frame {
+  id: JobId;
+  plugin: PluginRecord;
+  topic: string;
+  /** Jobspec updates staged by the plugin; posted as one event when its handler returns. */
+  staged: Record<string, unknown> | undefined;
+}
+
+/** What the stack engine needs from the host. */
+export interface StackHost {
+  timer: DeadlineTimer;
+  enter(id: JobId | undefined, plugin: PluginRecord, topic: string): Frame | undefined;
+  leave(frame: Frame | undefined): void;
+  /** A `priority` OUT of the wrong type (spec §4.2): raise or log, per topic. */
+  badPriority(plugin: PluginRecord, topic: string, id: JobId | undefined, value: unknown): void;
+  /** Logs a labelled failure (level warn) or a rejection (level debug). */
+  report(level: "debug" | "warn", message: string): void;
+  /** "plugin: topic: job id" prefix for messages. */
+  label(plugin: PluginRecord, topic: string, id: JobId | undefined): string;
+}
+
+/** The state of one stack call. */
+export interface StackCall {
+  topic: string;
+  args: unknown;
+  id: JobId | undefined;
+  entries: readonly StackEntry[];
+  /** notify topics keep going after an error (each subscriber is called on its own). */
+  stopOnError: boolean;
+  info: CallInfo;
+  out: StackOut;
+  handled: number;
+  error?: { plugin: string; message: string };
+}
+
+/** Creates the state for one stack call. */
+export function stackCall(
+  topic: string,
+  args: unknown,
+  id: JobId | undefined,
+  entries: readonly StackEntry[],
+): StackCall {
+  const info: CallInfo = id === undefined ? { topic } : { topic, id };
+  const stopOnError = topicKind(topic) !== "notify";
+  return { topic, args, id, entries, stopOnError, info, out: {}, handled: 0 };
+}
+
+/** Runs the call from entry `start`; synchronous unless some handler returned a Promise. */
+export function runStack(
+  host: StackHost,
+  call: StackCall,
+  start = 0,
+): StackResult | Promise<StackResult> {
+  for (let i = start; i < call.entries.length; i++) {
+    const entry = call.entries[i]!;
+    if (entry.plugin.removed) continue;
+    call.handled++;
+    const frame = host.enter(call.id, entry.plugin, call.topic);
+    let result: unknown;
+    try {
+      result = entry.fn(call.args as never, call.info);
+    } catch (e) {
+      host.leave(frame);
+      if (fail(host, call, entry.plugin, e)) return finish(call);
+      continue;
+    }
+    if (isThenable(result)) return settle(host, call, i, frame, result);
+    host.leave(frame);
+    if (absorb(host, call, entry.plugin, result)) return finish(call);
+  }
+  return finish(call);
+}
+
+async function settle(
+  host: StackHost,
+  call: StackCall,
+  index: number,
+  frame: Frame | undefined,
+  pending: PromiseLike<unknown>,
+): Promise<StackResult> {
+  const plugin = call.entries[index]!.plugin;
+  let result: unknown;
+  try {
+    result = await withDeadline(host, plugin, call, pending);
+  } catch (e) {
+    host.leave(frame);
+    if (fail(host, call, plugin, e)) return finish(call);
+    return runStack(host, call, index + 1);
+  }
+  host.leave(frame);
+  if (absorb(host, call, plugin, result)) return finish(call);
+  return runStack(host, call, index + 1);
+}
+
+function finish(call: StackCall): StackResult {
+  return call.error === undefined
+    ? { handled: call.handled, out: call.out }
+    : { handled: call.handled, out: call.out, error: call.error };
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return (
+    typeof v === "object" && v !== null && typeof (v as { then?: unknown }).then === "function"
+  );
+}
+
+/** Races a handler's Promise against the plugin's deadline (0 or Infinity: none). */
+function withDeadline(
+  host: StackHost,
+  plugin: PluginRecord,
+  call: StackCall,
+  pending: PromiseLike<unknown>,
+): Promise<unknown> {
+  const ms = plugin.deadlineMs;
+  if (!(ms > 0 && Number.isFinite(ms))) return Promise.resolve(pending);
+  return new Promise((resolve, reject) => {
+    const cancel = host.timer(ms, () =>
+      reject(
+        new JobtapError(ErrorCode.PLUGIN_DEADLINE, `handler did not settle within ${ms} ms`, {
+          plugin: plugin.name,
+          topic: call.topic,
+        }),
+      ),
+    );
+    pending.then(
+      (v) => {
+        cancel();
+        resolve(v);
+      },
+      (e: unknown) => {
+        cancel();
+        reject(e);
+      },
+    );
+  });
+}
+
+/** Records a thrown error; returns true if the stack stops here. */
+function fail(host: StackHost, call: StackCall, plugin: PluginRecord, e: unknown): boolean {
+  const why = isJobtapError(e) || e instanceof Error ? e.message : String(e);
+  const message = `${host.label(plugin, call.topic, call.id)}: ${why}`;
+  host.report("warn", message);
+  if (!call.stopOnError) return false;
+  call.error = { plugin: plugin.name, message };
+  call.out.errmsg = message;
+  return true;
+}
+
+/** Merges one handler's OUT into the call; returns true if the stack stops here. */
+function absorb(host: StackHost, call: StackCall, plugin: PluginRecord, result: unknown): boolean {
+  if (result === undefined || result === null) return false;
+  if (typeof result !== "object" || Array.isArray(result)) {
+    const e = `handler returned ${typeof result}; return an OUT object, a rejection or nothing`;
+    return fail(host, call, plugin, new Error(e));
+  }
+  const out = result as Record<string, unknown>;
+  if ("reject" in out) return rejected(host, call, plugin, out.reject);
+  for (const key of Object.keys(out)) {
+    const bad = mergeKey(host, call, plugin, key, out[key]);
+    if (bad !== undefined) return fail(host, call, plugin, new Error(bad));
+  }
+  return false;
+}
+
+function rejected(host: StackHost, call: StackCall, plugin: PluginRecord, why: unknown): boolean {
+  const text = typeof why === "string" && why.length > 0 ? why : "";
+  const message = text || defaultRejection(call.topic, plugin.name);
+  host.report("debug", `${host.label(plugin, call.topic, call.id)}: rejected: ${message}`);
+  if (!call.stopOnError) return false;
+  call.error = { plugin: plugin.name, message };
+  call.out.errmsg = message;
+  return true;
+}
+
+/** Merges one OUT key; returns an error message if the value must fail the call. */
+function mergeKey(
+  host: StackHost,
+  call: StackCall,
+  plugin: PluginRecord,
+  key: string,
+  value: unknown,
+): string | undefined {
+  switch (key) {
+    case "priority":
+      if (typeof value === "number" && Number.isInteger(value)) call.out.priority = value;
+      else host.badPriority(plugin, call.topic, call.id, value);
+      return undefined;
+    case "annotations":
+      return mergeAnnotations(host, call, plugin, value);
+    case "R":
+      if (call.topic.startsWith("job.") && call.topic !== "job.state.sched") {
+        return "R may only be set in SCHED state";
+      }
+      if (typeof value !== "object" || value === null) return "R must be an object";
+      call.out.R = value;
+      return undefined;
+    default:
+      call.out[key] = value;
+      return undefined;
+  }
+}
+
+/**
+ * Annotations from several plugins in one call merge key by key (a deliberate change from
+ * Flux, where a later plugin's object replaced an earlier one's); null values are kept so
+ * the manager deletes those keys, and a bare null clears everything set so far.
+ */
+function mergeAnnotations(
+  host: StackHost,
+  call: StackCall,
+  plugin: PluginRecord,
+  value: unknown,
+): undefined {
+  if (value === null) {
+    call.out.annotations = null;
+  } else if (typeof value === "object" && !Array.isArray(value)) {
+    const prev = call.out.annotations;
+    call.out.annotations =
+      typeof prev === "object" && prev !== null ? { ...prev, ...value } : { ...value };
+  } else {
+    host.report(
+      "warn",
+      `${host.label(plugin, call.topic, call.id)}: annotations must be an object; ignored`,
+    );
+  }
+  return undefined;
+}
