@@ -1,0 +1,24 @@
+/**
+ * `jobtap config check FILE`: checks a TOML file exactly as `jobtap daemon --config FILE`
+ * would and prints every problem with its TOML path (exit 1), or "FILE: ok" (exit 0).
+ */
+import { resolve } from "node:path";
+import { checkConfigFile } from "../server/config.js";
+import { parseArgs, usage } from "./args.js";
+import type { Subcommand } from "./io.js";
+
+/** Validates a configuration file without starting anything. */
+export const config: Subcommand = async (argv, io) => {
+  const [sub, ...rest] = argv;
+  if (sub !== "check") throw usage(`config: unknown subcommand "${sub ?? ""}" (known: check)`);
+  const p = parseArgs(rest, []);
+  if (p.positionals.length !== 1) throw usage("usage: jobtap config check FILE");
+  const path = resolve(io.cwd, p.positionals[0] as string);
+  const { errors } = checkConfigFile(path, io.env);
+  if (errors.length === 0) {
+    io.stdout(`${path}: ok\n`);
+    return 0;
+  }
+  for (const e of errors) io.stderr(`${path}: ${e.message}\n`);
+  return 1;
+};

@@ -1,0 +1,252 @@
+/**
+ * The daemon's TOML configuration, read and checked in one place so that `jobtap config
+ * check FILE` and `jobtap daemon --config FILE` agree exactly. Every problem is reported
+ * with its TOML path, and checking goes on past the first one so a user sees them all.
+ *
+ *   [daemon]
+ *   socket = "/run/jobtap.sock"        # default <statedir>/jobtap.sock
+ *   max-request-size = 33554432        # bytes
+ *   shutdown = "kill"                  # or "wait": what SIGTERM does to running jobs
+ *   shutdown-timeout = "30s"           # "wait": how long before running jobs are killed
+ *
+ *   [resources]                        # the local pool (default: this machine)
+ *   cores = 8
+ *   gpus = 0
+ *   memory = "16G"                     # or a number of bytes
+ *
+ *   [job-manager]                      # plugins, plugin-path, plugin-deadline: see
+ *   queue-depth = 8                    #   docs/configuration.md (checked by the host)
+ *   inactive-age-limit = "7d"
+ *   inactive-num-limit = 10000
+ *   batch-window = "10ms"
+ */
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
+import { parseFSD } from "../manager/fsd.js";
+import { BUILTINS, parseToml, readPluginConfig } from "../plugins/index.js";
+import { resolvePlugin } from "../plugins/loader.js";
+import { DEFAULT_MAX_REQUEST_BYTES } from "./protocol.js";
+
+/** What SIGTERM/SIGINT does to jobs that are running. */
+export type ShutdownPolicy = "kill" | "wait";
+
+/** The daemon-level settings, with defaults filled in. */
+export interface DaemonSettings {
+  socket?: string;
+  maxRequestBytes: number;
+  shutdown: ShutdownPolicy;
+  shutdownTimeoutMs: number;
+  resources?: { cores?: number; gpus?: number; memory?: number };
+  queueDepth?: number;
+  inactiveAgeLimitMs?: number;
+  inactiveNumLimit?: number;
+  batchWindowMs?: number;
+}
+
+/** A whole configuration: the raw tables (plugins see all of it) plus the daemon's reading. */
+export interface DaemonConfig {
+  source: string;
+  raw: Record<string, unknown>;
+  settings: DaemonSettings;
+}
+
+const DAEMON_KEYS = ["socket", "max-request-size", "shutdown", "shutdown-timeout"];
+const RESOURCE_KEYS = ["cores", "gpus", "memory"];
+const SIZE_UNITS: Record<string, number> = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
+
+/** The embedded default: no file at all. */
+export function defaultConfig(): DaemonConfig {
+  return { source: "(embedded defaults)", raw: {}, settings: defaultSettings() };
+}
+
+function defaultSettings(): DaemonSettings {
+  return { maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES, shutdown: "kill", shutdownTimeoutMs: 30_000 };
+}
+
+/**
+ * Reads and checks a config file. Returns the config and every problem found; the daemon
+ * refuses to start if there is any, `config check` prints them all.
+ */
+export function checkConfigFile(
+  path: string,
+  env: Record<string, string | undefined>,
+): { config?: DaemonConfig; errors: JobtapError[] } {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    return { errors: [new JobtapError(ErrorCode.CONFIG, `${path}: ${(e as Error).message}`)] };
+  }
+  let raw: Record<string, unknown>;
+  try {
+    raw = parseToml(text, path);
+  } catch (e) {
+    return { errors: [asConfigError(e)] };
+  }
+  const errors: JobtapError[] = [];
+  anchorLoadPaths(raw, dirname(resolve(path)));
+  const settings = readSettings(raw, errors);
+  checkPlugins(raw, env, errors);
+  return { config: { source: path, raw, settings }, errors };
+}
+
+/** Loads a config for the daemon: throws one CONFIG error listing every problem. */
+export function loadConfigFile(path: string, env: Record<string, string | undefined>): DaemonConfig {
+  const { config, errors } = checkConfigFile(path, env);
+  if (errors.length > 0 || config === undefined) {
+    const lines = errors.map((e) => e.message);
+    throw new JobtapError(ErrorCode.CONFIG, `${path}: configuration rejected:\n  ${lines.join("\n  ")}`, {
+      errors: lines,
+    });
+  }
+  return config;
+}
+
+/**
+ * `load = "./prio.ts"` in a config file means next to that file, not wherever the daemon
+ * happens to be started: such paths are made absolute against the file's directory.
+ */
+function anchorLoadPaths(raw: Record<string, unknown>, dir: string): void {
+  const jm = raw["job-manager"] as { plugins?: unknown } | undefined;
+  if (typeof jm !== "object" || jm === null || !Array.isArray(jm.plugins)) return;
+  for (const entry of jm.plugins as unknown[]) {
+    const d = entry as { load?: unknown };
+    if (typeof d === "object" && d !== null && typeof d.load === "string" && /^\.\.?\//.test(d.load)) {
+      d.load = resolve(dir, d.load);
+    }
+  }
+}
+
+function asConfigError(e: unknown): JobtapError {
+  if (isJobtapError(e)) return new JobtapError(ErrorCode.CONFIG, e.message, e.details);
+  return new JobtapError(ErrorCode.CONFIG, e instanceof Error ? e.message : String(e));
+}
+
+function configError(path: string, why: string): JobtapError {
+  return new JobtapError(ErrorCode.CONFIG, `${path}: ${why}`, { path });
+}
+
+function table(raw: Record<string, unknown>, name: string, errors: JobtapError[]): Record<string, unknown> {
+  const t = raw[name];
+  if (t === undefined) return {};
+  if (typeof t !== "object" || t === null || Array.isArray(t)) {
+    errors.push(configError(`[${name}]`, "must be a table"));
+    return {};
+  }
+  return t as Record<string, unknown>;
+}
+
+function readSettings(raw: Record<string, unknown>, errors: JobtapError[]): DaemonSettings {
+  const s = defaultSettings();
+  const daemon = table(raw, "daemon", errors);
+  unknownKeys(daemon, "daemon", DAEMON_KEYS, errors);
+  const socket = daemon.socket;
+  if (socket !== undefined) {
+    if (typeof socket === "string" && socket !== "") s.socket = socket;
+    else errors.push(configError("[daemon].socket", "must be a non-empty path string"));
+  }
+  const cap = daemon["max-request-size"];
+  if (cap !== undefined) s.maxRequestBytes = size(cap, "[daemon].max-request-size", errors) ?? s.maxRequestBytes;
+  const policy = daemon.shutdown;
+  if (policy === "kill" || policy === "wait") s.shutdown = policy;
+  else if (policy !== undefined) errors.push(configError("[daemon].shutdown", `must be "kill" or "wait", got ${JSON.stringify(policy)}`));
+  const timeout = duration(daemon["shutdown-timeout"], "[daemon].shutdown-timeout", errors);
+  if (timeout !== undefined) s.shutdownTimeoutMs = timeout;
+  readResources(table(raw, "resources", errors), s, errors);
+  readManager(table(raw, "job-manager", errors), s, errors);
+  return s;
+}
+
+function readResources(t: Record<string, unknown>, s: DaemonSettings, errors: JobtapError[]): void {
+  unknownKeys(t, "resources", RESOURCE_KEYS, errors);
+  const r: NonNullable<DaemonSettings["resources"]> = {};
+  for (const key of ["cores", "gpus"] as const) {
+    const v = t[key];
+    if (v === undefined) continue;
+    if (Number.isInteger(v) && (v as number) >= 0) r[key] = v as number;
+    else errors.push(configError(`[resources].${key}`, "must be a non-negative integer"));
+  }
+  if (t.memory !== undefined) {
+    const m = size(t.memory, "[resources].memory", errors);
+    if (m !== undefined) r.memory = m;
+  }
+  if (Object.keys(r).length > 0) s.resources = r;
+}
+
+function readManager(t: Record<string, unknown>, s: DaemonSettings, errors: JobtapError[]): void {
+  for (const [key, field] of [["queue-depth", "queueDepth"], ["inactive-num-limit", "inactiveNumLimit"]] as const) {
+    const v = t[key];
+    if (v === undefined) continue;
+    if (Number.isInteger(v) && (v as number) >= 0) s[field] = v as number;
+    else errors.push(configError(`[job-manager].${key}`, "must be a non-negative integer"));
+  }
+  const age = duration(t["inactive-age-limit"], "[job-manager].inactive-age-limit", errors);
+  if (age !== undefined) s.inactiveAgeLimitMs = age;
+  const batch = duration(t["batch-window"], "[job-manager].batch-window", errors);
+  if (batch !== undefined) s.batchWindowMs = batch;
+}
+
+function unknownKeys(t: Record<string, unknown>, name: string, known: string[], errors: JobtapError[]): void {
+  for (const key of Object.keys(t)) {
+    if (!known.includes(key)) errors.push(configError(`[${name}].${key}`, `unknown key (expected ${known.join(", ")})`));
+  }
+}
+
+function duration(v: unknown, where: string, errors: JobtapError[]): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== "string" && typeof v !== "number") {
+    errors.push(configError(where, 'must be a duration such as "30s" or a number of seconds'));
+    return undefined;
+  }
+  try {
+    return parseFSD(v, where) * 1000;
+  } catch (e) {
+    errors.push(configError(where, (e as Error).message.replace(`${where}: `, "")));
+    return undefined;
+  }
+}
+
+/** A byte count: an integer, or a string like "512M" / "16G" (powers of 1024). */
+function size(v: unknown, where: string, errors: JobtapError[]): number | undefined {
+  if (Number.isInteger(v) && (v as number) >= 0) return v as number;
+  const m = typeof v === "string" ? /^(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?$/i.exec(v.trim()) : null;
+  if (m) return Math.round(Number(m[1]) * (SIZE_UNITS[(m[2] as string).toLowerCase()] as number));
+  errors.push(configError(where, `must be a byte count such as 1048576 or "16G", got ${JSON.stringify(v)}`));
+  return undefined;
+}
+
+/**
+ * The host's own checks, once per directive so that every bad entry is reported, plus a
+ * lookup of every `load` target (a plugin that cannot be found stops the daemon too).
+ */
+function checkPlugins(raw: Record<string, unknown>, env: Record<string, string | undefined>, errors: JobtapError[]): void {
+  const jm = raw["job-manager"];
+  if (typeof jm !== "object" || jm === null || Array.isArray(jm)) return;
+  const { plugins, ...rest } = jm as Record<string, unknown>;
+  const searchPath = guard(errors, () => readPluginConfig({ "job-manager": rest }).pluginPath) ?? [];
+  if (plugins === undefined) return;
+  if (!Array.isArray(plugins)) {
+    guard(errors, () => readPluginConfig({ "job-manager": { plugins } }));
+    return;
+  }
+  const envPath = (env.JOBTAP_PLUGIN_PATH ?? "").split(":").filter((d) => d !== "");
+  plugins.forEach((entry, i) => {
+    // Earlier entries are replaced by a harmless one so the host's message keeps index i.
+    const probe = [...Array<unknown>(i).fill({ remove: "all" }), entry];
+    const directives = guard(errors, () => readPluginConfig({ "job-manager": { plugins: probe } }).directives);
+    const load = directives?.[i]?.load;
+    if (load === undefined) return;
+    guard(errors, () => resolvePlugin(load, BUILTINS, [...envPath, ...searchPath]), `[job-manager.plugins][${i}].load`);
+  });
+}
+
+function guard<T>(errors: JobtapError[], fn: () => T, where?: string): T | undefined {
+  try {
+    return fn();
+  } catch (e) {
+    const err = asConfigError(e);
+    errors.push(where === undefined ? err : configError(where, err.message));
+    return undefined;
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * Drives the real daemon and the real CLI as separate processes: `node bin/jobtap daemon`
+ * on a temp statedir, and `node bin/jobtap ...` for every action. Waits are polls of a
+ * condition with a bounded deadline, never sleeps of a guessed length.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const BIN = join(ROOT, "bin", "jobtap");
+
+export interface CliResult {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** One daemon on its own statedir; `stop`/`kill` end it, `start` (re)starts it. */
+export class DaemonUnderTest {
+  readonly statedir: string;
+  readonly socket: string;
+  private child: ChildProcess | undefined;
+  /** Everything the daemon wrote to stderr (its log), across restarts. */
+  log = "";
+
+  constructor(readonly configPath?: string) {
+    this.statedir = mkdtempSync(join(tmpdir(), "jobtap-e2e-"));
+    this.socket = join(this.statedir, "jobtap.sock");
+  }
+
+  /** Starts the daemon and resolves once it answers `jobs`. */
+  async start(extraArgs: string[] = []): Promise<void> {
+    const args = [BIN, "daemon", "--statedir", this.statedir, ...extraArgs];
+    if (this.configPath) args.push("--config", this.configPath);
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"], env: this.env() });
+    child.stderr?.on("data", (d) => (this.log += d.toString()));
+    this.child = child;
+    let exited = false;
+    child.once("exit", () => (exited = true));
+    await waitFor(() => exited || (existsSync(this.socket) && this.cli(["jobs"]).status === 0), 15_000, "daemon to answer");
+    if (exited) throw new Error(`daemon exited at start; its log:\n${this.log}`);
+  }
+
+  /** Runs `jobtap ARGS` against this daemon (synchronously: one short-lived process). */
+  cli(args: string[], opts: { cwd?: string } = {}): CliResult {
+    const r = spawnSync(process.execPath, [BIN, ...args], {
+      env: this.env(),
+      cwd: opts.cwd ?? this.statedir,
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+  }
+
+  /** Runs `jobtap ARGS` in the background (for --wait / --follow). */
+  cliAsync(args: string[]): Promise<CliResult> {
+    return new Promise((resolve) => {
+      const c = spawn(process.execPath, [BIN, ...args], { env: this.env(), cwd: this.statedir });
+      let stdout = "";
+      let stderr = "";
+      c.stdout.on("data", (d) => (stdout += d.toString()));
+      c.stderr.on("data", (d) => (stderr += d.toString()));
+      c.on("exit", (code) => resolve({ status: code ?? -1, stdout, stderr }));
+    });
+  }
+
+  /** `jobs -a --json` as objects. */
+  jobs(): Record<string, unknown>[] {
+    const r = this.cli(["jobs", "-a", "--json"]);
+    if (r.status !== 0) throw new Error(`jobs failed: ${r.stderr}`);
+    return JSON.parse(r.stdout) as Record<string, unknown>[];
+  }
+
+  job(id: string): Record<string, unknown> | undefined {
+    return this.jobs().find((j) => j.id === id);
+  }
+
+  /** SIGTERM and wait for a clean exit; resolves with the exit code. */
+  async stop(): Promise<number | null> {
+    return this.signal("SIGTERM");
+  }
+
+  /** SIGKILL: the daemon gets no chance to clean up. */
+  async kill(): Promise<number | null> {
+    return this.signal("SIGKILL");
+  }
+
+  private async signal(sig: NodeJS.Signals): Promise<number | null> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return child?.exitCode ?? null;
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    child.kill(sig);
+    const code = await exited;
+    this.child = undefined;
+    return code;
+  }
+
+  /** Stops the daemon if running and removes the statedir. */
+  async dispose(): Promise<void> {
+    await this.kill();
+    rmSync(this.statedir, { recursive: true, force: true });
+  }
+
+  private env(): NodeJS.ProcessEnv {
+    const env = { ...process.env, JOBTAP_SOCKET: this.socket, JOBTAP_STATEDIR: this.statedir };
+    delete env.NODE_OPTIONS;
+    return env;
+  }
+}
+
+/** Polls `cond` every 25 ms until it holds; fails naming `what` after `deadlineMs`. */
+export async function waitFor(cond: () => boolean, deadlineMs: number, what: string): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    if (cond()) return;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

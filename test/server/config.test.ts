@@ -1,0 +1,73 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { checkConfigFile, loadConfigFile } from "../../src/server/config.js";
+import { runCli } from "../../src/cli/main.js";
+import type { CliIO } from "../../src/cli/io.js";
+
+describe("daemon configuration", () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "jobtap-config-"))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const write = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+
+  it("reads daemon, resource and job-manager settings", () => {
+    const path = write(
+      "ok.toml",
+      `[daemon]\nshutdown = "wait"\nshutdown-timeout = "5s"\nmax-request-size = "1M"\n` +
+        `[resources]\ncores = 4\nmemory = "2G"\n[job-manager]\nqueue-depth = 2\nbatch-window = "5ms"\n`,
+    );
+    const cfg = loadConfigFile(path, {});
+    expect(cfg.settings).toEqual({
+      maxRequestBytes: 1024 * 1024,
+      shutdown: "wait",
+      shutdownTimeoutMs: 5000,
+      resources: { cores: 4, memory: 2 * 1024 ** 3 },
+      queueDepth: 2,
+      batchWindowMs: 5,
+    });
+  });
+
+  it("reports every problem with its TOML path, not just the first", () => {
+    write("prio.js", "export default () => {};\n");
+    const path = write(
+      "bad.toml",
+      `[daemon]\nshutdown = "sometimes"\ncolour = "blue"\n[resources]\ncores = -1\n` +
+        `[job-manager]\nplugins = [ { load = "./prio.js" }, { load = "nosuch-plugin.js" }, { bogus = 1 } ]\n`,
+    );
+    const { errors } = checkConfigFile(path, {});
+    expect(errors.map((e) => e.message)).toEqual([
+      '[daemon].colour: unknown key (expected socket, max-request-size, shutdown, shutdown-timeout)',
+      '[daemon].shutdown: must be "kill" or "wait", got "sometimes"',
+      "[resources].cores: must be a non-negative integer",
+      "[job-manager.plugins][1].load: nosuch-plugin.js: No such plugin found",
+      "[job-manager.plugins][2].bogus: unknown key (expected load, remove, conf, deadline)",
+    ]);
+    expect(() => loadConfigFile(path, {})).toThrow("configuration rejected");
+  });
+
+  it("names the line and column of a TOML syntax error", () => {
+    const path = write("syntax.toml", `[daemon]\nshutdown = \n`);
+    const { errors } = checkConfigFile(path, {});
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.message).toMatch(new RegExp(`^${path}:2:\\d+: `));
+  });
+
+  it("config check prints the problems and exits 1, or ok and 0", async () => {
+    const good = write("good.toml", `[job-manager]\nplugins = [ { load = ".priority-default" , remove = ".priority-default" } ]\n`);
+    const bad = write("bad.toml", `[job-manager]\nplugins = "x"\n`);
+    const out: string[] = [];
+    const err: string[] = [];
+    const io: CliIO = { stdin: process.stdin, stdout: (t) => out.push(t), stderr: (t) => err.push(t), env: {}, cwd: dir };
+    expect(await runCli(["config", "check", "good.toml"], io)).toBe(0);
+    expect(out.join("")).toBe(`${good}: ok\n`);
+    expect(await runCli(["config", "check", "bad.toml"], io)).toBe(1);
+    expect(err.join("")).toBe(`${bad}: [job-manager.plugins]: config must be an array\n`);
+  });
+});
