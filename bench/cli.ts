@@ -1,0 +1,123 @@
+/**
+ * `npm run bench -- cli [--jobs N] [--batches B]`: the daemon measured from the outside.
+ *
+ * - submit_per_s: `jobtap submit --cc 1-N` run as a real process (process start included),
+ *   B times; jobs acknowledged (durable) divided by the wall time of those runs.
+ * - end_to_end_per_s: N jobs with the test executor (run_duration 0) submitted in one
+ *   `--cc` batch, from the start of the submit until the last job is inactive.
+ *
+ * The daemon runs as its own process on a temp statedir with a large simulated pool, as
+ * Flux's throughput.py runs against a big instance: the point is the manager and the
+ * socket path, not this machine's core count. Progress goes to stderr; the last stdout
+ * line is the JSON result.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { connectDaemon, type DaemonClient } from "../src/server/client.js";
+
+const BIN = fileURLToPath(new URL("../../bin/jobtap", import.meta.url));
+
+interface BenchArgs {
+  jobs: number;
+  batches: number;
+}
+
+function parse(args: string[]): BenchArgs {
+  const out: BenchArgs = { jobs: 10_000, batches: 3 };
+  for (let i = 0; i < args.length; i += 2) {
+    const v = Number(args[i + 1]);
+    if (args[i] === "--jobs" && v > 0) out.jobs = v;
+    else if (args[i] === "--batches" && v > 0) out.batches = v;
+    else throw new Error(`bench cli: unknown argument ${args[i]} (use --jobs N --batches B)`);
+  }
+  return out;
+}
+
+/** Runs `jobtap ARGS`; resolves with stdout, rejects on a non-zero exit. */
+function jobtap(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    c.stdout.on("data", (d) => (out += d.toString()));
+    c.stderr.on("data", (d) => (err += d.toString()));
+    c.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`jobtap ${args[0]}: ${err}`))));
+  });
+}
+
+async function startDaemon(statedir: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const config = join(statedir, "bench.toml");
+  writeFileSync(config, `[resources]\ncores = 100000\n`);
+  const child = spawn(process.execPath, [BIN, "daemon", "--statedir", statedir, "--config", config], {
+    env,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const socket = join(statedir, "jobtap.sock");
+  const client = connectDaemon(socket);
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (existsSync(socket) && (await client.call("ping", {}).then(() => true, () => false))) break;
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error("bench cli: the daemon did not start");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  client.close();
+  return child;
+}
+
+async function activeCount(client: DaemonClient): Promise<number> {
+  const { jobs } = await client.call("list", { states: ["DEPEND", "PRIORITY", "SCHED", "RUN", "CLEANUP"], limit: 1 });
+  return jobs.length;
+}
+
+/** Entry point for bench/run.mjs. */
+export async function main(argv: string[]): Promise<void> {
+  const args = parse(argv);
+  const statedir = mkdtempSync(join(tmpdir(), "jobtap-bench-cli-"));
+  const env = { ...process.env, JOBTAP_STATEDIR: statedir, JOBTAP_SOCKET: join(statedir, "jobtap.sock") };
+  const daemon = await startDaemon(statedir, env);
+  const client = connectDaemon(env.JOBTAP_SOCKET);
+  try {
+    // Held jobs (urgency 0) stay in SCHED: the submit figure measures submission alone.
+    const cc = `1-${args.jobs}`;
+    let submitted = 0;
+    const t0 = performance.now();
+    for (let b = 0; b < args.batches; b++) {
+      const out = await jobtap(env, ["submit", "--urgency", "0", "--cc", cc, "true"]);
+      submitted += out.trim().split("\n").length;
+      process.stderr.write(`submit batch ${b + 1}/${args.batches}: ${submitted} jobs\n`);
+    }
+    const submitPerS = submitted / ((performance.now() - t0) / 1000);
+    const uid = process.getuid?.() ?? 0;
+    await client.call("cancel", { ids: await heldIds(client), userid: uid, note: "bench cleanup" });
+    await until(async () => (await activeCount(client)) === 0);
+
+    const t1 = performance.now();
+    await jobtap(env, ["submit", "--cc", cc, "--setattr", "exec.test.run_duration=0", "true"]);
+    await until(async () => (await activeCount(client)) === 0);
+    const e2ePerS = args.jobs / ((performance.now() - t1) / 1000);
+    process.stderr.write(`end to end: ${args.jobs} jobs\n`);
+    console.log(JSON.stringify({ submit_per_s: Math.round(submitPerS), end_to_end_per_s: Math.round(e2ePerS), jobs: args.jobs, batches: args.batches }));
+  } finally {
+    client.close();
+    const exited = new Promise((r) => daemon.once("exit", r));
+    daemon.kill("SIGTERM");
+    await exited;
+    rmSync(statedir, { recursive: true, force: true });
+  }
+}
+
+async function heldIds(client: DaemonClient): Promise<string[]> {
+  const { jobs } = await client.call("list", { states: ["SCHED"] });
+  return jobs.map((j) => j.id);
+}
+
+async function until(cond: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 300_000;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error("bench cli: jobs did not finish within 300 s");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
