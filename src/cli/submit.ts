@@ -92,7 +92,7 @@ function jobspecFrom(p: ParsedArgs, io: CliIO): Jobspec {
 }
 
 function commandJobspec(p: ParsedArgs, io: CliIO, dependencies: Dependency[]): Jobspec {
-  if (p.positionals.length === 0) throw usage("submit: no COMMAND given (or use --jobspec FILE)");
+  if (p.positionals.length === 0) throw usage("no COMMAND given (or use --jobspec FILE)");
   const limit = optString(p, "time-limit");
   const path = (name: string): string | undefined => {
     const v = optString(p, name);
@@ -123,7 +123,7 @@ function positive(p: ParsedArgs, name: string): number {
 
 /** `--jobspec FILE` (`-` for stdin is not supported: the file must be a JSON jobspec v1). */
 function readJobspec(file: string, p: ParsedArgs, io: CliIO): Jobspec {
-  if (p.positionals.length > 0) throw usage("submit: give either --jobspec FILE or a COMMAND, not both");
+  if (p.positionals.length > 0) throw usage("give either --jobspec FILE or a COMMAND, not both");
   const path = resolve(io.cwd, file);
   let text: string;
   try {

@@ -1,0 +1,69 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { CliIO } from "../../src/cli/io.js";
+import { runCli } from "../../src/cli/main.js";
+
+const dir = mkdtempSync(join(tmpdir(), "jobtap-cli-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIO = {
+    stdin: process.stdin,
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    env: { JOBTAP_STATEDIR: dir, ...env },
+    cwd: dir,
+  };
+  const status = await runCli(argv, io);
+  return { status, stdout: out.join(""), stderr: err.join("") };
+}
+
+describe("jobtap dispatcher", () => {
+  it("rejects an unknown command with a usage error", async () => {
+    expect(await run(["frobnicate"])).toEqual({
+      status: 2,
+      stdout: "",
+      stderr: 'jobtap: unknown command "frobnicate" (try: jobtap --help)\n',
+    });
+  });
+
+  it("rejects an unknown option, naming the subcommand and the option", async () => {
+    const r = await run(["jobs", "--colour"]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe("jobtap jobs: unknown option --colour\n");
+  });
+
+  it("rejects an id that does not parse before contacting any daemon", async () => {
+    const r = await run(["cancel", "not-a-job-id!"]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^jobtap cancel: .*not-a-job-id!/);
+  });
+
+  it("says where it looked when no daemon is running", async () => {
+    const r = await run(["jobs"]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(
+      `jobtap jobs: cannot reach the jobtap daemon: is the daemon running? tried ${join(dir, "jobtap.sock")}\n`,
+    );
+    const viaOption = await run(["--socket", "/nonexistent/x.sock", "jobs"]);
+    expect(viaOption.stderr).toContain("tried /nonexistent/x.sock");
+    const viaEnv = await run(["jobs"], { JOBTAP_SOCKET: "/nonexistent/y.sock" });
+    expect(viaEnv.stderr).toContain("tried /nonexistent/y.sock");
+  });
+
+  it("prints help listing the subcommands", async () => {
+    const r = await run(["--help"]);
+    expect(r.status).toBe(0);
+    for (const name of ["submit", "jobs", "eventlog", "plugin", "config", "daemon"]) expect(r.stdout).toContain(`  ${name}`);
+  });
+
+  it("refuses submit without a command and bad resource counts", async () => {
+    expect((await run(["submit"])).stderr).toBe("jobtap submit: no COMMAND given (or use --jobspec FILE)\n");
+    expect((await run(["submit", "-n", "0", "true"])).stderr).toBe("jobtap submit: --ntasks must be at least 1, got 0\n");
+    expect((await run(["submit", "--urgency", "40", "true"])).stderr).toBe("jobtap submit: --urgency 40 is out of range 0..31\n");
+  });
+});
