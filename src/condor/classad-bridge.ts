@@ -1,5 +1,22 @@
 /**
- * The one place src/condor imports the ClassAd language from, so the transform engine
- * depends on a small, named surface of it.
+ * The one place src/condor imports the ClassAd language from (its public API), so the
+ * transform engine depends on a small, named surface of it.
  */
-export { parseExpr } from "../classad/parser.js";
+export {
+  ClassAd,
+  Evaluator,
+  literal,
+  attrRef,
+  parseExpr,
+  parseExprPrefix,
+  parseNewAd,
+  readOldAd,
+  unparse,
+  unparseValue,
+  printOldAd,
+  isUndefined,
+  isError,
+  typeOf,
+  type Expr,
+  type Value,
+} from "../classad/index.js";

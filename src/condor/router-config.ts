@@ -79,7 +79,7 @@ export function readRouterConfig(config: CondorConfig): RouterConfig {
   for (const key of [...routes.keys()]) if (key.toUpperCase() === "NAMES") routes.delete(key);
   const warnings: string[] = [];
   let routeNames = config.has("JOB_ROUTER_ROUTE_NAMES") ? nameList(config, "JOB_ROUTER_ROUTE_NAMES") : undefined;
-  if (config.has("JOB_ROUTER_ENTRIES")) {
+  if (config.has("JOB_ROUTER_ENTRIES") || config.has("JOB_ROUTER_ENTRIES_FILE")) {
     const old = convertOldRoutes(config);
     warnings.push(...old.warnings);
     for (const route of old.routes) if (!routes.has(route.name)) routes.set(route.name, route.source);
