@@ -104,6 +104,9 @@ export interface PluginPort {
   notifyEvent(args: JobArgs): void | Promise<void>;
   /** The job left the active set (after job.destroy): drop its aux data and subscriptions. */
   jobGone(id: JobId): void;
+  /** Optional fast check: does any plugin subscribe to this job's events? When absent the
+   *  manager falls back to `matches("job.event.<name>")` before calling notifyEvent. */
+  hasSubscribers?(id: JobId): boolean;
 }
 
 /**
@@ -155,4 +158,15 @@ export interface ManagerPort {
   /** The manager's clock, handed to plugins as `p.clock` (simulated in tests). Added by
    *  the plugin host; when absent the host uses the clock it was given or the real one. */
   readonly clock?: Clock;
+  /** Persistent per-plugin key/value state kept in the job store (survives restarts).
+   *  Values are JSON-serializable. Added by the job manager; absent in bare fakes. */
+  readonly pluginState?: PluginStateStore;
+}
+
+/** Per-plugin key/value state in the job store; writes are durable when the call returns. */
+export interface PluginStateStore {
+  get(plugin: string, key: string): unknown;
+  set(plugin: string, key: string, value: unknown): void;
+  delete(plugin: string, key: string): void;
+  keys(plugin: string): string[];
 }

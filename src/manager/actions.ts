@@ -1,0 +1,160 @@
+/**
+ * State actions (spec §2.3): what the manager does on entering, or while in, each state.
+ * Idempotent: run after every event of the job, they only do what is still outstanding.
+ */
+import type { Engine, ActionRunner } from "./engine.js";
+import type { Executor } from "./exec/types.js";
+import { formatJobId, type JobId } from "./ids.js";
+import { type InactiveCache, type InactiveRecord } from "./inactive.js";
+import { durationOf, jobName, queued, type ActiveJob } from "./job.js";
+import { resourceRequest } from "./jobspec.js";
+import type { Scheduler } from "./scheduler.js";
+import { RESULTS } from "./states.js";
+import { resultOf } from "./transition.js";
+
+export interface ActionDeps {
+  engine: Engine;
+  scheduler: Scheduler;
+  /** Picks the executor for a job (test executor when the jobspec asks for it). */
+  executorFor(job: ActiveJob): Executor;
+  inactive: InactiveCache;
+}
+
+export class Actions implements ActionRunner {
+  constructor(private readonly d: ActionDeps) {}
+
+  run(job: ActiveJob): void {
+    switch (job.core.state) {
+      case "DEPEND":
+        return this.depend(job);
+      case "PRIORITY":
+        // Back from SCHED (urgency, jobspec-update, flux-restart): cancel the alloc request.
+        return this.d.scheduler.dequeue(job.core.id);
+      case "SCHED":
+        return this.sched(job);
+      case "RUN":
+        return this.runState(job);
+      case "CLEANUP":
+        return this.cleanup(job);
+      case "INACTIVE":
+        return this.retire(job);
+      default:
+        return;
+    }
+  }
+
+  private depend(job: ActiveJob): void {
+    const c = job.core;
+    if (c.dependencies.length > 0 || job.dependQueued || queued(job, "dependency-add")) return;
+    job.dependQueued = true;
+    this.d.engine.post(job, "depend");
+  }
+
+  private sched(job: ActiveJob): void {
+    const c = job.core;
+    const s = this.d.scheduler;
+    // Held jobs (priority 0) and alloc-bypass jobs get no alloc request.
+    if (c.priority === 0 || c.flags.includes("alloc-bypass")) {
+      s.dequeue(c.id);
+      return;
+    }
+    if (s.isQueued(c.id)) {
+      s.reprioritize(c.id, c.priority);
+      return;
+    }
+    try {
+      job.request ??= resourceRequest(c.jobspec);
+    } catch (err) {
+      this.d.engine.raise(job, "alloc", 0, (err as Error).message);
+      return;
+    }
+    s.enqueue({ id: c.id, priority: c.priority, request: job.request, duration: durationOf(c.jobspec) });
+  }
+
+  private runState(job: ActiveJob): void {
+    if (job.startRequested || job.core.perilog > 0 || queued(job, "prolog-start")) return;
+    job.startRequested = true;
+    this.d.executorFor(job).start(this.execJob(job));
+  }
+
+  execJob(job: ActiveJob) {
+    const c = job.core;
+    const start = job.eventlog.find((e) => e.name === "start");
+    return {
+      id: c.id,
+      userid: c.userid,
+      jobspec: c.jobspec,
+      R: c.R,
+      duration: durationOf(c.jobspec),
+      ...(start ? { startedAt: start.timestamp } : {}),
+    };
+  }
+
+  private cleanup(job: ActiveJob): void {
+    const c = job.core;
+    const id = c.id;
+    this.d.scheduler.dequeue(id);
+    const exec = this.d.executorFor(job);
+    if (exec.has(id)) {
+      // Ended by an exception while running: stop it; finish/release come back as events.
+      if (c.endEvent?.name === "exception") exec.kill(id);
+      return;
+    }
+    const perilogBusy = c.perilog > 0 || queued(job, "epilog-start") || queued(job, "prolog-finish");
+    if (c.hasResources && !perilogBusy && !job.freeRequested) {
+      job.freeRequested = true;
+      this.d.scheduler.free(id);
+      this.d.engine.post(job, "free");
+      return;
+    }
+    if (!c.hasResources && !perilogBusy && !job.cleanQueued && !queued(job, "free")) {
+      job.cleanQueued = true;
+      this.d.engine.post(job, "clean");
+    }
+  }
+
+  allocRefused(job: ActiveJob): void {
+    this.d.scheduler.free(job.core.id);
+  }
+
+  resourceUpdate(_job: ActiveJob): void {
+    // The local executors read the expiration only at start; nothing to forward.
+  }
+
+  /** INACTIVE (spec §2.3): waiters, inactive cache + job.inactive-add, job.destroy, drop. */
+  private retire(job: ActiveJob): void {
+    const e = this.d.engine;
+    const c = job.core;
+    for (const w of job.waiters ?? []) w();
+    job.waiters = undefined;
+    if (this.d.inactive.add(inactiveRecord(job))) this.notify(job, "job.inactive-add");
+    this.notify(job, "job.destroy");
+    e.port.jobGone(c.id);
+    e.active.delete(c.id);
+  }
+
+  /** Fire-and-forget topics of a job that is leaving: async errors are logged. */
+  notify(job: ActiveJob, topic: string): void {
+    const pending = this.d.engine.callJob(job, topic);
+    if (pending) pending.catch((err: unknown) => this.d.engine.log("error", `${topic} ${formatJobId(job.core.id)}: ${err}`));
+  }
+}
+
+/** The compact record an inactive job leaves in memory. */
+export function inactiveRecord(job: ActiveJob): InactiveRecord {
+  const c = job.core;
+  const finish = c.endEvent?.name === "finish" ? c.endEvent : job.eventlog.find((e) => e.name === "finish");
+  return {
+    id: c.id,
+    userid: c.userid,
+    urgency: c.urgency,
+    priority: c.priority,
+    t_submit: c.t_submit,
+    t_clean: c.t_clean ?? 0,
+    result: RESULTS.indexOf(resultOf(c) ?? "FAILED"),
+    name: jobName(c.jobspec),
+    waitStatus: typeof finish?.context?.status === "number" ? finish.context.status : -1,
+  };
+}
+
+export type { JobId };

@@ -1,0 +1,371 @@
+/**
+ * The event engine: per-job mailboxes, the order of work for one event (spec §3), plugin
+ * stack calls with their OUT values applied per topic, and the batched store writes.
+ * State actions (what happens on entering a state) live in actions.ts.
+ */
+import { ErrorCode, JobtapError } from "../errors.js";
+import type { Clock, TimerHandle } from "./clock.js";
+import { NO_COMMIT } from "./events.js";
+import { formatJobId, type JobId } from "./ids.js";
+import { newActiveJob, redactedJobspec, type ActiveJob } from "./job.js";
+import { isPlainObject, mergeNullDeletes } from "./jobspec.js";
+import { NO_PLUGINS, PRIORITY_UNAVAILABLE, type EventEntry, type JobArgs, type PluginPort, type StackResult } from "./port.js";
+import { PRIORITY_MAX, stateTopic, URGENCY_EXPEDITE, URGENCY_HOLD, type State } from "./states.js";
+import { batchIsEmpty, emptyBatch, type JobStore } from "./store/types.js";
+import { transition } from "./transition.js";
+
+export type LogLevel = "debug" | "info" | "error";
+export type Logger = (level: LogLevel, msg: string) => void;
+
+/** One journal record: an event as it was processed, for the manager's event stream. */
+export interface JournalEntry {
+  id: JobId;
+  entry: EventEntry;
+  state: State;
+  prev_state: State;
+}
+
+/** What the engine calls for state actions (implemented in actions.ts). */
+export interface ActionRunner {
+  run(job: ActiveJob): void;
+  /** An `alloc` was refused (job left SCHED meanwhile): give the resources back. */
+  allocRefused(job: ActiveJob): void;
+  resourceUpdate(job: ActiveJob): void;
+}
+
+export interface EngineOptions {
+  clock: Clock;
+  store: JobStore;
+  batchWindowMs: number;
+  log: Logger;
+}
+
+/** Applies the hold/expedite overrides: urgency 0 forces 0, urgency 31 forces the maximum. */
+export function overridePriority(urgency: number, priority: number): number {
+  if (urgency === URGENCY_HOLD) return 0;
+  if (urgency === URGENCY_EXPEDITE) return PRIORITY_MAX;
+  return priority;
+}
+
+export class Engine {
+  readonly active = new Map<JobId, ActiveJob>();
+  port: PluginPort = NO_PLUGINS;
+  actions!: ActionRunner;
+  private batch = emptyBatch();
+  private batchTimer: TimerHandle | undefined;
+  private commitWaiters: Array<(err?: JobtapError) => void> = [];
+  private readonly journalListeners = new Set<(j: JournalEntry) => void>();
+  fatal: JobtapError | undefined;
+  /** Count of jobs in RUN or CLEANUP (Flux's running-job counter). */
+  running = 0;
+
+  constructor(readonly opts: EngineOptions) {}
+
+  get clock(): Clock {
+    return this.opts.clock;
+  }
+
+  get log(): Logger {
+    return this.opts.log;
+  }
+
+  /** Looks up an active job or throws UNKNOWN_JOB naming the id. */
+  activeJob(id: JobId): ActiveJob {
+    const job = this.active.get(id);
+    if (!job) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`, { id: formatJobId(id) });
+    return job;
+  }
+
+  /** Adds a job to the active set (submit or replay). */
+  admit(job: ActiveJob): void {
+    this.active.set(job.core.id, job);
+  }
+
+  newJob = newActiveJob;
+
+  /** Builds an entry stamped with the clock, in seconds as RFC 18 wants. */
+  entry(name: string, context?: Record<string, unknown>): EventEntry {
+    const e: EventEntry = { timestamp: this.clock.now() / 1000, name };
+    if (context !== undefined && Object.keys(context).length > 0) e.context = context;
+    return e;
+  }
+
+  /**
+   * Posts an event to a job's mailbox. If the job is idle and not held, the event and every
+   * event it causes for this job are processed before this returns (a synchronous cascade).
+   */
+  post(job: ActiveJob, name: string, context?: Record<string, unknown>): void {
+    job.queue.push(this.entry(name, context));
+    this.drain(job);
+  }
+
+  /** Runs queued events until the mailbox is empty, the job is held, or already running. */
+  drain(job: ActiveJob): void {
+    if (job.busy) return;
+    job.busy = true;
+    try {
+      while (job.hold === 0 && job.queue.length > 0) {
+        const e = job.queue.shift()!;
+        const pending = this.process(job, e);
+        if (pending) this.holdUntil(job, pending);
+      }
+    } finally {
+      job.busy = false;
+    }
+  }
+
+  /** Holds the job's mailbox until an async callback settles; other jobs keep moving. */
+  holdUntil(job: ActiveJob, pending: Promise<void>): void {
+    job.hold++;
+    pending
+      .catch((err: unknown) => this.log("error", `job ${formatJobId(job.core.id)}: ${(err as Error)?.message ?? err}`))
+      .finally(() => {
+        job.hold--;
+        this.drain(job);
+      });
+  }
+
+  /** Order of work for one event (spec §3): state update, journal, batch, callbacks, action. */
+  private process(job: ActiveJob, e: EventEntry): void | Promise<void> {
+    if (e.name === "alloc" && e.context?.R === undefined && job.core.R) e.context = { ...e.context, R: job.core.R };
+    const r = transition(job.core, e);
+    if (!r.ok) {
+      this.log("error", `job ${formatJobId(job.core.id)}: ${r.error}`);
+      if (e.name === "alloc") this.actions.allocRefused(job);
+      return;
+    }
+    job.core = r.job;
+    if (e.name === "jobspec-update") {
+      job.redacted = undefined;
+      job.request = undefined;
+    }
+    if (!NO_COMMIT.has(e.name)) {
+      job.eventlog.push(e);
+      this.append(job.core.id, e);
+    }
+    this.countRunning(r.prev, job.core.state);
+    if (this.journalListeners.size > 0) this.journal({ id: job.core.id, entry: e, state: job.core.state, prev_state: r.prev });
+    return this.callbacks(job, e, r.prev, 0);
+  }
+
+  private countRunning(prev: State, next: State): void {
+    if (prev === next) return;
+    if (next === "RUN") this.running++;
+    if (prev === "CLEANUP") this.running--;
+  }
+
+  /** Steps 7-11 of spec §3; resumable at `step` after an async callback. */
+  private callbacks(job: ActiveJob, e: EventEntry, prev: State, step: number): void | Promise<void> {
+    for (; step < 4; step++) {
+      let pending: void | Promise<void> = undefined;
+      if (step === 0) pending = this.notifySubscribers(job, e);
+      else if (step === 1 && e.name === "jobspec-update") pending = this.callJob(job, "job.update", { updates: e.context ?? {} });
+      else if (step === 2 && job.core.state !== prev) {
+        pending = this.callJob(job, stateTopic(job.core.state), { entry: e, prev_state: prev });
+      } else if (step === 3) {
+        if (e.name === "resource-update") this.actions.resourceUpdate(job);
+        this.actions.run(job);
+      }
+      if (pending) {
+        const next = step + 1;
+        return pending.then(() => this.callbacks(job, e, prev, next));
+      }
+    }
+  }
+
+  private notifySubscribers(job: ActiveJob, e: EventEntry): void | Promise<void> {
+    const port = this.port as PluginPort & { hasSubscribers?: (id: JobId) => boolean };
+    const listens = port.hasSubscribers ? port.hasSubscribers(job.core.id) : port.matches(`job.event.${e.name}`);
+    if (!listens) return;
+    const r = port.notifyEvent(this.args(job, { entry: e }));
+    return r instanceof Promise ? r.catch((err: unknown) => this.log("error", `event.${e.name} callback failed: ${err}`)) : undefined;
+  }
+
+  /** Standard IN args (spec §4.1), built fresh for each stack call. */
+  args(job: ActiveJob, extra?: Partial<JobArgs>): JobArgs {
+    const c = job.core;
+    const a: JobArgs = {
+      id: c.id,
+      userid: c.userid,
+      urgency: c.urgency,
+      priority: c.priority,
+      state: c.state,
+      t_submit: c.t_submit,
+      jobspec: redactedJobspec(job),
+      dependencies: [...c.dependencies],
+      annotations: c.annotations,
+      flags: c.flags,
+      ...extra,
+    };
+    if (c.R) a.R = redactR(c.R);
+    if (c.endEvent) a.end_event = c.endEvent;
+    return a;
+  }
+
+  /**
+   * A generic stack call: skipped entirely when nobody listens; OUT applied per topic.
+   * Returns a Promise only when a handler was asynchronous.
+   */
+  callJob(job: ActiveJob, topic: string, extra?: Partial<JobArgs>): void | Promise<void> {
+    if (!this.port.matches(topic)) return;
+    const res = this.port.callJob(topic, this.args(job, extra));
+    if (res instanceof Promise) return res.then((r) => this.applyOut(job, topic, r));
+    this.applyOut(job, topic, res);
+  }
+
+  /** Honours the merged OUT of a generic topic (spec §4.2). */
+  applyOut(job: ActiveJob, topic: string, res: StackResult): void {
+    const id = formatJobId(job.core.id);
+    if (res.error) this.log("debug", `job ${id}: ${topic}: plugin ${res.error.plugin}: ${res.error.message}`);
+    const out = res.out;
+    if ("priority" in out) this.outPriority(job, topic, out.priority);
+    if ("annotations" in out) this.outAnnotations(job, topic, out.annotations);
+    if ("R" in out) {
+      if (topic !== "job.state.sched") this.log("error", `job ${id}: ${topic}: R may only be set in SCHED state`);
+      else if (job.core.R) this.log("error", `job ${id}: ${topic}: R is already set`);
+      else if (!isPlainObject(out.R)) this.log("error", `job ${id}: ${topic}: R must be an object`);
+      else job.core = { ...job.core, R: out.R };
+    }
+  }
+
+  private outPriority(job: ActiveJob, topic: string, p: unknown): void {
+    if (typeof p !== "number" || !Number.isInteger(p)) {
+      this.raise(job, topic, 4, "arg_unpack: priority must be an integer (job may be stuck in PRIORITY state)");
+      return;
+    }
+    if (p >= 0) this.reprioritize(job, p);
+  }
+
+  private outAnnotations(job: ActiveJob, topic: string, a: unknown): void {
+    if (!isPlainObject(a)) {
+      this.log("error", `job ${formatJobId(job.core.id)}: ${topic}: annotations must be an object`);
+      return;
+    }
+    const merged = mergeNullDeletes(job.core.annotations ?? {}, a);
+    const next = Object.keys(merged).length === 0 ? null : merged;
+    // job.new annotations are stored but not published (Flux).
+    if (topic === "job.new") job.core = { ...job.core, annotations: next };
+    else this.post(job, "annotations", { annotations: next });
+  }
+
+  /** Flux reprioritize_job: no-op outside PRIORITY/SCHED; overrides; no event if unchanged in SCHED. */
+  reprioritize(job: ActiveJob, priority: number): void {
+    const c = job.core;
+    if (c.state !== "PRIORITY" && c.state !== "SCHED") return;
+    if (priority === PRIORITY_UNAVAILABLE || priority < 0) return;
+    const p = overridePriority(c.urgency, Math.min(priority, PRIORITY_MAX));
+    if (c.state === "SCHED" && p === c.priority) return;
+    this.post(job, "priority", { priority: p });
+  }
+
+  /** Posts an exception event (checked by the caller). */
+  raise(job: ActiveJob, type: string, severity: number, note: string, extra?: Record<string, unknown>): void {
+    this.post(job, "exception", { type, severity, note, ...extra });
+  }
+
+  // --- event stream --------------------------------------------------------------------
+
+  onJournal(fn: (j: JournalEntry) => void): void {
+    this.journalListeners.add(fn);
+  }
+
+  offJournal(fn: (j: JournalEntry) => void): void {
+    this.journalListeners.delete(fn);
+  }
+
+  private journal(j: JournalEntry): void {
+    for (const fn of this.journalListeners) {
+      try {
+        fn(j);
+      } catch (err) {
+        this.log("error", `event stream listener failed: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  // --- batched store writes ------------------------------------------------------------
+
+  /** Records a new job's jobspec in the current batch (stored once per job). */
+  storeNewJob(id: JobId, jobspecJson: string): void {
+    this.batch.newJobs.push({ id, jobspec: jobspecJson });
+    this.requestCommit();
+  }
+
+  /** Drops a rejected job's pending writes (it never existed as far as the store knows). */
+  forget(id: JobId): void {
+    this.batch.newJobs = this.batch.newJobs.filter((j) => j.id !== id);
+    this.batch.appends.delete(id);
+  }
+
+  /** Queues a purge of an inactive job. */
+  storePurge(id: JobId): void {
+    this.batch.purged.push(id);
+    this.requestCommit();
+  }
+
+  private append(id: JobId, e: EventEntry): void {
+    const line = eventLine(e);
+    const prev = this.batch.appends.get(id);
+    this.batch.appends.set(id, prev === undefined ? line : prev + line);
+    this.requestCommit();
+  }
+
+  /** Calls `fn` once the current batch is durable (with an error if the commit failed). */
+  afterCommit(fn: (err?: JobtapError) => void): void {
+    if (this.fatal) {
+      fn(this.fatal);
+      return;
+    }
+    this.commitWaiters.push(fn);
+    this.requestCommit();
+  }
+
+  private requestCommit(): void {
+    if (this.batchTimer || this.fatal) return;
+    this.batchTimer = this.clock.setTimeout(() => {
+      this.batchTimer = undefined;
+      this.commit();
+    }, this.opts.batchWindowMs);
+  }
+
+  /** Writes the current batch in one transaction, then releases its waiters. */
+  commit(): void {
+    if (this.batchTimer) this.clock.clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+    const batch = this.batch;
+    const waiters = this.commitWaiters;
+    this.batch = emptyBatch();
+    this.commitWaiters = [];
+    if (!batchIsEmpty(batch) && !this.fatal) {
+      try {
+        this.opts.store.commit(batch);
+      } catch (err) {
+        this.fatal = err instanceof JobtapError ? err : new JobtapError(ErrorCode.STORE_WRITE, String(err));
+        this.log("error", `job store commit failed, job manager stopped: ${this.fatal.message}`);
+      }
+    }
+    for (const w of waiters) w(this.fatal);
+  }
+
+  /** Stops the batch timer without writing (used by close after a final commit). */
+  stopTimers(): void {
+    if (this.batchTimer) this.clock.clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+  }
+}
+
+/** R as plugins see it: the top-level `scheduling` key removed. */
+function redactR(R: Record<string, unknown>): Record<string, unknown> {
+  if (!("scheduling" in R)) return R;
+  const { scheduling: _omit, ...rest } = R;
+  return rest;
+}
+
+/** One RFC 18 eventlog line. Values JSON cannot carry (bigint) are written as strings. */
+export function eventLine(e: EventEntry): string {
+  try {
+    return JSON.stringify(e) + "\n";
+  } catch {
+    return JSON.stringify(e, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)) + "\n";
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The manager's runtime record of an active job: the folded JobCore plus the things that
+ * are not in the eventlog (mailbox queue, holds, requests in flight, caches).
+ */
+import type { EventEntry, Jobspec } from "./port.js";
+import type { JobCore } from "./transition.js";
+import { redactJobspec, type ResourceRequest } from "./jobspec.js";
+
+export interface ActiveJob {
+  core: JobCore;
+  /** The committed eventlog, in memory only while the job is active. */
+  eventlog: EventEntry[];
+  /** Mailbox: events posted but not yet processed (FIFO). */
+  queue: EventEntry[];
+  /** True while an event of this job is being processed (posts are queued). */
+  busy: boolean;
+  /** Holds: > 0 keeps queued events waiting (batch commit at submit, async callbacks). */
+  hold: number;
+  /** Runtime flags Flux keeps on its job struct. */
+  dependQueued: boolean;
+  startRequested: boolean;
+  freeRequested: boolean;
+  cleanQueued: boolean;
+  /** Cached redacted jobspec (cleared on jobspec-update). */
+  redacted?: Jobspec | undefined;
+  /** Cached resource request (cleared on jobspec-update). */
+  request?: ResourceRequest | undefined;
+  /** Resolvers of `wait(id)`. */
+  waiters?: Array<() => void>;
+}
+
+export function newActiveJob(core: JobCore): ActiveJob {
+  return {
+    core,
+    eventlog: [],
+    queue: [],
+    busy: false,
+    hold: 0,
+    dependQueued: false,
+    startRequested: false,
+    freeRequested: false,
+    cleanQueued: false,
+  };
+}
+
+/** The jobspec plugins see, computed once per jobspec version. */
+export function redactedJobspec(job: ActiveJob): Jobspec {
+  if (!job.redacted) job.redacted = redactJobspec(job.core.jobspec);
+  return job.redacted;
+}
+
+/** True if an event with this name sits in the job's mailbox. */
+export function queued(job: ActiveJob, name: string): boolean {
+  for (const e of job.queue) if (e.name === name) return true;
+  return false;
+}
+
+/** `attributes.system.duration` in seconds (0 = unlimited). */
+export function durationOf(jobspec: Jobspec): number {
+  const d = jobspec.attributes.system?.duration;
+  return typeof d === "number" && d > 0 ? d : 0;
+}
+
+/** The job name Flux shows: attributes.system.job.name, else the command's basename. */
+export function jobName(jobspec: Jobspec): string {
+  const n = (jobspec.attributes.system?.job as { name?: unknown } | undefined)?.name;
+  if (typeof n === "string") return n;
+  const cmd = (jobspec.tasks[0] as { command?: string[] } | undefined)?.command?.[0] ?? "";
+  return cmd.slice(cmd.lastIndexOf("/") + 1);
+}

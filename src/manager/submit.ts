@@ -1,0 +1,154 @@
+/**
+ * Submission (spec §4.3, §3): submit event → job.create → job.validate →
+ * job.dependency.<scheme> per dependency → job.new → held until the batch commit →
+ * `validate`. A rejection posts `invalidate`, calls job.destroy and drops the job.
+ */
+import { ErrorCode, JobtapError } from "../errors.js";
+import type { Engine } from "./engine.js";
+import { SUBMIT_FLAG } from "./events.js";
+import { type FluidGenerator, type JobId } from "./ids.js";
+import { newActiveJob, type ActiveJob } from "./job.js";
+import { isPlainObject, validateJobspec } from "./jobspec.js";
+import type { Jobspec, StackResult } from "./port.js";
+import { URGENCY_DEFAULT, URGENCY_MAX, URGENCY_MIN } from "./states.js";
+import { newJobCore } from "./transition.js";
+
+export interface SubmitOptions {
+  /** Submitting user (default: the instance owner). */
+  userid?: number;
+  urgency?: number;
+  /** "debug", "waitable", "novalidate" (owner only), or the Flux bit mask. */
+  flags?: readonly string[] | number;
+}
+
+/** Outcome of one job of a batch submit. */
+export type SubmitOutcome = { id: JobId } | { error: JobtapError };
+
+/** Parses submit flags into Flux's bit mask; throws INVALID_ARGUMENT on an unknown name. */
+export function submitFlags(flags: SubmitOptions["flags"]): number {
+  if (flags === undefined) return 0;
+  if (typeof flags === "number") return flags;
+  let bits = 0;
+  for (const f of flags) {
+    const bit = SUBMIT_FLAG[f as keyof typeof SUBMIT_FLAG];
+    if (bit === undefined) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `unknown submit flag "${f}"`);
+    bits |= bit;
+  }
+  return bits;
+}
+
+/** Checks an urgency value, throwing BAD_URGENCY naming it. */
+export function checkUrgency(u: unknown): number {
+  if (typeof u !== "number" || !Number.isInteger(u) || u < URGENCY_MIN || u > URGENCY_MAX) {
+    throw new JobtapError(ErrorCode.BAD_URGENCY, `urgency value ${JSON.stringify(u)} is out of range (0..31)`);
+  }
+  return u;
+}
+
+export class Submitter {
+  constructor(
+    private readonly engine: Engine,
+    private readonly ids: FluidGenerator,
+    private readonly owner: number,
+  ) {}
+
+  /**
+   * Submits one job. Resolves with its id once the batch holding its eventlog is durable;
+   * rejects with JOB_REJECTED (the plugin's errmsg) or a bad-input code.
+   */
+  async submit(jobspecIn: unknown, opts: SubmitOptions = {}): Promise<JobId> {
+    const e = this.engine;
+    if (e.fatal) throw e.fatal;
+    const jobspec = validateJobspec(jobspecIn);
+    const urgency = checkUrgency(opts.urgency ?? URGENCY_DEFAULT);
+    const userid = opts.userid ?? this.owner;
+    const flags = submitFlags(opts.flags);
+    if (flags & SUBMIT_FLAG.novalidate && userid !== this.owner) {
+      throw new JobtapError(ErrorCode.PERMISSION_DENIED, "novalidate flag requires instance owner");
+    }
+    const job = newActiveJob(newJobCore(this.ids.next(), jobspec));
+    // Held from the start: events plugins post during submit queue behind `submit`.
+    job.hold++;
+    e.storeNewJob(job.core.id, JSON.stringify(jobspec));
+    job.queue.push(e.entry("submit", { userid, urgency, flags, version: 1 }));
+    job.hold--;
+    e.drain(job);
+    job.hold++;
+    // Admitted before the callbacks so plugins can look the job up and post to it.
+    e.admit(job);
+    const rejection = await this.admissionCallbacks(job, jobspec, flags);
+    if (rejection !== undefined) {
+      this.reject(job);
+      throw new JobtapError(ErrorCode.JOB_REJECTED, rejection, { id: job.core.id.toString() });
+    }
+    job.queue.push(e.entry("validate"));
+    return this.acknowledge(job);
+  }
+
+  /** Releases the hold and resolves once the batch is durable. */
+  private acknowledge(job: ActiveJob): Promise<JobId> {
+    return new Promise<JobId>((resolve, reject) => {
+      this.engine.afterCommit((err) => {
+        if (err) {
+          reject(err);
+          return;
+        }
+        job.hold--;
+        this.engine.drain(job);
+        resolve(job.core.id);
+      });
+    });
+  }
+
+  /** job.create, job.validate, job.dependency.*, job.new; returns a rejection message. */
+  private async admissionCallbacks(job: ActiveJob, jobspec: Jobspec, flags: number): Promise<string | undefined> {
+    const fail = (res: StackResult | undefined, fallback: string) =>
+      res?.error ? (typeof res.out.errmsg === "string" ? res.out.errmsg : fallback) : undefined;
+    let why = fail(await this.stack(job, "job.create"), "rejected by job-manager plugin");
+    if (why) return why;
+    if (!(flags & SUBMIT_FLAG.novalidate)) {
+      why = fail(await this.stack(job, "job.validate"), "rejected by job-manager plugin");
+      if (why) return why;
+    }
+    why = await this.dependencies(job, jobspec);
+    if (why) return why;
+    const res = await this.stack(job, "job.new");
+    if (res) this.engine.applyOut(job, "job.new", res);
+    return undefined;
+  }
+
+  private async dependencies(job: ActiveJob, jobspec: Jobspec): Promise<string | undefined> {
+    const deps = jobspec.attributes.system?.dependencies;
+    if (deps === undefined) return undefined;
+    if (!Array.isArray(deps)) return "dependencies object must be an array";
+    for (let i = 0; i < deps.length; i++) {
+      const d: unknown = deps[i];
+      if (!isPlainObject(d) || typeof d.scheme !== "string") return `dependency[${i}] missing string scheme`;
+      const topic = `job.dependency.${d.scheme}`;
+      if (topic.length > 128) return "rejecting absurdly long dependency scheme";
+      const res = await this.stack(job, topic, { dependency: d as { scheme: string } });
+      if (!res || res.handled === 0) return `dependency scheme "${d.scheme}" not supported`;
+      if (res.error) return typeof res.out.errmsg === "string" ? res.out.errmsg : "rejected by job-manager dependency plugin";
+    }
+    return undefined;
+  }
+
+  /** One admission stack call; `undefined` when nobody listens. OUT annotations/priority are not applied here. */
+  private async stack(job: ActiveJob, topic: string, extra?: { dependency: { scheme: string } }) {
+    const e = this.engine;
+    if (!e.port.matches(topic)) return undefined;
+    return await e.port.callJob(topic, e.args(job, extra));
+  }
+
+  private reject(job: ActiveJob): void {
+    const e = this.engine;
+    e.forget(job.core.id);
+    job.queue.length = 0;
+    job.hold = 0;
+    e.post(job, "invalidate");
+    const pending = e.callJob(job, "job.destroy");
+    if (pending) pending.catch(() => undefined);
+    e.port.jobGone(job.core.id);
+    e.active.delete(job.core.id);
+  }
+}
