@@ -168,7 +168,9 @@ function withDeadline(
 /** Records a thrown error; returns true if the stack stops here. */
 function fail(host: StackHost, call: StackCall, plugin: PluginRecord, e: unknown): boolean {
   const why = isJobtapError(e) || e instanceof Error ? e.message : String(e);
-  const message = `${host.label(plugin, call.topic, call.id)}: ${why}`;
+  const label = host.label(plugin, call.topic, call.id);
+  // Context calls already label their errors (host.wrapError); do not say it twice.
+  const message = why.startsWith(label) ? why : `${label}: ${why}`;
   host.report("warn", message);
   if (!call.stopOnError) return false;
   call.error = { plugin: plugin.name, message };

@@ -162,8 +162,9 @@ export type TopicFor<P extends string> = P extends keyof TopicMap
 export type HandlerResult<O> = O | void | Promise<O | void>;
 
 /** The handler type for a topic name or glob. */
-export type HandlerFor<P extends string> =
-  TopicFor<P> extends Topic<infer A, infer O, TopicKind>
+export type HandlerFor<P extends string> = [TopicFor<P>] extends [never]
+  ? never
+  : TopicFor<P> extends Topic<infer A, infer O, TopicKind>
     ? (args: A, call: CallInfo) => HandlerResult<O>
     : never;
 
