@@ -1,0 +1,118 @@
+/**
+ * An Evaluator owns a ClassAd function table and a clock. Plugins create their own instance
+ * and add functions to it without affecting anyone else's. Evaluation never throws: bad
+ * input, cycles and runaway recursion give `undefined` or `error` values.
+ */
+import { ErrorCode, JobtapError } from "../errors.js";
+import type { ClassAd } from "./classad.js";
+import { compiled, evalEntry, Frame, type Compiled, type EvalRun, type FunctionImpl, type FunctionTable } from "./compile.js";
+import type { Expr } from "./expr.js";
+import { registerBuiltins } from "./functions/index.js";
+import { parseExpr } from "./parser.js";
+import { ERROR, UNDEFINED, type Value } from "./values.js";
+
+/** A strict function: called with its evaluated arguments. */
+export type ClassAdFunction = (args: Value[], frame: Frame) => Value;
+/** A lazy function: called with closures it may evaluate (or not) in `frame`. */
+export type LazyClassAdFunction = (args: readonly Compiled[], frame: Frame, nodes: readonly Expr[]) => Value;
+
+export interface EvaluatorOptions {
+  /** Epoch seconds for `time()`/`CurrentTime` (default: the wall clock). */
+  clock?: () => number;
+  /** Source of `random()` numbers in [0,1) (default Math.random). */
+  random?: () => number;
+  /** Where `debug(x)` reports (default: nowhere). */
+  log?: (message: string) => void;
+  /** Omit the builtin table (for a minimal sandbox); default false. */
+  bare?: boolean;
+}
+
+/** Where an evaluation happens: MY (the ad itself) and, for matchmaking, TARGET. */
+export interface EvalScope {
+  my?: ClassAd | null;
+  target?: ClassAd | null;
+}
+
+export class Evaluator implements FunctionTable {
+  version: object = {};
+  readonly clock: () => number;
+  readonly random: () => number;
+  readonly log: (message: string) => void;
+  private readonly functions = new Map<string, FunctionImpl>();
+
+  constructor(opts: EvaluatorOptions = {}) {
+    this.clock = opts.clock ?? (() => Date.now() / 1000);
+    this.random = opts.random ?? Math.random;
+    this.log = opts.log ?? (() => {});
+    if (!opts.bare) registerBuiltins(this);
+  }
+
+  /** The function registered under `key` (lower-cased name). */
+  get(key: string): FunctionImpl | undefined {
+    return this.functions.get(key);
+  }
+
+  /** Names (lower-cased) of every registered function. */
+  functionNames(): string[] {
+    return [...this.functions.keys()];
+  }
+
+  /** Adds or replaces a strict function (names are case-insensitive). */
+  addFunction(name: string, fn: ClassAdFunction): this {
+    return this.install(name, { lazy: false, fn });
+  }
+
+  /** Adds or replaces a lazy function that decides which arguments to evaluate. */
+  addLazyFunction(name: string, fn: LazyClassAdFunction): this {
+    return this.install(name, { lazy: true, fn });
+  }
+
+  private install(name: string, impl: FunctionImpl): this {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `ClassAd function name "${name}" is not an identifier`);
+    }
+    this.functions.set(name.toLowerCase(), impl);
+    this.version = {};
+    return this;
+  }
+
+  /** A fresh per-evaluation state (clock read lazily, once). */
+  newRun(): EvalRun {
+    let now: number | undefined;
+    const clock = this.clock;
+    return { table: this, depth: 0, now: () => (now ??= clock()) };
+  }
+
+  /**
+   * Evaluates an expression (tree or new-syntax text) with `my` as the scope ad and an
+   * optional `target`. Never throws for evaluation problems; a text that does not parse
+   * throws CLASSAD_SYNTAX.
+   */
+  evaluate(expr: Expr | string, scope: EvalScope = {}): Value {
+    const tree = typeof expr === "string" ? parseExpr(expr) : expr;
+    const my = scope.my ?? null;
+    return this.guard(() => compiled(tree, this)(new Frame(my, my, scope.target ?? null, this.newRun())));
+  }
+
+  /** Evaluates attribute `name` of `ad` (undefined if absent), optionally against `target`. */
+  evaluateAttr(ad: ClassAd, name: string, target: ClassAd | null = null): Value {
+    const entry = ad.entry(name.toLowerCase());
+    if (entry === undefined) return UNDEFINED;
+    return this.guard(() => evalEntry(entry, new Frame(ad, ad, target, this.newRun())));
+  }
+
+  /** Evaluates in an existing frame (for functions such as `eval()`). */
+  evaluateIn(expr: Expr, frame: Frame): Value {
+    return compiled(expr, this)(frame);
+  }
+
+  private guard(run: () => Value): Value {
+    try {
+      return run();
+    } catch (e) {
+      // A host stack smaller than our depth bounds must still not crash evaluation.
+      if (e instanceof RangeError) return ERROR;
+      throw e;
+    }
+  }
+}

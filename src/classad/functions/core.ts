@@ -1,0 +1,318 @@
+/**
+ * Core builtins: type tests, ifThenElse, eval/unparse/unresolved, conversions
+ * (int/real/string/bool), rounding, pow, quantize, random, debug.
+ */
+import type { ClassAd } from "../classad.js";
+import { MAX_EVAL_DEPTH, type Compiled, type Frame } from "../compile.js";
+import type { Expr } from "../expr.js";
+import { parseExpr } from "../parser.js";
+import { unparse } from "../unparse.js";
+import { AbsTime, ERROR, ListValue, RelTime, UNDEFINED, intValue, typeOf, type Value, type ValueType } from "../values.js";
+import { arity, isErr, isUndef, stringOf, type Registry } from "./util.js";
+
+const TYPE_TESTS: [string, ValueType][] = [
+  ["isUndefined", "undefined"],
+  ["isError", "error"],
+  ["isString", "string"],
+  ["isInteger", "integer"],
+  ["isReal", "real"],
+  ["isList", "list"],
+  ["isClassAd", "classad"],
+  ["isBoolean", "boolean"],
+  ["isAbsTime", "abstime"],
+  ["isRelTime", "reltime"],
+];
+
+/** Registers the core builtins into `r`. */
+export function registerCore(r: Registry): void {
+  for (const [name, type] of TYPE_TESTS) r.addFunction(name, arity(1, 1, ([v]) => typeOf(v!) === type));
+  r.addLazyFunction("ifThenElse", ifThenElse);
+  registerEval(r);
+  r.addFunction("int", arity(1, 1, ([v]) => toInt(v!)));
+  r.addFunction("real", arity(1, 1, ([v]) => toReal(v!)));
+  r.addFunction("string", arity(1, 1, ([v]) => (isErr(v!) || isUndef(v!) ? v! : stringOf(v!))));
+  r.addFunction("bool", arity(1, 1, ([v]) => toBool(v!)));
+  r.addFunction("floor", arity(1, 1, ([v]) => rounding(v!, Math.floor)));
+  r.addFunction("ceil", arity(1, 1, ([v]) => rounding(v!, Math.ceil)));
+  r.addFunction("ceiling", arity(1, 1, ([v]) => rounding(v!, Math.ceil)));
+  r.addFunction("round", arity(1, 1, ([v]) => rounding(v!, roundHalfEven)));
+  r.addFunction("pow", arity(2, 2, ([b, e]) => pow(b!, e!)));
+  r.addFunction("quantize", arity(2, 2, ([a, b]) => quantize(a!, b!)));
+  r.addFunction("random", arity(0, 1, (args) => random(args[0], r.random)));
+  r.addFunction(
+    "debug",
+    arity(1, 1, ([v]) => {
+      r.log(`classad debug: ${stringOf(v!)}`);
+      return v!;
+    }),
+  );
+}
+
+function ifThenElse(args: readonly Compiled[], f: Frame): Value {
+  if (args.length !== 3) return ERROR;
+  const c = args[0]!(f);
+  switch (typeof c) {
+    case "boolean":
+      return c ? args[1]!(f) : args[2]!(f);
+    case "bigint":
+      return c !== 0n ? args[1]!(f) : args[2]!(f);
+    case "number":
+      return c !== 0 ? args[1]!(f) : args[2]!(f);
+    case "object":
+      return c.kind === "undefined" ? UNDEFINED : ERROR;
+    default:
+      return ERROR;
+  }
+}
+
+function registerEval(r: Registry): void {
+  // Parsed eval() texts, per evaluator instance (bounded so hostile input cannot grow it).
+  const parsed = new Map<string, Expr | null>();
+  r.addFunction(
+    "eval",
+    arity(1, 1, ([v], f) => {
+      if (isErr(v!) || isUndef(v!)) return v!;
+      const text = stringOf(v!);
+      let e = parsed.get(text);
+      if (e === undefined) {
+        try {
+          e = parseExpr(text);
+        } catch {
+          e = null;
+        }
+        if (parsed.size > 1000) parsed.clear();
+        parsed.set(text, e);
+      }
+      if (e === null) return ERROR;
+      return evalInFrame(e, f);
+    }),
+  );
+  r.addLazyFunction("unparse", (_args, f, nodes) => {
+    const found = referencedExpr(nodes, f);
+    return found === ERROR ? ERROR : found === null ? "" : unparse(found as Expr);
+  });
+  r.addLazyFunction("unresolved", (args, f, nodes) => unresolvedRefs(args, f, nodes));
+}
+
+/** Evaluates `e` in `f` with the depth guard of an attribute dereference. */
+function evalInFrame(e: Expr, f: Frame): Value {
+  const run = f.run;
+  if (run.depth >= MAX_EVAL_DEPTH) return ERROR;
+  run.depth++;
+  try {
+    // The frame's table compiles the tree (lazily, cached on the node).
+    const table = run.table as unknown as { evaluateIn(e: Expr, f: Frame): Value };
+    return table.evaluateIn(e, f);
+  } finally {
+    run.depth--;
+  }
+}
+
+/** The expression bound to the attribute named by a single attribute-reference argument. */
+function referencedExpr(nodes: readonly Expr[], f: Frame): Expr | null | typeof ERROR {
+  const n = nodes[0];
+  if (nodes.length !== 1 || n === undefined || n.type !== "attr") return ERROR;
+  let ad: ClassAd | null = null;
+  if (n.base === null) {
+    for (let s = f.scope; s !== null && ad === null; s = s.parent) if (s.entry(n.key)) ad = s;
+    if (ad === null && f.target?.entry(n.key)) ad = f.target;
+  } else if (n.base.type === "attr" && n.base.base === null) {
+    const k = n.base.key;
+    ad = k === "my" ? f.my : k === "target" || k === "other" ? f.target : k === "parent" ? (f.scope?.parent ?? null) : null;
+  }
+  return ad?.entry(n.key)?.expr ?? null;
+}
+
+/** `unresolved(attr[, regex])`: references in attr's expression that nothing resolves. */
+function unresolvedRefs(args: readonly Compiled[], f: Frame, nodes: readonly Expr[]): Value {
+  if (nodes.length < 1 || nodes.length > 2) return ERROR;
+  const e = referencedExpr(nodes.slice(0, 1), f);
+  if (e === ERROR) return ERROR;
+  if (e === null) return UNDEFINED;
+  const missing = new Set<string>();
+  collectRefs(e as Expr, (name, key) => {
+    if (!isBound(key, f)) missing.add(name);
+  });
+  const list = [...missing];
+  if (nodes.length === 1) return list.join(",");
+  const pat = args[1]!(f);
+  if (typeof pat !== "string") return isUndef(pat) ? UNDEFINED : ERROR;
+  try {
+    const re = new RegExp(pat);
+    return list.some((n) => re.test(n));
+  } catch {
+    return ERROR;
+  }
+}
+
+function isBound(key: string, f: Frame): boolean {
+  for (let s = f.scope; s !== null; s = s.parent) if (s.entry(key)) return true;
+  return key === "currenttime" || f.target?.entry(key) !== undefined;
+}
+
+function collectRefs(e: Expr, visit: (name: string, key: string) => void): void {
+  switch (e.type) {
+    case "attr":
+      if (e.base === null) {
+        if (!["my", "target", "other", "parent"].includes(e.key)) visit(e.name, e.key);
+      } else if (e.base.type === "attr" && e.base.base === null && e.base.key === "my") visit(e.name, e.key);
+      else collectRefs(e.base, visit);
+      return;
+    case "unary":
+      return collectRefs(e.operand, visit);
+    case "binary":
+      collectRefs(e.left, visit);
+      return collectRefs(e.right, visit);
+    case "ternary":
+      collectRefs(e.cond, visit);
+      if (e.then) collectRefs(e.then, visit);
+      return collectRefs(e.else, visit);
+    case "paren":
+      return collectRefs(e.inner, visit);
+    case "subscript":
+      collectRefs(e.base, visit);
+      return collectRefs(e.index, visit);
+    case "call":
+      return e.args.forEach((a) => collectRefs(a, visit));
+    case "list":
+      return e.items.forEach((a) => collectRefs(a, visit));
+    default:
+      return;
+  }
+}
+
+const LEADING_NUMBER = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?/;
+
+/** Parses the leading number of a string (HTCondor's strtod-style rule), or null. */
+export function leadingNumber(s: string): number | null {
+  const t = s.trim().toLowerCase();
+  if (t === "inf" || t === "+inf" || t === "infinity") return Infinity;
+  if (t === "-inf" || t === "-infinity") return -Infinity;
+  if (t === "nan" || t === "+nan" || t === "-nan") return NaN;
+  const m = LEADING_NUMBER.exec(s);
+  return m ? Number(m[0]) : null;
+}
+
+/** `int(x)`: reals truncate toward zero, strings by their leading number, booleans 0/1. */
+export function toInt(v: Value): Value {
+  switch (typeof v) {
+    case "bigint":
+      return v;
+    case "number":
+      return Number.isFinite(v) ? intValue(v) : ERROR;
+    case "boolean":
+      return v ? 1n : 0n;
+    case "string": {
+      const m = /^\s*[+-]?\d+/.exec(v);
+      if (m) return intValue(BigInt(m[0].trim()));
+      const n = leadingNumber(v);
+      return n === null || !Number.isFinite(n) ? ERROR : intValue(n);
+    }
+  }
+  if (v instanceof AbsTime || v instanceof RelTime) return intValue(v.secs);
+  return v.kind === "undefined" ? UNDEFINED : ERROR;
+}
+
+/** `real(x)`: numbers, booleans, strings (`"1e3"`, `"INF"`, `"NaN"`); undefined stays undefined. */
+export function toReal(v: Value): Value {
+  switch (typeof v) {
+    case "bigint":
+      return Number(v);
+    case "number":
+      return v;
+    case "boolean":
+      return v ? 1 : 0;
+    case "string": {
+      const n = leadingNumber(v);
+      return n === null ? ERROR : n;
+    }
+  }
+  if (v instanceof AbsTime || v instanceof RelTime) return v.secs;
+  return v.kind === "undefined" ? UNDEFINED : ERROR;
+}
+
+/** `bool(x)`: numbers non-zero; `"true"`/`"false"` any case; other strings undefined. */
+function toBool(v: Value): Value {
+  switch (typeof v) {
+    case "boolean":
+      return v;
+    case "bigint":
+      return v !== 0n;
+    case "number":
+      return v !== 0;
+    case "string": {
+      const t = v.trim().toLowerCase();
+      return t === "true" ? true : t === "false" ? false : UNDEFINED;
+    }
+  }
+  return v.kind === "undefined" ? UNDEFINED : ERROR;
+}
+
+function roundHalfEven(x: number): number {
+  const r = Math.round(x);
+  return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/** floor/ceil/round: integer in ⇒ integer out, else via real(x); undefined ⇒ error. */
+function rounding(v: Value, op: (x: number) => number): Value {
+  if (typeof v === "bigint") return v;
+  if (isUndef(v)) return ERROR;
+  const r = toReal(v);
+  if (typeof r !== "number" || !Number.isFinite(r)) return ERROR;
+  return intValue(op(r));
+}
+
+function pow(b: Value, e: Value): Value {
+  if (isErr(b) || isErr(e)) return ERROR;
+  if (isUndef(b) || isUndef(e)) return UNDEFINED;
+  const bi = typeof b === "boolean" ? BigInt(b) : b;
+  const ei = typeof e === "boolean" ? BigInt(e) : e;
+  if (typeof bi === "bigint" && typeof ei === "bigint") {
+    if (ei >= 0n) return ei > 4096n && bi !== 0n && bi !== 1n && bi !== -1n ? powBig(bi, ei) : BigInt.asIntN(64, bi ** ei);
+    return Number(bi) ** Number(ei);
+  }
+  if ((typeof bi !== "bigint" && typeof bi !== "number") || (typeof ei !== "bigint" && typeof ei !== "number")) return ERROR;
+  return Number(bi) ** Number(ei);
+}
+
+/** Huge exponents by squaring modulo 2^64 (what wrapping multiplication gives). */
+function powBig(b: bigint, e: bigint): bigint {
+  let result = 1n;
+  let base = BigInt.asUintN(64, b);
+  while (e > 0n) {
+    if (e & 1n) result = BigInt.asUintN(64, result * base);
+    base = BigInt.asUintN(64, base * base);
+    e >>= 1n;
+  }
+  return BigInt.asIntN(64, result);
+}
+
+/** Smallest multiple of b that is ≥ a (b's type); a list b picks its first element ≥ a. */
+function quantize(a: Value, b: Value): Value {
+  if (isErr(a) || isErr(b)) return ERROR;
+  if (isUndef(a) || isUndef(b)) return UNDEFINED;
+  if (typeof a !== "bigint" && typeof a !== "number") return ERROR;
+  if (b instanceof ListValue) {
+    let last: Value = ERROR;
+    for (const x of b.items) {
+      if (typeof x !== "bigint" && typeof x !== "number") return ERROR;
+      if (Number(x) >= Number(a)) return x;
+      last = x;
+    }
+    return b.items.length === 0 ? ERROR : quantize(a, last);
+  }
+  if (typeof b === "bigint") {
+    if (b === 0n) return ERROR;
+    const m = Math.ceil(Number(a) / Number(b));
+    return intValue(m) * b;
+  }
+  if (typeof b === "number") return b === 0 ? ERROR : Math.ceil(Number(a) / b) * b;
+  return ERROR;
+}
+
+function random(x: Value | undefined, rnd: () => number): Value {
+  if (x === undefined) return rnd();
+  if (typeof x === "bigint") return x <= 0n ? ERROR : intValue(Math.floor(rnd() * Number(x)));
+  if (typeof x === "number") return x <= 0 ? ERROR : rnd() * x;
+  return isUndef(x) ? UNDEFINED : ERROR;
+}

@@ -1,0 +1,226 @@
+/**
+ * List builtins (member, identicalMember, sum/avg/min/max, anyCompare/allCompare) and the
+ * HTCondor compat string-list functions (stringList*, split, splitUserName/SlotName,
+ * evalInEachContext, countMatches).
+ */
+import { ClassAd } from "../classad.js";
+import { Frame, type Compiled } from "../compile.js";
+import type { Expr } from "../expr.js";
+import { compare } from "../operators.js";
+import { ERROR, ListValue, UNDEFINED, isTrue, sameAs, type Value } from "../values.js";
+import { arity, isErr, isUndef, splitStringList, strictArgs, type Registry } from "./util.js";
+
+/** Registers list and string-list builtins into `r`. */
+export function registerLists(r: Registry): void {
+  r.addFunction("member", arity(2, 2, ([x, l]) => member(x!, l!, (a, b) => compare("==", a, b) === true)));
+  r.addFunction("identicalMember", arity(2, 2, ([x, l]) => member(x!, l!, sameAs)));
+  r.addFunction("sum", arity(1, 1, ([l]) => aggregate(l!, "sum")));
+  r.addFunction("avg", arity(1, 1, ([l]) => aggregate(l!, "avg")));
+  r.addFunction("min", arity(1, 1, ([l]) => aggregate(l!, "min")));
+  r.addFunction("max", arity(1, 1, ([l]) => aggregate(l!, "max")));
+  r.addFunction("anyCompare", arity(3, 3, (a) => listCompare(a, true)));
+  r.addFunction("allCompare", arity(3, 3, (a) => listCompare(a, false)));
+  r.addFunction("stringListsIntersect", arity(2, 3, intersect));
+  r.addFunction("stringListSize", arity(1, 2, (a) => withList(a, ", ", (items) => BigInt(items.length))));
+  for (const op of ["Sum", "Avg", "Min", "Max"] as const) {
+    r.addFunction(`stringList${op}`, arity(1, 2, (a) => withList(a, ", ", (items) => stringListMath(items, op))));
+  }
+  r.addFunction("stringListMember", arity(2, 3, (a) => stringListMember(a, false)));
+  r.addFunction("stringListIMember", arity(2, 3, (a) => stringListMember(a, true)));
+  r.addFunction("stringListSubsetMatch", arity(2, 3, (a) => subsetMatch(a, false)));
+  r.addFunction("stringListISubsetMatch", arity(2, 3, (a) => subsetMatch(a, true)));
+  r.addFunction("split", arity(1, 2, split));
+  r.addFunction("splitUserName", arity(1, 1, ([s]) => splitAt(s!, true)));
+  r.addFunction("splitSlotName", arity(1, 1, ([s]) => splitAt(s!, false)));
+  r.addLazyFunction("evalInEachContext", (args, f, nodes) => eachContext(args, f, nodes, false));
+  r.addLazyFunction("countMatches", (args, f, nodes) => eachContext(args, f, nodes, true));
+}
+
+function member(x: Value, l: Value, eq: (a: Value, b: Value) => boolean): Value {
+  if (isErr(x) || isErr(l)) return ERROR;
+  if (x instanceof ListValue || x instanceof ClassAd) return ERROR;
+  if (isUndef(x) || isUndef(l)) return UNDEFINED;
+  if (!(l instanceof ListValue)) return ERROR;
+  return l.items.some((it) => eq(x, it));
+}
+
+/** sum/avg/min/max: undefined elements dropped, non-numbers error, real if any real. */
+function aggregate(l: Value, op: "sum" | "avg" | "min" | "max"): Value {
+  if (isErr(l) || isUndef(l)) return l;
+  if (!(l instanceof ListValue)) return ERROR;
+  let anyReal = false;
+  const nums: number[] = [];
+  let isum = 0n;
+  for (const it of l.items) {
+    if (isUndef(it)) continue;
+    if (typeof it === "number") anyReal = true;
+    else if (typeof it !== "bigint") return ERROR;
+    nums.push(Number(it));
+    if (typeof it === "bigint") isum += it;
+  }
+  if (nums.length === 0) return op === "sum" || op === "avg" ? 0n : UNDEFINED;
+  const total = nums.reduce((a, b) => a + b, 0);
+  switch (op) {
+    case "sum":
+      return anyReal ? total : BigInt.asIntN(64, isum);
+    case "avg":
+      return total / nums.length;
+    case "min":
+    case "max": {
+      const pick = op === "min" ? Math.min(...nums) : Math.max(...nums);
+      if (anyReal) return pick;
+      const ints = l.items.filter((x): x is bigint => typeof x === "bigint");
+      return ints.reduce((a, b) => (op === "min" ? (b < a ? b : a) : b > a ? b : a));
+    }
+  }
+}
+
+const COMPARE_OPS = new Set(["<", "<=", "==", "!=", ">", ">=", "is", "isnt", "=?=", "=!="]);
+
+function listCompare(args: Value[], any: boolean): Value {
+  const [op, l, v] = args as [Value, Value, Value];
+  if (isErr(op) || isErr(l)) return ERROR;
+  if (typeof op !== "string" || !COMPARE_OPS.has(op.toLowerCase())) return isUndef(op) ? UNDEFINED : ERROR;
+  if (isUndef(l)) return UNDEFINED;
+  if (!(l instanceof ListValue)) return ERROR;
+  const o = op.toLowerCase();
+  for (const it of l.items) {
+    let r: Value;
+    if (o === "is" || o === "=?=") r = sameAs(it, v);
+    else if (o === "isnt" || o === "=!=") r = !sameAs(it, v);
+    else r = compare(o, it, v);
+    const hit = r === true;
+    if (any && hit) return true;
+    if (!any && !hit) return false;
+  }
+  return !any;
+}
+
+/** Runs `body` on the split items of a string-list first argument (delimiters in arg 2). */
+function withList(args: Value[], defaults: string, body: (items: string[]) => Value): Value {
+  const bad = strictArgs(args);
+  if (bad) return bad;
+  const [l, d] = args;
+  if (typeof l !== "string" || (d !== undefined && typeof d !== "string")) return ERROR;
+  return body(splitStringList(l, d ?? defaults));
+}
+
+function stringListMath(items: string[], op: "Sum" | "Avg" | "Min" | "Max"): Value {
+  const nums: number[] = [];
+  let allInt = true;
+  for (const it of items) {
+    if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(it)) return ERROR;
+    if (!/^[+-]?\d+$/.test(it)) allInt = false;
+    nums.push(Number(it));
+  }
+  if (nums.length === 0) return op === "Min" || op === "Max" ? UNDEFINED : 0;
+  const sum = nums.reduce((a, b) => a + b, 0);
+  const r = op === "Sum" ? sum : op === "Avg" ? sum / nums.length : op === "Min" ? Math.min(...nums) : Math.max(...nums);
+  return allInt ? BigInt(Math.trunc(r)) : r;
+}
+
+function stringListMember(args: Value[], caseless: boolean): Value {
+  const [x, l, d] = args as [Value, Value, Value | undefined];
+  if (isErr(x) || isErr(l) || (d !== undefined && isErr(d))) return ERROR;
+  if (isUndef(x) && isUndef(l)) return UNDEFINED;
+  const xs = isUndef(x) ? "" : x;
+  const ls = isUndef(l) ? "" : l;
+  if (typeof xs !== "string" || typeof ls !== "string" || (d !== undefined && typeof d !== "string")) return ERROR;
+  if (xs === "") return false;
+  const items = splitStringList(ls, d ?? ", \t\r\n");
+  return caseless ? items.some((it) => it.toLowerCase() === xs.toLowerCase()) : items.includes(xs);
+}
+
+function subsetMatch(args: Value[], caseless: boolean): Value {
+  const [a, b, d] = args as [Value, Value, Value | undefined];
+  if (isErr(a) || isErr(b)) return ERROR;
+  if (isUndef(a) && isUndef(b)) return UNDEFINED;
+  if (d !== undefined && typeof d !== "string") return ERROR;
+  const delims = d ?? ", ";
+  if (!isUndef(a) && typeof a !== "string") return ERROR;
+  if (!isUndef(b) && typeof b !== "string") return ERROR;
+  const fold = (s: string) => (caseless ? s.toLowerCase() : s);
+  const left = isUndef(a) ? [] : splitStringList(a as string, delims).map(fold);
+  if (left.length === 0) return true;
+  if (isUndef(b)) return false;
+  const right = new Set(splitStringList(b as string, delims).map(fold));
+  return left.every((x) => right.has(x));
+}
+
+function intersect(args: Value[]): Value {
+  const bad = strictArgs(args);
+  if (bad) return bad;
+  const [a, b, d] = args;
+  if (typeof a !== "string" || typeof b !== "string" || (d !== undefined && typeof d !== "string")) return ERROR;
+  const delims = d ?? ", \t\r\n";
+  const right = new Set(splitStringList(b, delims));
+  return splitStringList(a, delims).some((x) => right.has(x));
+}
+
+/**
+ * split(s[, seps]): whitespace runs (with at most one non-space separator) are one break;
+ * repeated non-space separators give empty items.
+ */
+function split(args: Value[]): Value {
+  const bad = strictArgs(args);
+  if (bad) return bad;
+  const [s, d] = args;
+  if (typeof s !== "string" || (d !== undefined && typeof d !== "string")) return ERROR;
+  const seps = d ?? ", \t";
+  const isWs = (c: string) => c === " " || c === "\t" || c === "\n" || c === "\r";
+  const items: string[] = [];
+  let i = 0;
+  const n = s.length;
+  while (i < n && isWs(s[i]!) && seps.includes(s[i]!)) i++;
+  while (i < n) {
+    let tok = "";
+    while (i < n && !seps.includes(s[i]!)) tok += s[i++];
+    items.push(tok.trim());
+    while (i < n && isWs(s[i]!) && seps.includes(s[i]!)) i++;
+    if (i < n && !isWs(s[i]!)) {
+      i++;
+      while (i < n && isWs(s[i]!) && seps.includes(s[i]!)) i++;
+      if (i >= n) break;
+    }
+  }
+  return new ListValue(items);
+}
+
+function splitAt(s: Value, user: boolean): Value {
+  if (isErr(s) || isUndef(s)) return s;
+  if (typeof s !== "string") return ERROR;
+  const at = s.indexOf("@");
+  if (at < 0) return new ListValue(user ? [s, ""] : ["", s]);
+  return new ListValue([s.slice(0, at), s.slice(at + 1)]);
+}
+
+/** evalInEachContext / countMatches: evaluate an expression inside each ad of a list. */
+function eachContext(args: readonly Compiled[], f: Frame, nodes: readonly Expr[], count: boolean): Value {
+  if (nodes.length !== 2) return ERROR;
+  const exprNode = derefExpr(nodes[0]!, f);
+  const l = args[1]!(f);
+  if (isErr(l)) return ERROR;
+  if (isUndef(l)) return count ? 0n : UNDEFINED;
+  if (!(l instanceof ListValue)) return ERROR;
+  const ev = f.run.table as unknown as { evaluateIn(e: Expr, f: Frame): Value };
+  const results: Value[] = [];
+  let matched = 0n;
+  for (const it of l.items) {
+    let v: Value;
+    if (it instanceof ClassAd) v = ev.evaluateIn(exprNode, new Frame(it, f.my, f.target, f.run));
+    else v = isUndef(it) ? UNDEFINED : ERROR;
+    if (isTrue(v)) matched++;
+    results.push(v);
+  }
+  return count ? matched : new ListValue(results);
+}
+
+/** An attribute-reference argument stands for the expression it names. */
+function derefExpr(node: Expr, f: Frame): Expr {
+  if (node.type !== "attr" || node.base !== null) return node;
+  for (let s = f.scope; s !== null; s = s.parent) {
+    const e = s.entry(node.key);
+    if (e) return e.expr;
+  }
+  return f.target?.entry(node.key)?.expr ?? node;
+}

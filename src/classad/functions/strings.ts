@@ -1,0 +1,170 @@
+/**
+ * String builtins: strcat, join, toUpper/toLower, substr, strcmp/stricmp, size, interval and
+ * the version comparisons (natural order: digit runs by value, more leading zeros first).
+ */
+import { ClassAd } from "../classad.js";
+import { ERROR, ListValue, UNDEFINED, type Value } from "../values.js";
+import { arity, isErr, isUndef, strictArgs, stringOf, type Registry } from "./util.js";
+
+/** Registers the string builtins into `r`. */
+export function registerStrings(r: Registry): void {
+  r.addFunction("strcat", strcat);
+  r.addFunction("join", join);
+  r.addFunction("toUpper", arity(1, 1, ([v]) => mapCase(v!, (s) => s.toUpperCase())));
+  r.addFunction("toLower", arity(1, 1, ([v]) => mapCase(v!, (s) => s.toLowerCase())));
+  r.addFunction("substr", arity(2, 3, substr));
+  r.addFunction("strcmp", arity(2, 2, (a) => strcmp(a, false)));
+  r.addFunction("stricmp", arity(2, 2, (a) => strcmp(a, true)));
+  r.addFunction("size", arity(1, 1, ([v]) => size(v!)));
+  r.addFunction("length", arity(1, 1, ([v]) => size(v!)));
+  r.addFunction("interval", arity(1, 1, ([v]) => interval(v!)));
+  r.addFunction("versioncmp", arity(2, 2, (a) => versionOp(a, (c) => BigInt(c))));
+  r.addFunction("versionLT", arity(2, 2, (a) => versionOp(a, (c) => c < 0)));
+  r.addFunction("versionLE", arity(2, 2, (a) => versionOp(a, (c) => c <= 0)));
+  r.addFunction("versionGT", arity(2, 2, (a) => versionOp(a, (c) => c > 0)));
+  r.addFunction("versionGE", arity(2, 2, (a) => versionOp(a, (c) => c >= 0)));
+  r.addFunction("versionEQ", arity(2, 2, (a) => versionOp(a, (c) => c === 0)));
+  r.addFunction("version_in_range", arity(3, 3, versionInRange));
+}
+
+/** Concatenates string() of each argument; any undefined ⇒ undefined (HEAD behaviour). */
+function strcat(args: Value[]): Value {
+  const bad = strictArgs(args);
+  if (bad) return bad;
+  let s = "";
+  for (const a of args) s += typeof a === "string" ? a : stringOf(a);
+  return s;
+}
+
+/** join(sep, items...) / join(sep, list) / join(list); see htcondor.md §8.6. */
+function join(args: Value[]): Value {
+  if (args.length === 0) return "";
+  let sep: Value = args[0]!;
+  let items: Value[] = args.slice(1);
+  if (args.length === 1 && sep instanceof ListValue) {
+    items = [...sep.items];
+    sep = "";
+  } else if (args.length === 2 && args[1] instanceof ListValue) items = [...args[1].items];
+  if (isErr(sep)) return ERROR;
+  let sawUndefined = isUndef(sep);
+  const sepText = isUndef(sep) ? "" : stringOf(sep);
+  const parts: string[] = [];
+  for (const it of items) {
+    if (isErr(it)) return ERROR;
+    if (isUndef(it)) sawUndefined = true;
+    else parts.push(stringOf(it));
+  }
+  if (parts.length === 0 && sawUndefined) return UNDEFINED;
+  return parts.join(sepText);
+}
+
+function mapCase(v: Value, f: (s: string) => string): Value {
+  if (isErr(v) || isUndef(v)) return v;
+  // ASCII-only mapping, as C's toupper in the C locale.
+  return stringOf(v).replace(/[a-zA-Z]+/g, (m) => f(m));
+}
+
+/** substr(s, offset[, length]); negative offset from the end, negative length trims. */
+function substr(args: Value[]): Value {
+  const bad = strictArgs(args);
+  if (bad) return bad;
+  const [s, off, len] = args;
+  if (typeof s !== "string" || typeof off !== "bigint" || (len !== undefined && typeof len !== "bigint")) return ERROR;
+  const n = s.length;
+  let start = Number(off);
+  if (start < 0) start = Math.max(0, n + start);
+  if (start > n) return "";
+  let end = n;
+  if (len !== undefined) end = len < 0n ? n + Number(len) : start + Number(len);
+  return end <= start ? "" : s.slice(start, Math.min(end, n));
+}
+
+function strcmp(args: Value[], caseless: boolean): Value {
+  const bad = strictArgs(args);
+  if (bad) return bad;
+  let a = stringOf(args[0]!);
+  let b = stringOf(args[1]!);
+  if (caseless) {
+    a = a.toLowerCase();
+    b = b.toLowerCase();
+  }
+  return a < b ? -1n : a > b ? 1n : 0n;
+}
+
+function size(v: Value): Value {
+  if (typeof v === "string") return BigInt(Buffer.byteLength(v, "utf8"));
+  if (v instanceof ListValue) return BigInt(v.items.length);
+  if (v instanceof ClassAd) return BigInt(v.size);
+  return isUndef(v) ? UNDEFINED : ERROR;
+}
+
+/** `[d+]h:mm:ss` with leading zero fields dropped. */
+function interval(v: Value): Value {
+  if (isErr(v) || isUndef(v)) return v;
+  if (typeof v !== "bigint" && typeof v !== "number") return ERROR;
+  let secs = Math.trunc(Number(v));
+  const neg = secs < 0;
+  secs = Math.abs(secs);
+  const d = Math.floor(secs / 86400);
+  const h = Math.floor((secs % 86400) / 3600);
+  const m = Math.floor((secs % 3600) / 60);
+  const s = secs % 60;
+  const p2 = (n: number) => String(n).padStart(2, "0");
+  let text: string;
+  if (d > 0) text = `${d}+${p2(h)}:${p2(m)}:${p2(s)}`;
+  else if (h > 0) text = `${h}:${p2(m)}:${p2(s)}`;
+  else if (m > 0) text = `${m}:${p2(s)}`;
+  else text = String(s);
+  return neg ? "-" + text : text;
+}
+
+function versionOp(args: Value[], test: (c: number) => Value): Value {
+  const bad = strictArgs(args);
+  if (bad) return bad;
+  const [a, b] = args;
+  if (typeof a !== "string" || typeof b !== "string") return ERROR;
+  return test(versionCompare(a, b));
+}
+
+function versionInRange(args: Value[]): Value {
+  const bad = strictArgs(args);
+  if (bad) return bad;
+  const [v, lo, hi] = args;
+  if (typeof v !== "string" || typeof lo !== "string" || typeof hi !== "string") return ERROR;
+  return versionCompare(lo, v) <= 0 && versionCompare(v, hi) <= 0;
+}
+
+/**
+ * Natural version order (as glibc's strverscmp): non-digit text compares bytewise; digit
+ * runs with a leading zero are "fractional" and sort before integral runs, more leading
+ * zeros first; integral runs compare by value.
+ */
+export function versionCompare(a: string, b: string): number {
+  const ta = a.match(/\d+|\D+/g) ?? [];
+  const tb = b.match(/\d+|\D+/g) ?? [];
+  for (let i = 0; i < Math.min(ta.length, tb.length); i++) {
+    const x = ta[i]!;
+    const y = tb[i]!;
+    const c = isDigit(x) && isDigit(y) ? digitRunCompare(x, y) : x < y ? -1 : x > y ? 1 : 0;
+    if (c !== 0) return c;
+  }
+  return Math.sign(ta.length - tb.length);
+}
+
+function isDigit(s: string): boolean {
+  return s.charCodeAt(0) >= 48 && s.charCodeAt(0) <= 57;
+}
+
+function digitRunCompare(x: string, y: string): number {
+  const fx = x.length > 1 && x[0] === "0";
+  const fy = y.length > 1 && y[0] === "0";
+  if (fx && fy) {
+    const zx = x.length - x.replace(/^0+/, "").length;
+    const zy = y.length - y.replace(/^0+/, "").length;
+    if (zx !== zy) return zx > zy ? -1 : 1;
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  if (fx !== fy) return fx ? -1 : 1;
+  if (x.length !== y.length) return x.length < y.length ? -1 : 1;
+  return x < y ? -1 : x > y ? 1 : 0;
+}

@@ -1,0 +1,211 @@
+/**
+ * Time builtins: time, currentTime, timeZoneOffset, dayTime, get* accessors, splitTime,
+ * formatTime (strftime subset, default `%c`), absTime, relTime. Local time is the process's
+ * time zone; the current instant comes from the evaluator's clock.
+ */
+import { ClassAd } from "../classad.js";
+import type { Frame } from "../compile.js";
+import { AbsTime, ERROR, RelTime, UNDEFINED, intValue, type Value } from "../values.js";
+import { arity, isErr, isUndef, type Registry } from "./util.js";
+
+/** Seconds east of UTC of the local zone at epoch second `secs`. */
+export function localOffset(secs: number): number {
+  return -new Date(secs * 1000).getTimezoneOffset() * 60;
+}
+
+/** Registers the time builtins into `r`. */
+export function registerTime(r: Registry): void {
+  const now = (f: Frame) => f.run.now();
+  r.addFunction("time", arity(0, 0, (_a, f) => intValue(Math.floor(now(f)))));
+  r.addFunction("currentTime", arity(0, 0, (_a, f) => nowAbs(now(f))));
+  r.addFunction("timeZoneOffset", arity(0, 0, (_a, f) => new RelTime(localOffset(now(f)))));
+  r.addFunction("dayTime", arity(0, 0, (_a, f) => dayTime(now(f))));
+  const fields: [string, (d: Date) => number][] = [
+    ["getYear", (d) => d.getUTCFullYear()],
+    ["getMonth", (d) => d.getUTCMonth() + 1],
+    ["getDayOfMonth", (d) => d.getUTCDate()],
+    ["getDayOfWeek", (d) => d.getUTCDay()],
+    ["getDayOfYear", dayOfYear],
+  ];
+  for (const [name, get] of fields) r.addFunction(name, arity(1, 1, ([t]) => absField(t!, get)));
+  const rel: [string, (s: number) => number][] = [
+    ["getDays", (s) => Math.trunc(s / 86400)],
+    ["getHours", (s) => Math.trunc((s % 86400) / 3600)],
+    ["getMinutes", (s) => Math.trunc((s % 3600) / 60)],
+    ["getSeconds", (s) => s % 60],
+  ];
+  for (const [name, get] of rel) r.addFunction(name, arity(1, 1, ([t]) => relField(t!, get)));
+  r.addFunction("splitTime", arity(0, 1, (a, f) => splitTime(a[0] ?? nowAbs(now(f)))));
+  r.addFunction("formatTime", arity(0, 2, (a, f) => formatTimeFn(a, now(f))));
+  r.addFunction("absTime", arity(0, 2, (a, f) => absTime(a, now(f))));
+  r.addFunction("relTime", arity(0, 1, (a) => relTime(a[0])));
+}
+
+function nowAbs(secs: number): AbsTime {
+  const s = Math.floor(secs);
+  return new AbsTime(s, localOffset(s));
+}
+
+function dayTime(secs: number): RelTime {
+  const local = Math.floor(secs) + localOffset(secs);
+  return new RelTime(((local % 86400) + 86400) % 86400);
+}
+
+/** A Date whose UTC fields are the wall-clock fields of `t` in its own zone. */
+function wallClock(t: AbsTime): Date {
+  return new Date((t.secs + t.offset) * 1000);
+}
+
+function asAbs(t: Value): AbsTime | null {
+  if (t instanceof AbsTime) return t;
+  if (typeof t === "bigint" || typeof t === "number") {
+    const s = Math.trunc(Number(t));
+    return new AbsTime(s, localOffset(s));
+  }
+  return null;
+}
+
+function dayOfYear(d: Date): number {
+  return Math.floor((d.getTime() - Date.UTC(d.getUTCFullYear(), 0, 1)) / 86400000);
+}
+
+function absField(t: Value, get: (d: Date) => number): Value {
+  if (isErr(t) || isUndef(t)) return t;
+  const a = asAbs(t);
+  return a === null ? ERROR : BigInt(get(wallClock(a)));
+}
+
+function relField(t: Value, get: (s: number) => number): Value {
+  if (isErr(t) || isUndef(t)) return t;
+  if (t instanceof RelTime || typeof t === "bigint" || typeof t === "number") {
+    const s = t instanceof RelTime ? t.secs : Number(t);
+    return intValue(get(Math.trunc(s)));
+  }
+  return ERROR;
+}
+
+/** splitTime(t): an ad of the fields of an absolute or relative time. */
+function splitTime(t: Value): Value {
+  if (isErr(t) || isUndef(t)) return t;
+  if (t instanceof RelTime) {
+    const s = t.secs;
+    return new ClassAd([
+      ["Type", "RelativeTime"],
+      ["Days", BigInt(Math.trunc(s / 86400))],
+      ["Hours", BigInt(Math.trunc((s % 86400) / 3600))],
+      ["Minutes", BigInt(Math.trunc((s % 3600) / 60))],
+      ["Seconds", Number.isInteger(s) ? BigInt(s % 60) : s % 60],
+    ]);
+  }
+  const a = asAbs(t);
+  if (a === null) return ERROR;
+  const d = wallClock(a);
+  return new ClassAd([
+    ["Type", "AbsoluteTime"],
+    ["Year", BigInt(d.getUTCFullYear())],
+    ["Month", BigInt(d.getUTCMonth() + 1)],
+    ["Day", BigInt(d.getUTCDate())],
+    ["Hours", BigInt(d.getUTCHours())],
+    ["Minutes", BigInt(d.getUTCMinutes())],
+    ["Seconds", BigInt(d.getUTCSeconds())],
+    ["Offset", BigInt(a.offset)],
+  ]);
+}
+
+function formatTimeFn(args: Value[], now: number): Value {
+  for (const a of args) if (isErr(a)) return ERROR;
+  const t = args[0] === undefined || isUndef(args[0]) ? nowAbs(now) : asAbs(args[0]);
+  const fmt = args[1] === undefined ? "%c" : args[1];
+  if (t === null || typeof fmt !== "string") return ERROR;
+  return strftime(fmt, t);
+}
+
+const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+
+/** The C-locale strftime directives HTCondor users rely on. */
+export function strftime(fmt: string, t: AbsTime): string {
+  const d = wallClock(t);
+  const p = (n: number, w = 2, c = "0") => String(n).padStart(w, c);
+  const h12 = d.getUTCHours() % 12 === 0 ? 12 : d.getUTCHours() % 12;
+  const off = Math.abs(t.offset);
+  const map: Record<string, () => string> = {
+    a: () => DAYS[d.getUTCDay()]!.slice(0, 3),
+    A: () => DAYS[d.getUTCDay()]!,
+    b: () => MONTHS[d.getUTCMonth()]!.slice(0, 3),
+    h: () => MONTHS[d.getUTCMonth()]!.slice(0, 3),
+    B: () => MONTHS[d.getUTCMonth()]!,
+    c: () => strftime("%a %b %e %H:%M:%S %Y", t),
+    d: () => p(d.getUTCDate()),
+    e: () => p(d.getUTCDate(), 2, " "),
+    D: () => strftime("%m/%d/%y", t),
+    F: () => strftime("%Y-%m-%d", t),
+    H: () => p(d.getUTCHours()),
+    I: () => p(h12),
+    j: () => p(dayOfYear(d) + 1, 3),
+    m: () => p(d.getUTCMonth() + 1),
+    M: () => p(d.getUTCMinutes()),
+    n: () => "\n",
+    p: () => (d.getUTCHours() < 12 ? "AM" : "PM"),
+    R: () => strftime("%H:%M", t),
+    s: () => String(t.secs),
+    S: () => p(d.getUTCSeconds()),
+    t: () => "\t",
+    T: () => strftime("%H:%M:%S", t),
+    u: () => String(d.getUTCDay() === 0 ? 7 : d.getUTCDay()),
+    w: () => String(d.getUTCDay()),
+    x: () => strftime("%m/%d/%y", t),
+    X: () => strftime("%H:%M:%S", t),
+    y: () => p(d.getUTCFullYear() % 100),
+    Y: () => String(d.getUTCFullYear()),
+    z: () => `${t.offset < 0 ? "-" : "+"}${p(Math.floor(off / 3600))}${p(Math.floor((off % 3600) / 60))}`,
+    Z: () => (t.offset === 0 ? "UTC" : ""),
+    "%": () => "%",
+  };
+  return fmt.replace(/%([a-zA-Z%])/g, (all, c: string) => (map[c] ? map[c]() : all));
+}
+
+const ABS_RE = /^\s*(\d{4})-?(\d{2})-?(\d{2})(?:[T ](\d{2}):?(\d{2})(?::?(\d{2}))?)?\s*(Z|[+-]\d{2}:?\d{2})?\s*$/i;
+
+/** absTime(string | int [, offset]) or absTime() for now. */
+function absTime(args: Value[], now: number): Value {
+  if (args.length === 0) return nowAbs(now);
+  const [v, o] = args as [Value, Value | undefined];
+  if (isErr(v) || (o !== undefined && isErr(o))) return ERROR;
+  if (isUndef(v)) return UNDEFINED;
+  if (o !== undefined && typeof o !== "bigint") return ERROR;
+  if (typeof v === "bigint" || typeof v === "number") {
+    const s = Math.trunc(Number(v));
+    return new AbsTime(s, o !== undefined ? Number(o) : localOffset(s));
+  }
+  if (v instanceof AbsTime) return v;
+  if (typeof v !== "string") return ERROR;
+  const m = ABS_RE.exec(v);
+  if (!m) return ERROR;
+  const wall = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +(m[4] ?? 0), +(m[5] ?? 0), +(m[6] ?? 0)) / 1000;
+  let offset: number;
+  if (m[7] === undefined) offset = localOffset(wall - localOffset(wall));
+  else if (m[7].toUpperCase() === "Z") offset = 0;
+  else {
+    const z = m[7].replace(":", "");
+    offset = (z[0] === "-" ? -1 : 1) * (Number(z.slice(1, 3)) * 3600 + Number(z.slice(3, 5)) * 60);
+  }
+  return new AbsTime(wall - offset, o !== undefined ? Number(o) : offset);
+}
+
+const REL_RE = /^\s*(-)?(?:(\d+)\+)?(?:(\d+):)?(?:(\d+):)?(\d+(?:\.\d*)?)\s*$/;
+
+/** relTime(string | number): `[-][d+][hh:][mm:]ss[.fff]` or seconds. */
+function relTime(v: Value | undefined): Value {
+  if (v === undefined) return ERROR;
+  if (isErr(v) || isUndef(v)) return v;
+  if (v instanceof RelTime) return v;
+  if (typeof v === "bigint" || typeof v === "number") return new RelTime(Number(v));
+  if (typeof v !== "string") return ERROR;
+  const m = REL_RE.exec(v);
+  if (!m) return ERROR;
+  const parts = [m[3], m[4]].filter((x) => x !== undefined).map(Number);
+  const [h, mi] = parts.length === 2 ? parts : parts.length === 1 ? [0, parts[0]!] : [0, 0];
+  const secs = Number(m[2] ?? 0) * 86400 + h! * 3600 + mi! * 60 + Number(m[5]);
+  return new RelTime(m[1] ? -secs : secs);
+}

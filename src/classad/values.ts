@@ -1,0 +1,216 @@
+/**
+ * ClassAd values.
+ *
+ * A value is one of: `undefined`, `error`, boolean (JS boolean), 64-bit integer (JS bigint,
+ * wrapped to signed 64 bits as HTCondor's `long long` arithmetic does), real (JS number),
+ * string (JS string), list, nested ad, absolute time, relative time. Undefined and error are
+ * ordinary values: evaluation returns them, it never throws.
+ */
+import type { ClassAd } from "./classad.js";
+
+/** The ClassAd `undefined` value. Compare with `isUndefined`, not `===` on other instances. */
+export class UndefinedValue {
+  readonly kind = "undefined" as const;
+}
+
+/** The ClassAd `error` value; `reason` is for diagnostics only and never printed. */
+export class ErrorValue {
+  readonly kind = "error" as const;
+  constructor(readonly reason?: string) {}
+}
+
+/** A list value: the evaluated elements of `{ e1, e2, ... }`. */
+export class ListValue {
+  readonly kind = "list" as const;
+  constructor(readonly items: readonly Value[]) {}
+}
+
+/** An absolute time: seconds since the epoch plus the zone offset (seconds east of UTC). */
+export class AbsTime {
+  readonly kind = "abstime" as const;
+  constructor(
+    readonly secs: number,
+    readonly offset: number,
+  ) {}
+}
+
+/** A relative time (a duration) in seconds; may be fractional or negative. */
+export class RelTime {
+  readonly kind = "reltime" as const;
+  constructor(readonly secs: number) {}
+}
+
+export type Value =
+  | UndefinedValue
+  | ErrorValue
+  | boolean
+  | bigint
+  | number
+  | string
+  | ListValue
+  | ClassAd
+  | AbsTime
+  | RelTime;
+
+export type ValueType =
+  | "undefined"
+  | "error"
+  | "boolean"
+  | "integer"
+  | "real"
+  | "string"
+  | "list"
+  | "classad"
+  | "abstime"
+  | "reltime";
+
+/** The shared immutable `undefined` value (a constant, not state). */
+export const UNDEFINED: UndefinedValue = Object.freeze(new UndefinedValue());
+/** The shared immutable `error` value. */
+export const ERROR: ErrorValue = Object.freeze(new ErrorValue());
+
+/** The ClassAd type name of a value. */
+export function typeOf(v: Value): ValueType {
+  switch (typeof v) {
+    case "boolean":
+      return "boolean";
+    case "bigint":
+      return "integer";
+    case "number":
+      return "real";
+    case "string":
+      return "string";
+    default:
+      return v.kind;
+  }
+}
+
+/** True for the ClassAd `undefined` value. */
+export function isUndefined(v: Value): v is UndefinedValue {
+  return typeof v === "object" && v.kind === "undefined";
+}
+
+/** True for the ClassAd `error` value. */
+export function isError(v: Value): v is ErrorValue {
+  return typeof v === "object" && v.kind === "error";
+}
+
+/** True for a nested-ad value. */
+export function isClassAdValue(v: Value): v is ClassAd {
+  return typeof v === "object" && v.kind === "classad";
+}
+
+/** True for a list value. */
+export function isListValue(v: Value): v is ListValue {
+  return typeof v === "object" && v.kind === "list";
+}
+
+/** Wraps to a signed 64-bit integer, as C++ `long long` arithmetic does. */
+export function wrapInt(n: bigint): bigint {
+  return n >= -0x8000000000000000n && n <= 0x7fffffffffffffffn ? n : BigInt.asIntN(64, n);
+}
+
+/** An integer value from a JS number (truncated toward zero) or bigint. */
+export function intValue(n: number | bigint): bigint {
+  if (typeof n === "bigint") return wrapInt(n);
+  if (!Number.isFinite(n)) return n > 0 ? 0x7fffffffffffffffn : n < 0 ? -0x8000000000000000n : 0n;
+  return wrapInt(BigInt(Math.trunc(n)));
+}
+
+/** A real value. */
+export function realValue(n: number): number {
+  return n;
+}
+
+/** A list value from its elements. */
+export function listValue(items: readonly Value[]): ListValue {
+  return new ListValue(items);
+}
+
+/** An error value carrying a diagnostic reason (never printed). */
+export function errorValue(reason?: string): ErrorValue {
+  return reason === undefined ? ERROR : new ErrorValue(reason);
+}
+
+/**
+ * HTCondor's "boolean-equivalent true": booleans, non-zero integers and non-zero reals.
+ * Everything else (undefined, error, strings, lists, ads) is not true.
+ */
+export function isTrue(v: Value): boolean {
+  switch (typeof v) {
+    case "boolean":
+      return v;
+    case "bigint":
+      return v !== 0n;
+    case "number":
+      return v !== 0 && !Number.isNaN(v);
+    default:
+      return false;
+  }
+}
+
+/** A number from an integer, real or boolean value; undefined for anything else. */
+export function numberOf(v: Value): number | undefined {
+  switch (typeof v) {
+    case "bigint":
+      return Number(v);
+    case "number":
+      return v;
+    case "boolean":
+      return v ? 1 : 0;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A plain JS view of a value for callers outside the language: integers become numbers when
+ * they fit exactly (else stay bigint), lists arrays, ads plain objects of their evaluated
+ * values are NOT produced here (ads stay ClassAd), undefined becomes `undefined`, error `null`.
+ */
+export function toJS(v: Value): unknown {
+  switch (typeof v) {
+    case "bigint":
+      return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+    case "boolean":
+    case "number":
+    case "string":
+      return v;
+    default:
+      if (v.kind === "undefined") return undefined;
+      if (v.kind === "error") return null;
+      if (v.kind === "list") return v.items.map(toJS);
+      return v;
+  }
+}
+
+/**
+ * Identity (`=?=`): same type and same value, strings case-sensitive, no numeric promotion.
+ * Lists and ads compare element by element / attribute by attribute of their values.
+ */
+export function sameAs(a: Value, b: Value): boolean {
+  const ta = typeof a;
+  if (ta !== typeof b) return false;
+  if (ta !== "object") {
+    if (ta === "number") return a === b || (Number.isNaN(a) && Number.isNaN(b));
+    return a === b;
+  }
+  const oa = a as Exclude<Value, boolean | bigint | number | string>;
+  const ob = b as Exclude<Value, boolean | bigint | number | string>;
+  if (oa.kind !== ob.kind) return false;
+  switch (oa.kind) {
+    case "undefined":
+    case "error":
+      return true;
+    case "abstime":
+      return oa.secs === (ob as AbsTime).secs;
+    case "reltime":
+      return oa.secs === (ob as RelTime).secs;
+    case "list": {
+      const ib = (ob as ListValue).items;
+      return oa.items.length === ib.length && oa.items.every((x, i) => sameAs(x, ib[i] as Value));
+    }
+    case "classad":
+      return oa === ob;
+  }
+}
