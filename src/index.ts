@@ -24,5 +24,38 @@ export type { EventEntry, Jobspec, JobArgs } from "./manager/port.js";
 // --- plugin host ---
 
 // --- ClassAd language ---
+export {
+  ClassAd,
+  Evaluator,
+  parseExpr,
+  parseOldAd,
+  readOldAd,
+  parseNewAd,
+  parseAd,
+  unparse,
+  unparseValue,
+  printOldAd,
+  printNewAd,
+  adToJSON,
+  adFromJSON,
+  evalAttr,
+  evalExpr,
+  matches,
+  requirementsHold,
+  rank,
+  UNDEFINED,
+  ERROR,
+  ListValue,
+  AbsTime,
+  RelTime,
+  typeOf,
+  isUndefined,
+  isError,
+  isTrue,
+  intValue,
+  listValue,
+  toJS,
+} from "./classad/index.js";
+export type { Value as ClassAdValue, ValueType as ClassAdValueType, Expr as ClassAdExpr, ClassAdFunction, LazyClassAdFunction, EvaluatorOptions } from "./classad/index.js";
 
 // --- HTCondor config and transforms ---
