@@ -11,6 +11,7 @@ export type { State, JobResult } from "./manager/states.js";
 export type {
   PluginContext,
   PluginLog,
+  PluginState,
   JobFlag,
   ServiceHandler,
 } from "./plugins/context.js";

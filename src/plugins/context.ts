@@ -33,6 +33,15 @@ export type JobFlag = "alloc-bypass" | "debug" | "immutable";
 /** A service handler: reachable through the daemon as `<plugin>.<method>`. */
 export type ServiceHandler = (payload: unknown, cred: ServiceCred) => unknown;
 
+/** Persistent key/value state of one plugin (JSON values), kept in the job store. */
+export interface PluginState {
+  get<T = unknown>(key: string): T | undefined;
+  /** Durable when the call returns; survives a restart of the manager. */
+  set(key: string, value: unknown): void;
+  delete(key: string): void;
+  keys(): string[];
+}
+
 /** The per-plugin handle given to `setup`. */
 export interface PluginContext {
   /** The plugin's list name (`fairshare.js`, `.priority-default`). */
@@ -42,6 +51,8 @@ export interface PluginContext {
   readonly log: PluginLog;
   /** The manager's clock: simulated in tests, so plugins never read Date.now directly. */
   readonly clock: Clock;
+  /** This plugin's persistent state (beyond Flux): rebuilt state need not be replayed. */
+  readonly state: PluginState;
   /** Registers a handler for a topic or glob; only the first match per plugin runs. Setup only. */
   on<P extends string>(topic: P, handler: HandlerFor<P>): void;
   /** Replay order of job.create/job.new when loaded at runtime. Setup only. */
@@ -129,6 +140,7 @@ export function createContext(host: PluginHost, rec: PluginRecord): PluginContex
     conf: rec.conf,
     clock: host.clock,
     log: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
+    state: pluginState(host, rec, live),
     on(topic, handler) {
       setupOnly("on");
       rec.handlers.push({ glob: topic, matches: compileTopicGlob(topic), fn: handler as AnyHandler });
@@ -269,4 +281,21 @@ function runDestructor(
   } catch (e) {
     host.report("warn", `${rec.name}: aux destructor: ${msg(e)}`, rec.name);
   }
+}
+
+/** The plugin's view of the store's per-plugin state (the host's memory when none). */
+function pluginState(host: PluginHost, rec: PluginRecord, live: (w: string) => void): PluginState {
+  const store = () => host.stateStore();
+  return {
+    get: <T>(key: string) => store().get(rec.name, key) as T | undefined,
+    set(key, value) {
+      live("state.set");
+      store().set(rec.name, key, value);
+    },
+    delete(key) {
+      live("state.delete");
+      store().delete(rec.name, key);
+    },
+    keys: () => store().keys(rec.name),
+  };
 }

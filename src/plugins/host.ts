@@ -9,7 +9,13 @@ import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import type { Clock } from "../manager/clock.js";
 import type { JobId } from "../manager/ids.js";
 import { formatJobId } from "../manager/ids.js";
-import type { JobArgs, ManagerPort, PluginPort, StackResult } from "../manager/port.js";
+import type {
+  JobArgs,
+  ManagerPort,
+  PluginPort,
+  PluginStateStore,
+  StackResult,
+} from "../manager/port.js";
 import type { PluginRecord } from "./record.js";
 import { destroyJobAux } from "./record.js";
 import type { DeadlineTimer, Frame, StackEntry, StackHost } from "./stack.js";
@@ -54,6 +60,7 @@ export class PluginHost implements PluginPort, StackHost {
   private frames = new Map<JobId, Frame[]>();
   /** Per job: the plugins subscribed to its `job.event.*`. */
   private subscribers = new Map<JobId, Set<PluginRecord>>();
+  private memoryState: PluginStateStore | undefined;
 
   constructor(opts: HostOptions) {
     this.clock = opts.clock;
@@ -77,6 +84,11 @@ export class PluginHost implements PluginPort, StackHost {
       throw new JobtapError(ErrorCode.PLUGIN_PHASE, `${who}: no job manager is attached yet`);
     }
     return this.mgr;
+  }
+
+  /** The manager's per-plugin state store, or an in-memory one (fakes, no manager). */
+  stateStore(): PluginStateStore {
+    return this.mgr?.pluginState ?? (this.memoryState ??= memoryStateStore());
   }
 
   /** True once a manager is attached. */
@@ -107,6 +119,11 @@ export class PluginHost implements PluginPort, StackHost {
     if (entries.length === 0) return;
     const r = runStack(this, stackCall(topic, args, args.id, entries));
     if (r instanceof Promise) return r.then(() => undefined);
+  }
+
+  /** True if some plugin subscribed to this job's events (the manager's fast check). */
+  hasSubscribers(id: JobId): boolean {
+    return this.subscribers.has(id);
   }
 
   /** Drops the job's aux data (running destructors) and its subscriptions. */
@@ -251,4 +268,20 @@ export function msg(e: unknown): string {
 
 function defaultLogger(level: string, message: string): void {
   if (level === "warn" || level === "error") process.stderr.write(`jobtap: ${message}\n`);
+}
+
+/** Plugin state kept in memory only (lost on restart): for hosts without a job store. */
+function memoryStateStore(): PluginStateStore {
+  const data = new Map<string, Map<string, unknown>>();
+  const of = (plugin: string) => {
+    let m = data.get(plugin);
+    if (m === undefined) data.set(plugin, (m = new Map()));
+    return m;
+  };
+  return {
+    get: (plugin, key) => data.get(plugin)?.get(key),
+    set: (plugin, key, value) => void of(plugin).set(key, structuredClone(value)),
+    delete: (plugin, key) => void data.get(plugin)?.delete(key),
+    keys: (plugin) => [...(data.get(plugin)?.keys() ?? [])],
+  };
 }

@@ -145,4 +145,13 @@ describe("plugin context", () => {
       /^plugin sort-order\.ts: job\.dependency\.x: job ƒ\S+: dependencyAdd: job 4: dependencyAdd in SCHED$/,
     );
   });
+
+  it("keeps plugin state across a remove and reload of the plugin", async () => {
+    const { host, mgr } = makeHost();
+    await host.load(fixture("state-counter.js"));
+    for (const n of [1, 2]) host.callJob("job.new", mgr.lookup(mgr.add("NEW", n))!);
+    host.remove("state-counter.js");
+    await host.load(fixture("state-counter.js"));
+    expect(await host.query("state-counter.js")).toMatchObject({ count: 2, keys: ["count"] });
+  });
 });
