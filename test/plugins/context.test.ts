@@ -150,6 +150,7 @@ describe("plugin context", () => {
     const { host, mgr } = makeHost();
     await host.load(fixture("state-counter.js"));
     for (const n of [1, 2]) host.callJob("job.new", mgr.lookup(mgr.add("NEW", n))!);
+    for (const job of mgr.jobs.values()) job.state = "INACTIVE"; // no replay on reload
     host.remove("state-counter.js");
     await host.load(fixture("state-counter.js"));
     expect(await host.query("state-counter.js")).toMatchObject({ count: 2, keys: ["count"] });
