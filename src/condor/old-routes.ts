@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { ErrorCode, JobtapError } from "../errors.js";
-import { attrRef, ClassAd, type Expr, parseExprPrefix, parseNewAd, unparse } from "./classad-bridge.js";
+import { attrRef, ClassAd, type Expr, parseNewAd, unparse } from "./classad-bridge.js";
 import { type CondorConfig, formatSource } from "./config.js";
 import type { TransformSource } from "./routes.js";
 
@@ -27,23 +27,41 @@ function fail(where: string, problem: string): never {
   throw new JobtapError(ErrorCode.CONDOR_CONFIG, `${where}: ${problem}`, { where });
 }
 
-/** Splits `[..] [..]` (commas, whitespace and comments between) into record attribute lists. */
-export function splitRouteAds(text: string, where: string): (readonly (readonly [string, Expr])[])[] {
-  const ads: (readonly (readonly [string, Expr])[])[] = [];
+/** Index just past the `]` closing the `[` at `open` (strings and comments skipped), or -1. */
+function closingBracket(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '"' || ch === "'") {
+      for (i++; i < text.length && text[i] !== ch; i++) if (text[i] === "\\") i++;
+    } else if (ch === "/" && text[i + 1] === "/") {
+      while (i < text.length && text[i] !== "\n") i++;
+    } else if (ch === "/" && text[i + 1] === "*") {
+      const close = text.indexOf("*/", i + 2);
+      i = close < 0 ? text.length : close + 1;
+    } else if (ch === "[") depth++;
+    else if (ch === "]" && --depth === 0) return i + 1;
+  }
+  return -1;
+}
+
+/** Splits `[..] [..]` (commas, whitespace and comments between) into ads. */
+export function splitRouteAds(text: string, where: string): ClassAd[] {
+  const ads: ClassAd[] = [];
   let rest = text;
   for (;;) {
     rest = rest.replace(/^(\s|,|\/\/[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)+/, "");
     if (rest === "") return ads;
-    if (!rest.startsWith("[")) fail(where, `route entry ${ads.length + 1} does not start with [`);
-    let parsed: { expr: Expr; end: number };
+    const n = ads.length + 1;
+    if (!rest.startsWith("[")) fail(where, `route entry ${n} does not start with [`);
+    const end = closingBracket(rest, 0);
+    if (end < 0) fail(where, `route entry ${n} has no closing ]`);
     try {
-      parsed = parseExprPrefix(rest, false);
+      ads.push(parseNewAd(rest.slice(0, end)));
     } catch (e) {
-      return fail(where, `route entry ${ads.length + 1} does not parse: ${(e as Error).message}`);
+      fail(where, `route entry ${n} does not parse: ${(e as Error).message}`);
     }
-    if (parsed.expr.type !== "record") fail(where, `route entry ${ads.length + 1} is not a ClassAd`);
-    ads.push(parsed.expr.attrs);
-    rest = rest.slice(parsed.end);
+    rest = rest.slice(end);
   }
 }
 
@@ -52,7 +70,7 @@ function isTargetRef(e: Expr): boolean {
 }
 
 /**
- * Inlines references to the route's own attributes and rewrites `TARGET.x` to `x`
+ * Inlines references to the route's own attributes (unscoped or `MY.`) and rewrites `TARGET.x` to `x`
  * (`toMy` false) or `MY.x` (`toMy` true): what HTCondor's flatten does for the converter.
  */
 export function flattenAgainstRoute(e: Expr, route: ClassAd, toMy: boolean, seen: ReadonlySet<string> = new Set()): Expr {
@@ -62,7 +80,8 @@ export function flattenAgainstRoute(e: Expr, route: ClassAd, toMy: boolean, seen
       return e;
     case "attr": {
       if (e.base !== null && isTargetRef(e.base)) return toMy ? attrRef(e.name, attrRef("MY")) : attrRef(e.name);
-      if (e.base !== null) return { ...e, base: again(e.base) };
+      const isMy = e.base !== null && e.base.type === "attr" && e.base.base === null && e.base.key === "my";
+      if (e.base !== null && !isMy) return { ...e, base: again(e.base) };
       const own = route.lookup(e.name);
       if (e.absolute || own === undefined || seen.has(e.key)) return e;
       const inlined = flattenAgainstRoute(own, route, toMy, new Set([...seen, e.key]));
@@ -142,8 +161,8 @@ export function convertOldRouteText(defaultsText: string | undefined, entriesTex
     }
   }
   const routes = new Map<string, ConvertedRoute>();
-  for (const attrs of splitRouteAds(entriesText, where)) {
-    const route = defaults.clone().update(new ClassAd(attrs));
+  for (const entry of splitRouteAds(entriesText, where)) {
+    const route = defaults.clone().update(entry);
     const name = stringOf(route.lookup("Name")) ?? stringOf(route.lookup("GridResource"));
     if (name === undefined || name === "") fail(where, `a route entry has neither Name nor GridResource`);
     const override = route.lookup("OverrideRoutingEntry");
