@@ -141,7 +141,8 @@ export class Engine {
     }
     if (!NO_COMMIT.has(e.name)) {
       job.eventlog.push(e);
-      this.append(job.core.id, e);
+      if (job.unstored !== undefined) job.unstored += eventLine(e);
+      else this.append(job.core.id, e);
     }
     this.countRunning(r.prev, job.core.state);
     if (this.journalListeners.size > 0) this.journal({ id: job.core.id, entry: e, state: job.core.state, prev_state: r.prev });
@@ -285,16 +286,27 @@ export class Engine {
 
   // --- batched store writes ------------------------------------------------------------
 
-  /** Records a new job's jobspec in the current batch (stored once per job). */
-  storeNewJob(id: JobId, jobspecJson: string): void {
-    this.batch.newJobs.push({ id, jobspec: jobspecJson });
+  /**
+   * An accepted job enters the store: its jobspec (once) and the eventlog lines buffered
+   * while it was under admission go into the current batch. A rejected job never does.
+   */
+  storeNewJob(job: ActiveJob, jobspecJson: string): void {
+    this.batch.newJobs.push({ id: job.core.id, jobspec: jobspecJson });
+    const lines = job.unstored ?? "";
+    job.unstored = undefined;
+    if (lines) this.batch.appends.set(job.core.id, (this.batch.appends.get(job.core.id) ?? "") + lines);
     this.requestCommit();
   }
 
-  /** Drops a rejected job's pending writes (it never existed as far as the store knows). */
-  forget(id: JobId): void {
-    this.batch.newJobs = this.batch.newJobs.filter((j) => j.id !== id);
-    this.batch.appends.delete(id);
+  /**
+   * A job as the store will hold it after the pending batch: what is stored now plus what
+   * the current batch will add. Lets readers see a job that finished inside one window.
+   */
+  storedView(id: JobId): { id: JobId; jobspec: string; eventlog: string } | undefined {
+    const stored = this.opts.store.load(id);
+    const jobspec = stored?.jobspec ?? this.batch.newJobs.find((j) => j.id === id)?.jobspec;
+    if (jobspec === undefined) return undefined;
+    return { id, jobspec, eventlog: (stored?.eventlog ?? "") + (this.batch.appends.get(id) ?? "") };
   }
 
   /** Queues a purge of an inactive job. */

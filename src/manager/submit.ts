@@ -69,7 +69,7 @@ export class Submitter {
     const job = newActiveJob(newJobCore(this.ids.next(), jobspec));
     // Held from the start: events plugins post during submit queue behind `submit`.
     job.hold++;
-    e.storeNewJob(job.core.id, JSON.stringify(jobspec));
+    job.unstored = "";
     job.queue.push(e.entry("submit", { userid, urgency, flags, version: 1 }));
     job.hold--;
     e.drain(job);
@@ -81,6 +81,7 @@ export class Submitter {
       this.reject(job);
       throw new JobtapError(ErrorCode.JOB_REJECTED, rejection, { id: job.core.id.toString() });
     }
+    e.storeNewJob(job, JSON.stringify(jobspec));
     job.queue.push(e.entry("validate"));
     return this.acknowledge(job);
   }
@@ -142,7 +143,6 @@ export class Submitter {
 
   private reject(job: ActiveJob): void {
     const e = this.engine;
-    e.forget(job.core.id);
     job.queue.length = 0;
     job.hold = 0;
     e.post(job, "invalidate");

@@ -86,6 +86,7 @@ export class TestExecutor implements Executor {
     const opts = testExecOptions(job) ?? { runDuration: job.duration, waitStatus: 0 };
     const run: TestRun = { finished: false };
     this.runs.set(job.id, run);
+    if (job.startedAt === undefined) this.hooks.post(job.id, "start");
     const elapsed = job.startedAt === undefined ? 0 : this.clock.now() / 1000 - job.startedAt;
     this.arm(job, run, Math.max(0, opts.runDuration - elapsed), opts.waitStatus);
   }

@@ -1,0 +1,356 @@
+/**
+ * The job manager: wires the store, the event engine, the plugin port, the scheduler and
+ * the executors, and offers the library API (submit, cancel, raise, urgency, listings,
+ * eventlogs, wait, an event stream, close).
+ *
+ * Construction follows Flux's start-up order: open the store → replay every eventlog with
+ * no callbacks → attach the plugin host (`opts.plugins`) → restart callbacks → scheduling.
+ */
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { ErrorCode, JobtapError } from "../errors.js";
+import { Actions } from "./actions.js";
+import { RealClock, type Clock } from "./clock.js";
+import { Engine, type JournalEntry, type Logger } from "./engine.js";
+import { LocalExecutor } from "./exec/local-exec.js";
+import { TestExecutor } from "./exec/test-exec.js";
+import type { ExecHooks, Executor } from "./exec/types.js";
+import { FluidGenerator, formatJobId, type JobId } from "./ids.js";
+import { InactiveCache, type InactiveRecord } from "./inactive.js";
+import { newActiveJob, type ActiveJob } from "./job.js";
+import { ManagerPortImpl } from "./port-impl.js";
+import { NO_PLUGINS, type EventEntry, type Jobspec, type ManagerPort, type PluginPort } from "./port.js";
+import { replayJob, replayStore, restartCallbacks } from "./restart.js";
+import { Scheduler, type ResourcePool } from "./scheduler.js";
+import { MemoryStore } from "./store/memory.js";
+import { SqliteStore } from "./store/sqlite.js";
+import type { JobStore } from "./store/types.js";
+import { Submitter, type SubmitOptions, type SubmitOutcome } from "./submit.js";
+import { JobCommands, type RaiseOptions } from "./commands.js";
+import { activeInfo, inactiveInfo, waitResultOf, type JobInfo, type WaitResult } from "./views.js";
+import type { JobCore } from "./transition.js";
+import type { State } from "./states.js";
+
+export interface JobManagerOptions {
+  /** State directory: the SQLite store (jobtap.db) and per-job output files. */
+  statedir?: string;
+  /** Default: "sqlite" when a statedir is given, else "memory". */
+  store?: "sqlite" | "memory" | JobStore;
+  /** SQLite durability (default "full"). */
+  sqliteSynchronous?: "full" | "normal";
+  clock?: Clock;
+  /** Local pool; defaults: this machine's cores, 0 gpus, its total memory. */
+  resources?: Partial<ResourcePool>;
+  /** Store batch window in ms (default 10). */
+  batchWindowMs?: number;
+  /** Seconds an inactive job is kept before purge (default: forever). */
+  inactiveAgeLimit?: number;
+  /** Inactive jobs kept before the oldest are purged (default: unlimited). */
+  inactiveNumLimit?: number;
+  /** Queued jobs one scheduling pass may look at (default 1: strict first-come). */
+  queueDepth?: number;
+  /** Attaches the plugin host; called after replay, before restart callbacks. */
+  plugins?: (mgr: ManagerPort) => PluginPort | Promise<PluginPort>;
+  log?: Logger;
+  /** The instance owner's uid (default: this process's uid). */
+  owner?: number;
+  /** Grace between SIGTERM and SIGKILL for local jobs (default 5000 ms). */
+  killTimeoutMs?: number;
+  /** The instance configuration handed to plugins (conf.update). */
+  config?: Record<string, unknown>;
+}
+
+/** Listing filter for `jobs()`. */
+export interface JobFilter {
+  states?: readonly State[];
+  userid?: number;
+}
+
+const defaultLog: Logger = (level, msg) => {
+  if (level === "error") process.stderr.write(`jobtap: ${msg}\n`);
+};
+
+export class JobManager {
+  readonly port: ManagerPort;
+  readonly owner: number;
+  private readonly submitter: Submitter;
+  private readonly commands: JobCommands;
+  private closed = false;
+
+  /** Use `createJobManager`; the constructor does not replay or attach plugins. */
+  constructor(
+    readonly engine: Engine,
+    readonly store: JobStore,
+    readonly scheduler: Scheduler,
+    readonly inactive: InactiveCache,
+    private readonly executors: { test: Executor; local: Executor },
+    ids: FluidGenerator,
+    opts: JobManagerOptions,
+  ) {
+    this.owner = opts.owner ?? process.getuid?.() ?? 0;
+    this.submitter = new Submitter(engine, ids, this.owner);
+    this.commands = new JobCommands(engine, this.owner, (id) => this.inactive.get(id) !== undefined);
+    const conf = opts.config ?? {};
+    this.port = new ManagerPortImpl(engine, this, () => conf, store, engine.clock);
+  }
+
+  get clock(): Clock {
+    return this.engine.clock;
+  }
+
+  /** Submits a job; resolves with its id once its eventlog is durable (or rejects). */
+  submit(jobspec: unknown, opts?: SubmitOptions): Promise<JobId> {
+    this.checkOpen();
+    return this.submitter.submit(jobspec, opts);
+  }
+
+  /** Submits several jobs as one batch; each gets its own outcome (Flux's per-job errors). */
+  async submitMany(jobs: ReadonlyArray<{ jobspec: unknown; opts?: SubmitOptions }>): Promise<SubmitOutcome[]> {
+    this.checkOpen();
+    const settled = await Promise.allSettled(jobs.map((j) => this.submitter.submit(j.jobspec, j.opts)));
+    return settled.map((s) =>
+      s.status === "fulfilled"
+        ? { id: s.value }
+        : { error: s.reason instanceof JobtapError ? s.reason : new JobtapError(ErrorCode.INTERNAL, String(s.reason)) },
+    );
+  }
+
+  /** Cancels a job: a severity-0 `cancel` exception. */
+  cancel(id: JobId, opts: { note?: string; userid?: number } = {}): void {
+    this.checkOpen();
+    this.commands.raise(id, { type: "cancel", severity: 0, note: opts.note ?? "", userid: opts.userid ?? this.owner });
+  }
+
+  /** Raises an exception (validated as Flux's raise RPC does). */
+  raise(id: JobId, opts: RaiseOptions): void {
+    this.checkOpen();
+    this.commands.raise(id, opts);
+  }
+
+  /** Changes a job's urgency; returns the old urgency. */
+  setUrgency(id: JobId, urgency: number, opts: { userid?: number } = {}): number {
+    this.checkOpen();
+    return this.commands.setUrgency(id, urgency, opts.userid ?? this.owner);
+  }
+
+  /** One job's listing record; throws UNKNOWN_JOB. */
+  job(id: JobId): JobInfo {
+    const a = this.engine.active.get(id);
+    if (a) return activeInfo(a);
+    const r = this.inactive.get(id);
+    if (r) return inactiveInfo(r);
+    throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
+  }
+
+  /** Jobs, active first (queue order is not implied), then inactive, most recent first. */
+  jobs(filter: JobFilter = {}): JobInfo[] {
+    const out: JobInfo[] = [];
+    const want = (s: State, uid: number) =>
+      (filter.states === undefined || filter.states.includes(s)) && (filter.userid === undefined || filter.userid === uid);
+    for (const j of this.engine.active.values()) if (j.core.state !== "NEW" && want(j.core.state, j.core.userid)) out.push(activeInfo(j));
+    if (filter.states === undefined || filter.states.includes("INACTIVE")) {
+      const inactive = [...this.inactive.records.values()].filter((r) => want("INACTIVE", r.userid));
+      for (let i = inactive.length - 1; i >= 0; i--) out.push(inactiveInfo(inactive[i]!));
+    }
+    return out;
+  }
+
+  /** A job's eventlog (active: from memory; inactive: read from the store). */
+  eventlog(id: JobId): EventEntry[] {
+    const a = this.engine.active.get(id);
+    if (a) return [...a.eventlog];
+    const r = this.loadInactive(id);
+    if (!r) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
+    return r.eventlog;
+  }
+
+  /** A job's full jobspec (environment included: the caller is the owner's library). */
+  jobspec(id: JobId): Jobspec {
+    const a = this.engine.active.get(id) ?? this.loadInactive(id);
+    if (!a) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
+    return a.core.jobspec;
+  }
+
+  /** Resolves when the job is INACTIVE, with its result. */
+  wait(id: JobId): Promise<WaitResult> {
+    const a = this.engine.active.get(id);
+    if (!a) {
+      const core = this.inactiveCore(id);
+      if (!core) return Promise.reject(new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`));
+      return Promise.resolve(waitResultOf(core));
+    }
+    return new Promise((resolve) => (a.waiters ??= []).push(() => resolve(waitResultOf(a.core))));
+  }
+
+  /** Subscribes to every processed event of every job (the journal). */
+  on(_type: "event", fn: (j: JournalEntry) => void): void {
+    this.engine.onJournal(fn);
+  }
+
+  off(_type: "event", fn: (j: JournalEntry) => void): void {
+    this.engine.offJournal(fn);
+  }
+
+  /** Yields a job's eventlog so far, then each new entry, ending after `clean` (or invalidate). */
+  async *follow(id: JobId): AsyncGenerator<EventEntry> {
+    const buffered: EventEntry[] = [];
+    let wake: (() => void) | undefined;
+    const fn = (j: JournalEntry) => {
+      if (j.id !== id) return;
+      buffered.push(j.entry);
+      wake?.();
+    };
+    this.engine.onJournal(fn);
+    try {
+      const past = this.eventlog(id);
+      for (const e of past) yield e;
+      if (past.some((e) => e.name === "clean")) return;
+      for (;;) {
+        while (buffered.length > 0) {
+          const e = buffered.shift()!;
+          yield e;
+          if (e.name === "clean" || e.name === "invalidate") return;
+        }
+        await new Promise<void>((r) => (wake = r));
+        wake = undefined;
+      }
+    } finally {
+      this.engine.offJournal(fn);
+    }
+  }
+
+  /** Purges an inactive job now (job.inactive-remove); false if it is not inactive. */
+  purge(id: JobId): boolean {
+    return this.inactive.remove(id);
+  }
+
+  /** Jobs set aside as corrupt at start. */
+  lostAndFound(): Array<{ id: JobId; reason: string }> {
+    return this.store.lostAndFound();
+  }
+
+  /** Writes the current batch now (tests, shutdown); acknowledges waiting submissions. */
+  flush(): void {
+    this.engine.commit();
+  }
+
+  /** Stops timers and executors, writes the last batch, closes the store. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.scheduler.close();
+    this.inactive.close();
+    this.executors.test.close();
+    this.executors.local.close();
+    this.engine.commit();
+    this.engine.stopTimers();
+    this.store.close();
+  }
+
+  // --- inactive jobs, read back from the store on demand --------------------------------
+
+  /** A cached inactive job replayed from the store (no callbacks), or undefined. */
+  loadInactive(id: JobId): ActiveJob | undefined {
+    if (!this.inactive.get(id)) return undefined;
+    const text = this.engine.storedView(id);
+    if (!text) return undefined;
+    const r = replayJob(text);
+    if ("error" in r) return undefined;
+    const job = newActiveJob(r.core);
+    job.eventlog = r.eventlog;
+    return job;
+  }
+
+  inactiveCore(id: JobId): JobCore | undefined {
+    return this.loadInactive(id)?.core;
+  }
+
+  inactiveArgs(id: JobId) {
+    const job = this.loadInactive(id);
+    return job && this.engine.args(job);
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new JobtapError(ErrorCode.MANAGER_CLOSED, "job manager is closed");
+    if (this.engine.fatal) throw this.engine.fatal;
+  }
+}
+
+function openStore(opts: JobManagerOptions, now: number): JobStore {
+  const kind = opts.store ?? (opts.statedir ? "sqlite" : "memory");
+  if (typeof kind === "object") return kind;
+  if (kind === "memory") return new MemoryStore(now);
+  if (!opts.statedir) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, 'store "sqlite" needs a statedir');
+  return new SqliteStore(join(opts.statedir, "jobtap.db"), {
+    epochMs: now,
+    ...(opts.sqliteSynchronous ? { synchronous: opts.sqliteSynchronous } : {}),
+  });
+}
+
+/**
+ * Creates a job manager: opens the store, replays it, attaches plugins, runs the restart
+ * callbacks, then starts scheduling. Throws STORE_OPEN if the store cannot be opened.
+ */
+export async function createJobManager(opts: JobManagerOptions = {}): Promise<JobManager> {
+  const clock = opts.clock ?? new RealClock();
+  const log = opts.log ?? defaultLog;
+  const store = openStore(opts, clock.now());
+  const engine = new Engine({ clock, store, batchWindowMs: opts.batchWindowMs ?? 10, log });
+  const post = (id: JobId, name: string, context?: Record<string, unknown>) => {
+    const job = engine.active.get(id);
+    if (job) engine.post(job, name, context);
+  };
+  const hooks: ExecHooks = {
+    post,
+    raise: (id, type, severity, note) => post(id, "exception", { type, severity, note }),
+    log: (level, msg) => log(level, msg),
+  };
+  const scheduler = new Scheduler(poolOf(opts), clock, {
+    alloc: (id, R) => (engine.active.has(id) ? post(id, "alloc", { R }) : scheduler.free(id)),
+    unsatisfiable: (id, why) => post(id, "exception", { type: "alloc", severity: 0, note: why }),
+  }, opts.queueDepth ?? 1);
+  const outputDir = opts.statedir ? join(opts.statedir, "jobs") : join(tmpdir(), `jobtap-${process.pid}`);
+  const executors = {
+    test: new TestExecutor(clock, hooks),
+    local: new LocalExecutor(clock, hooks, { outputDir, killTimeoutMs: opts.killTimeoutMs ?? 5000 }),
+  };
+  const executorFor = (job: ActiveJob) => (job.core.jobspec.attributes.system?.exec as { test?: unknown } | undefined)?.test !== undefined ? executors.test : executors.local;
+  let onPurge: (r: InactiveRecord) => void = () => undefined;
+  const limits = { ageLimit: opts.inactiveAgeLimit, numLimit: opts.inactiveNumLimit };
+  const inactive = new InactiveCache(clock, limits, (r) => onPurge(r));
+  const actions = new Actions({ engine, scheduler, executorFor, inactive });
+  engine.actions = actions;
+  const maxId = replayStore({ engine, store, inactive, scheduler });
+  const ids = new FluidGenerator(store.epoch(), () => clock.now());
+  if (maxId !== undefined) ids.advancePast(maxId);
+  const m = new JobManager(engine, store, scheduler, inactive, executors, ids, opts);
+  onPurge = (r) => purgeRecord(m, r);
+  engine.port = opts.plugins ? await opts.plugins(m.port) : NO_PLUGINS;
+  await restartCallbacks({ engine, store, inactive, scheduler, actions, executorFor }, (id) => m.loadInactive(id));
+  m.port.reprioritizeAll();
+  return m;
+}
+
+/** job.inactive-remove (args read back from the store only if someone listens), then delete. */
+function purgeRecord(m: JobManager, r: InactiveRecord): void {
+  const e = m.engine;
+  if (e.port.matches("job.inactive-remove")) {
+    const text = e.storedView(r.id);
+    const replayed = text && replayJob(text);
+    if (replayed && !("error" in replayed)) {
+      const job = newActiveJob(replayed.core);
+      job.eventlog = replayed.eventlog;
+      const pending = e.callJob(job, "job.inactive-remove");
+      if (pending) pending.catch(() => undefined);
+    }
+  }
+  e.storePurge(r.id);
+}
+
+function poolOf(opts: JobManagerOptions): ResourcePool {
+  return {
+    cores: opts.resources?.cores ?? cpus().length,
+    gpus: opts.resources?.gpus ?? 0,
+    memory: opts.resources?.memory ?? totalmem(),
+  };
+}

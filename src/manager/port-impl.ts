@@ -1,0 +1,204 @@
+/**
+ * The manager half of the jobtap API (ManagerPort): what the plugin host may ask of the
+ * job manager. Every method checks the job id and state and throws a JobtapError naming
+ * the job; the host adds the plugin name and topic.
+ */
+import { ErrorCode, JobtapError } from "../errors.js";
+import type { Clock } from "./clock.js";
+import type { Engine } from "./engine.js";
+import { SETTABLE_FLAGS } from "./events.js";
+import { formatJobId, type JobId } from "./ids.js";
+import type { ActiveJob } from "./job.js";
+import { PRIORITY_UNAVAILABLE, type JobArgs, type ManagerPort, type PluginStateStore } from "./port.js";
+import type { JobResult } from "./states.js";
+import type { JobStore } from "./store/types.js";
+import { eventPosted, resultOf, type JobCore } from "./transition.js";
+
+/** How the port reaches inactive jobs (kept in the manager). */
+export interface InactiveAccess {
+  /** The folded core of a cached inactive job (read from the store), or undefined. */
+  inactiveCore(id: JobId): JobCore | undefined;
+  inactiveArgs(id: JobId): JobArgs | undefined;
+}
+
+const NOTE_MAX = 1023;
+
+export class ManagerPortImpl implements ManagerPort {
+  readonly pluginState: PluginStateStore;
+
+  constructor(
+    private readonly e: Engine,
+    private readonly inactive: InactiveAccess,
+    private readonly conf: () => Record<string, unknown>,
+    store: JobStore,
+    readonly clock: Clock,
+  ) {
+    this.pluginState = pluginStateOf(store);
+  }
+
+  /** An active job, or UNKNOWN_JOB / JOB_INACTIVE naming it. */
+  private job(id: JobId): ActiveJob {
+    const job = this.e.active.get(id);
+    if (job) return job;
+    if (this.inactive.inactiveCore(id)) {
+      throw new JobtapError(ErrorCode.JOB_INACTIVE, `job ${formatJobId(id)} is inactive`);
+    }
+    throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
+  }
+
+  private badState(job: ActiveJob, what: string): JobtapError {
+    return new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(job.core.id)} (${job.core.state}): ${what}`);
+  }
+
+  lookup(id: JobId): JobArgs | undefined {
+    const job = this.e.active.get(id);
+    return job ? this.e.args(job) : this.inactive.inactiveArgs(id);
+  }
+
+  activeJobs(): JobArgs[] {
+    return [...this.e.active.values()].filter((j) => j.core.state !== "NEW").map((j) => this.e.args(j));
+  }
+
+  postEvent(id: JobId, name: string, context?: Record<string, unknown>): void {
+    if (typeof name !== "string" || name.length === 0 || /\s/.test(name)) {
+      throw new JobtapError(ErrorCode.BAD_EVENT, `job ${formatJobId(id)}: invalid event name ${JSON.stringify(name)}`);
+    }
+    this.e.post(this.job(id), name, context);
+  }
+
+  raiseException(id: JobId, type: string, severity: number, note: string): void {
+    const job = this.job(id);
+    if (severity === 0 && job.core.state === "NEW") throw this.badState(job, "fatal job exception was posted in NEW state");
+    const n = note.length > NOTE_MAX ? `${note.slice(0, NOTE_MAX - 1)}+` : note;
+    this.e.raise(job, type, severity, n);
+  }
+
+  dependencyAdd(id: JobId, description: string): void {
+    const job = this.job(id);
+    if (job.core.state !== "NEW" && job.core.state !== "DEPEND") throw this.badState(job, "dependencies may only be added in NEW or DEPEND");
+    // An outstanding duplicate is a silent no-op (covers restart); see docs/manager.md.
+    if (job.core.dependencies.includes(description)) return;
+    if (job.queue.some((e) => e.name === "dependency-add" && e.context?.description === description)) return;
+    this.e.post(job, "dependency-add", { description });
+  }
+
+  dependencyRemove(id: JobId, description: string): void {
+    const job = this.job(id);
+    if (job.core.state !== "NEW" && job.core.state !== "DEPEND") throw this.badState(job, "dependencies may only be removed in NEW or DEPEND");
+    const idle = !job.busy && job.hold === 0;
+    if (idle && !job.core.dependencies.includes(description)) {
+      throw new JobtapError(ErrorCode.BAD_EVENT, `job ${formatJobId(id)}: dependency "${description}" is not outstanding`);
+    }
+    this.e.post(job, "dependency-remove", { description });
+  }
+
+  reprioritizeJob(id: JobId, priority: number): void {
+    this.e.reprioritize(this.job(id), priority);
+  }
+
+  reprioritizeAll(): void {
+    if (!this.e.port.matches("job.priority.get")) return;
+    for (const job of [...this.e.active.values()]) {
+      const s = job.core.state;
+      if (s !== "PRIORITY" && s !== "SCHED") continue;
+      const res = this.e.port.callJob("job.priority.get", this.e.args(job));
+      if (res instanceof Promise) {
+        res.then((r) => this.applyPriorityGet(job, r.error ? undefined : r.out.priority)).catch(() => undefined);
+      } else this.applyPriorityGet(job, res.error ? undefined : res.out.priority);
+    }
+  }
+
+  private applyPriorityGet(job: ActiveJob, p: unknown): void {
+    if (p === undefined || !this.e.active.has(job.core.id)) return;
+    if (typeof p !== "number" || !Number.isInteger(p)) {
+      this.e.log("error", `job ${formatJobId(job.core.id)}: job.priority.get: priority must be an integer`);
+      return;
+    }
+    if (p === PRIORITY_UNAVAILABLE && job.core.state === "SCHED") {
+      this.e.log("error", `BUG: job ${formatJobId(job.core.id)}: priority unavailable for a job in SCHED`);
+      return;
+    }
+    if (p >= 0) this.e.reprioritize(job, p);
+  }
+
+  jobResult(id: JobId): JobResult {
+    const core = this.e.active.get(id)?.core ?? this.inactive.inactiveCore(id);
+    if (!core) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
+    const r = core.state === "CLEANUP" || core.state === "INACTIVE" ? resultOf(core) : undefined;
+    if (!r) throw new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(id)} (${core.state}) has no result yet`);
+    return r;
+  }
+
+  eventPosted(id: JobId, name: string): boolean {
+    const core = this.e.active.get(id)?.core ?? this.inactive.inactiveCore(id);
+    if (!core) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
+    return eventPosted(core, name);
+  }
+
+  setFlag(id: JobId, flag: "alloc-bypass" | "debug" | "immutable"): void {
+    const job = this.job(id);
+    if (!(SETTABLE_FLAGS as readonly string[]).includes(flag)) {
+      throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `job ${formatJobId(id)}: invalid flag "${flag}"`);
+    }
+    this.e.post(job, "set-flags", { flags: [flag] });
+  }
+
+  jobspecUpdate(id: JobId, updates: Record<string, unknown>): void {
+    const job = this.job(id);
+    const keys = Object.keys(updates);
+    const bad = keys.find((k) => !/^(attributes|resources|tasks)(\.|$)/.test(k));
+    if (keys.length === 0 || bad !== undefined) {
+      throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `job ${formatJobId(id)}: invalid jobspec update key ${JSON.stringify(bad ?? "")}`);
+    }
+    if (job.core.state === "RUN" || job.core.state === "CLEANUP") throw this.badState(job, "jobspec cannot be updated once running");
+    this.e.post(job, "jobspec-update", updates);
+  }
+
+  prologStart(id: JobId, description: string): void {
+    const job = this.perilogJob(id, description);
+    if (job.startRequested) throw this.badState(job, "prolog-start: start request already pending");
+    if (job.core.state === "CLEANUP") throw this.badState(job, "prolog-start not allowed in CLEANUP");
+    this.e.post(job, "prolog-start", { description });
+  }
+
+  prologFinish(id: JobId, description: string, status: number): void {
+    const job = this.perilogJob(id, description);
+    if (job.startRequested) throw this.badState(job, "prolog-finish: start request already pending");
+    this.e.post(job, "prolog-finish", { description, status });
+  }
+
+  epilogStart(id: JobId, description: string): void {
+    const job = this.perilogJob(id, description);
+    if (job.core.state !== "CLEANUP") throw this.badState(job, "epilog-start is only allowed in CLEANUP");
+    this.e.post(job, "epilog-start", { description });
+  }
+
+  epilogFinish(id: JobId, description: string, status: number): void {
+    const job = this.perilogJob(id, description);
+    if (job.core.state !== "CLEANUP") throw this.badState(job, "epilog-finish is only allowed in CLEANUP");
+    this.e.post(job, "epilog-finish", { description, status });
+  }
+
+  private perilogJob(id: JobId, description: string): ActiveJob {
+    if (typeof description !== "string" || description.length === 0) {
+      throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `job ${formatJobId(id)}: prolog/epilog description required`);
+    }
+    return this.job(id);
+  }
+
+  config(): Record<string, unknown> {
+    return this.conf();
+  }
+}
+
+function pluginStateOf(store: JobStore): PluginStateStore {
+  return {
+    get: (plugin, key) => {
+      const v = store.pluginGet(plugin, key);
+      return v === undefined ? undefined : JSON.parse(v);
+    },
+    set: (plugin, key, value) => store.pluginSet(plugin, key, JSON.stringify(value)),
+    delete: (plugin, key) => store.pluginDelete(plugin, key),
+    keys: (plugin) => store.pluginKeys(plugin),
+  };
+}

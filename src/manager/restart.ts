@@ -1,0 +1,155 @@
+/**
+ * Restart (spec §2.7): replay every stored eventlog through `transition()` with no
+ * callbacks, then — once the plugin host is attached — run the restart callbacks and
+ * actions exactly as Flux does after `restart_from_kvs`.
+ */
+import type { Actions } from "./actions.js";
+import { inactiveRecord } from "./actions.js";
+import type { Engine } from "./engine.js";
+import type { Executor } from "./exec/types.js";
+import { formatJobId, type JobId } from "./ids.js";
+import type { InactiveCache } from "./inactive.js";
+import { newActiveJob, type ActiveJob } from "./job.js";
+import { isPlainObject } from "./jobspec.js";
+import type { EventEntry, Jobspec } from "./port.js";
+import type { Scheduler } from "./scheduler.js";
+import type { JobStore, StoredJobText } from "./store/types.js";
+import { eventPosted, newJobCore, transition, type JobCore } from "./transition.js";
+
+export type Replayed = { core: JobCore; eventlog: EventEntry[] } | { error: string };
+
+/** Folds one stored job; a string error means the stored data is corrupt. */
+export function replayJob(text: StoredJobText): Replayed {
+  let jobspec: Jobspec;
+  try {
+    jobspec = JSON.parse(text.jobspec) as Jobspec;
+    if (!isPlainObject(jobspec)) return { error: "jobspec is not an object" };
+  } catch (e) {
+    return { error: `jobspec is not valid JSON: ${(e as Error).message}` };
+  }
+  let core = newJobCore(text.id, jobspec);
+  const eventlog: EventEntry[] = [];
+  const lines = text.eventlog.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line === "") continue;
+    let e: EventEntry;
+    try {
+      e = JSON.parse(line) as EventEntry;
+    } catch (err) {
+      return { error: `eventlog line ${i + 1} is not valid JSON: ${(err as Error).message}` };
+    }
+    if (typeof e?.name !== "string" || typeof e.timestamp !== "number") return { error: `eventlog line ${i + 1}: not an RFC 18 entry` };
+    const r = transition(core, e);
+    if (!r.ok) return { error: `eventlog line ${i + 1} (${e.name}): ${r.error}` };
+    core = r.job;
+    eventlog.push(e);
+  }
+  if (eventlog.length === 0 || eventlog[0]!.name !== "submit") return { error: "eventlog does not start with submit" };
+  return { core, eventlog };
+}
+
+export interface ReplayDeps {
+  engine: Engine;
+  store: JobStore;
+  inactive: InactiveCache;
+  scheduler: Scheduler;
+}
+
+/** Phase 1: replay without callbacks. Returns the highest id seen (for the FLUID generator). */
+export function replayStore(d: ReplayDeps): JobId | undefined {
+  let maxId: JobId | undefined;
+  const corrupt: Array<{ id: JobId; reason: string }> = [];
+  for (const text of d.store.loadAll()) {
+    if (maxId === undefined || text.id > maxId) maxId = text.id;
+    const r = replayJob(text);
+    if ("error" in r) {
+      corrupt.push({ id: text.id, reason: r.error });
+      continue;
+    }
+    const job = newActiveJob(r.core);
+    job.eventlog = r.eventlog;
+    if (r.core.state === "INACTIVE") {
+      d.inactive.records.set(r.core.id, inactiveRecord(job));
+      continue;
+    }
+    restoreRuntimeFlags(job);
+    if (r.core.hasResources && !r.core.flags.includes("alloc-bypass")) d.scheduler.reserve(r.core.id, r.core.R);
+    d.engine.admit(job);
+  }
+  for (const c of corrupt) {
+    d.engine.log("error", `job ${formatJobId(c.id)}: stored data is corrupt, moved to lost+found: ${c.reason}`);
+    d.store.setAside(c.id, c.reason);
+  }
+  return maxId;
+}
+
+/** Flux's runtime flags that follow from the replayed eventlog. */
+function restoreRuntimeFlags(job: ActiveJob): void {
+  const c = job.core;
+  job.dependQueued = eventPosted(c, "depend");
+  job.freeRequested = eventPosted(c, "free");
+}
+
+export interface RestartDeps extends ReplayDeps {
+  actions: Actions;
+  executorFor(job: ActiveJob): Executor;
+}
+
+/** Phase 2 (plugins attached): inactive-add/destroy, per-job restart steps, actions. */
+export async function restartCallbacks(d: RestartDeps, loadInactive: (id: JobId) => ActiveJob | undefined): Promise<void> {
+  const e = d.engine;
+  if (e.port.matches("job.inactive-add") || e.port.matches("job.destroy")) {
+    for (const id of d.inactive.records.keys()) {
+      const job = loadInactive(id);
+      if (!job) continue;
+      await e.callJob(job, "job.inactive-add");
+      await e.callJob(job, "job.destroy");
+    }
+  }
+  const jobs = [...e.active.values()].sort((a, b) => (a.core.id < b.core.id ? -1 : 1));
+  for (const job of jobs) await restartJob(d, job);
+  for (const job of jobs) if (e.active.has(job.core.id)) d.actions.run(job);
+  d.inactive.enforce();
+}
+
+async function restartJob(d: RestartDeps, job: ActiveJob): Promise<void> {
+  const e = d.engine;
+  const c = job.core;
+  if (c.state === "NEW" || c.state === "DEPEND") await rerunDependencies(e, job);
+  await e.callJob(job, "job.create");
+  await e.callJob(job, "job.new");
+  if (job.core.state === "NEW") {
+    // Acknowledged (its batch was durable) but `validate` was not yet written.
+    e.post(job, "validate");
+  } else if (job.core.state === "SCHED") {
+    e.post(job, "flux-restart");
+  } else if ((job.core.state === "RUN" || job.core.state === "CLEANUP") && needsReattach(job)) {
+    job.startRequested = true;
+    d.executorFor(job).reattach(d.actions.execJob(job));
+  }
+}
+
+/** Started (or start requested) and not yet released. */
+function needsReattach(job: ActiveJob): boolean {
+  const c = job.core;
+  if (eventPosted(c, "release") || !eventPosted(c, "alloc")) return false;
+  return eventPosted(c, "start") || (c.state === "RUN" && c.perilog === 0);
+}
+
+async function rerunDependencies(e: Engine, job: ActiveJob): Promise<void> {
+  const deps = job.core.jobspec.attributes.system?.dependencies;
+  if (!Array.isArray(deps)) return;
+  for (const d of deps as unknown[]) {
+    if (!isPlainObject(d) || typeof d.scheme !== "string") continue;
+    const topic = `job.dependency.${d.scheme}`;
+    if (!e.port.matches(topic)) {
+      e.raise(job, "dependency", 4, `dependency scheme "${d.scheme}" not supported (job may be stuck in DEPEND state)`);
+      continue;
+    }
+    const res = await e.port.callJob(topic, e.args(job, { dependency: d as { scheme: string } }));
+    if (res.handled === 0) {
+      e.raise(job, "dependency", 4, `dependency scheme "${d.scheme}" not supported (job may be stuck in DEPEND state)`);
+    } else if (res.error) e.log("error", `job ${formatJobId(job.core.id)}: ${topic}: ${res.error.message}`);
+  }
+}
