@@ -59,3 +59,27 @@ export {
 export type { Value as ClassAdValue, ValueType as ClassAdValueType, Expr as ClassAdExpr, ClassAdFunction, LazyClassAdFunction, EvaluatorOptions } from "./classad/index.js";
 
 // --- HTCondor config and transforms ---
+export {
+  CondorConfig,
+  parseCondorConfig,
+  readCondorConfigFile,
+  parseTransform,
+  TransformRun,
+  readRouterConfig,
+  routerConfigFromToml,
+  convertOldRouteText,
+  ROUTER_DEFAULTS,
+} from "./condor/index.js";
+export type {
+  ConfigSource,
+  ConfigReadOptions,
+  Transform,
+  TransformStep,
+  TransformOutcome,
+  TransformRunOptions,
+  Route,
+  RouteSettings,
+  RouterConfig,
+  RouterSettings,
+  NamedTransform,
+} from "./condor/index.js";
