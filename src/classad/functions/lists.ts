@@ -177,7 +177,7 @@ function split(args: Value[]): Value {
     while (i < n && !seps.includes(s[i]!)) tok += s[i++];
     items.push(tok.trim());
     while (i < n && isWs(s[i]!) && seps.includes(s[i]!)) i++;
-    if (i < n && !isWs(s[i]!)) {
+    if (i < n && !isWs(s[i]!) && seps.includes(s[i]!)) {
       i++;
       while (i < n && isWs(s[i]!) && seps.includes(s[i]!)) i++;
       if (i >= n) break;
