@@ -36,3 +36,5 @@ export type {
   CustomArgs,
 } from "./plugins/topics.js";
 export type { Clock } from "./manager/clock.js";
+export { createTestHost, testJobspec } from "./plugins/testhost.js";
+export type { TestHost, TestHostOptions, TestJob } from "./plugins/testhost.js";

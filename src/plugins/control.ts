@@ -10,6 +10,7 @@ import { BUILTINS, type BuiltinEntry } from "./builtins.js";
 import { createContext } from "./context.js";
 import { PluginHost, msg, type HostOptions } from "./host.js";
 import { fileListName, importPlugin, internalName, pluginShape, resolvePlugin } from "./loader.js";
+import type { PluginDefinition, PluginModule } from "./loader.js";
 import type { PluginRecord, ServiceCred } from "./record.js";
 import { compileNameGlob, destroyJobAux, pluginName } from "./record.js";
 import { runStack, stackCall } from "./stack.js";
@@ -64,18 +65,45 @@ export class JobtapHost extends PluginHost {
   ): Promise<PluginInfo> {
     const source = resolvePlugin(nameOrPath, this.builtins, this.searchPath);
     const listName = source.kind === "builtin" ? source.name : fileListName(source.path);
+    this.checkUnique(listName);
+    const mod = await importPlugin(source, ++this.loads);
+    const path = source.kind === "builtin" ? "builtin" : source.path;
+    return this.install(listName, path, mod, conf, opts);
+  }
+
+  /**
+   * Loads a plugin from an in-memory definition (tests, embedding): same sequence as
+   * `load`, with `name` as its list name and path "inline".
+   */
+  async loadDefinition(
+    name: string,
+    definition: PluginDefinition,
+    conf: Record<string, unknown> = {},
+    opts: LoadOptions = {},
+  ): Promise<PluginInfo> {
+    this.checkUnique(name);
+    return this.install(name, "inline", { default: definition }, conf, opts);
+  }
+
+  private checkUnique(listName: string): void {
     if (this.find(listName) !== undefined) {
       throw new JobtapError(ErrorCode.PLUGIN_ALREADY_LOADED, `${listName} already loaded`);
     }
-    const mod = await importPlugin(source, ++this.loads);
-    const where = source.kind === "builtin" ? source.name : source.path;
-    const shape = pluginShape(mod, where);
-    const rec = newRecord(listName, shape.name, source, conf, opts.deadlineMs ?? this.defaultDeadlineMs);
+  }
+
+  private async install(
+    listName: string,
+    path: string,
+    mod: PluginModule,
+    conf: Record<string, unknown>,
+    opts: LoadOptions,
+  ): Promise<PluginInfo> {
+    const shape = pluginShape(mod, path === "builtin" ? listName : path);
+    const deadline = opts.deadlineMs ?? this.defaultDeadlineMs;
+    const rec = newRecord(listName, shape.name, path, conf, deadline);
     await this.setup(rec, shape.setup);
     await this.confUpdate(rec, this.config, "load");
-    if (this.find(listName) !== undefined) {
-      throw new JobtapError(ErrorCode.PLUGIN_ALREADY_LOADED, `${listName} already loaded`);
-    }
+    this.checkUnique(listName); // setup may have awaited while another load finished
     this.plugins.push(rec);
     this.invalidate();
     if (opts.replay !== false && this.hasManager()) await this.replay(rec);
@@ -257,15 +285,15 @@ export class JobtapHost extends PluginHost {
 function newRecord(
   listName: string,
   own: string | undefined,
-  source: ReturnType<typeof resolvePlugin>,
+  path: string,
   conf: Record<string, unknown>,
   deadlineMs: number,
 ): PluginRecord {
-  const builtin = source.kind === "builtin";
+  const builtin = path === "builtin";
   return {
     name: pluginName(listName),
     internalName: builtin ? listName.slice(1) : internalName(listName, own),
-    path: builtin ? "builtin" : source.path,
+    path,
     builtin,
     conf,
     deadlineMs,

@@ -40,7 +40,7 @@ export function jobtapPlugins(
   opts: JobtapPluginsOptions = {},
 ): (mgr: ManagerPort) => Promise<JobtapHost> {
   return async (mgr) => {
-    const config = opts.config ?? {};
+    const config = opts.config ?? mgr.config();
     const pc = readPluginConfig(config);
     const envPath = (opts.env ?? process.env).JOBTAP_PLUGIN_PATH;
     const searchPath = opts.pluginPath ?? [
