@@ -162,73 +162,77 @@ export function buildRoute(name: string, source: TransformSource, input: Pick<Ro
   return { name, transform, settings: routeSettings(transform, input) };
 }
 
-/** Top-level `name = value` lines of a transform, last one wins, with their line. */
-function topLevelMacros(transform: Transform): Map<string, { value: string; line: number }> {
-  const macros = new Map<string, { value: string; line: number }>();
-  for (const step of transform.steps) {
-    if (step.op !== "macro") continue;
-    const key = step.name.toLowerCase();
-    const old = macros.get(key)?.value ?? "";
-    const value = step.append && old !== "" ? `${old} ${step.value}` : step.value;
-    macros.set(key, { value, line: step.line });
-  }
-  return macros;
-}
-
 /** Reads the special route macros into typed settings (spec §4.3). */
 export function routeSettings(transform: Transform, input: Pick<RouterInput, "settings" | "fallback">): RouteSettings {
-  const macros = topLevelMacros(transform);
-  const scope: MacroScope = {
-    lookup: (n) => {
-      const local = macros.get(n.toLowerCase());
-      return local ? { value: local.value } : input.fallback?.lookup(n);
-    },
-    env: input.fallback?.env ?? {},
-    code: ErrorCode.CONDOR_TRANSFORM,
-    where: transform.origin.file,
+  const macros = new RouteMacros(transform, input.fallback);
+  const settings: RouteSettings = {
+    maxJobs: macros.number("MaxJobs", input.settings.defaultMaxJobsPerRoute, true),
+    maxIdleJobs: macros.number("MaxIdleJobs", input.settings.defaultMaxIdleJobsPerRoute, true),
+    failureRateThreshold: macros.number("FailureRateThreshold", 0.03, false),
+    targetUniverse: transform.universe ?? macros.number("TargetUniverse", 9, true),
   };
-  const text = (key: string): { value: string; where: string } | undefined => {
-    const m = macros.get(key.toLowerCase());
+  const expressions = ["JobFailureTest", "JobShouldBeSandboxed", "EditJobInPlace", "UseSharedX509UserProxy"] as const;
+  for (const key of expressions) {
+    const v = macros.nonEmpty(key);
+    if (v !== undefined) settings[(key[0]!.toLowerCase() + key.slice(1)) as "jobFailureTest"] = v;
+  }
+  const grid = macros.nonEmpty("GridResource");
+  if (grid !== undefined) settings.gridResource = unquote(grid);
+  const proxy = macros.nonEmpty("SharedX509UserProxy");
+  if (proxy !== undefined) settings.sharedX509UserProxy = unquote(proxy);
+  const tokens = macros.text("SendIDTokens");
+  if (tokens !== undefined) settings.sendIdTokens = splitList(unquote(tokens.value));
+  return settings;
+}
+
+/** A route's top-level `name = value` lines (the last one wins), expanded on request. */
+class RouteMacros {
+  private readonly macros = new Map<string, { value: string; line: number }>();
+  private readonly scope: MacroScope;
+
+  constructor(private readonly transform: Transform, fallback: MacroScope | undefined) {
+    for (const step of transform.steps) {
+      if (step.op !== "macro") continue;
+      const key = step.name.toLowerCase();
+      const old = this.macros.get(key)?.value ?? "";
+      const value = step.append && old !== "" ? `${old} ${step.value}` : step.value;
+      this.macros.set(key, { value, line: step.line });
+    }
+    this.scope = {
+      lookup: (n) => {
+        const local = this.macros.get(n.toLowerCase());
+        return local ? { value: local.value } : fallback?.lookup(n);
+      },
+      env: fallback?.env ?? {},
+      code: ErrorCode.CONDOR_TRANSFORM,
+      where: transform.origin.file,
+    };
+  }
+
+  /** The expanded value of macro `key` and where it was set, if it was. */
+  text(key: string): { value: string; where: string } | undefined {
+    const m = this.macros.get(key.toLowerCase());
     if (!m) return undefined;
-    const where = transformWhere(transform.origin, m.line);
-    return { value: expandMacros(m.value, { ...scope, where }, [key]).trim(), where };
-  };
-  const number = (key: string, fallback: number, integer: boolean): number => {
-    const t = text(key);
+    const where = transformWhere(this.transform.origin, m.line);
+    return { value: expandMacros(m.value, { ...this.scope, where }, [key]).trim(), where };
+  }
+
+  /** The expanded value, or undefined when unset or empty. */
+  nonEmpty(key: string): string | undefined {
+    const v = this.text(key)?.value;
+    return v === undefined || v === "" ? undefined : v;
+  }
+
+  /** A numeric macro; a value that is not a number is an error naming its line. */
+  number(key: string, fallback: number, integer: boolean): number {
+    const t = this.text(key);
     if (t === undefined || t.value === "") return fallback;
     const n = Number(t.value);
     if (!Number.isFinite(n) || (integer && !Number.isInteger(n))) {
       fail(t.where, `${key} = ${t.value} is not ${integer ? "an integer" : "a number"}`);
     }
     return n;
-  };
-  const expr = (key: string): string | undefined => {
-    const v = text(key)?.value;
-    return v === undefined || v === "" ? undefined : v;
-  };
-  const settings: RouteSettings = {
-    maxJobs: number("MaxJobs", input.settings.defaultMaxJobsPerRoute, true),
-    maxIdleJobs: number("MaxIdleJobs", input.settings.defaultMaxIdleJobsPerRoute, true),
-    failureRateThreshold: number("FailureRateThreshold", 0.03, false),
-    targetUniverse: transform.universe ?? number("TargetUniverse", 9, true),
-  };
-  const optional: [keyof RouteSettings, string][] = [
-    ["jobFailureTest", "JobFailureTest"],
-    ["jobShouldBeSandboxed", "JobShouldBeSandboxed"],
-    ["editJobInPlace", "EditJobInPlace"],
-    ["useSharedX509UserProxy", "UseSharedX509UserProxy"],
-  ];
-  for (const [field, key] of optional) {
-    const v = expr(key);
-    if (v !== undefined) (settings as unknown as Record<string, unknown>)[field] = v;
   }
-  const grid = expr("GridResource");
-  if (grid !== undefined) settings.gridResource = unquote(grid);
-  const proxy = expr("SharedX509UserProxy");
-  if (proxy !== undefined) settings.sharedX509UserProxy = unquote(proxy);
-  const tokens = text("SendIDTokens");
-  if (tokens !== undefined) settings.sendIdTokens = splitList(unquote(tokens.value));
-  return settings;
 }
 
 /** Strips one pair of surrounding double quotes. */
