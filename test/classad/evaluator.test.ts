@@ -1,0 +1,126 @@
+/** Evaluator instances: own function tables, clocks, and evaluation that never throws. */
+import { describe, expect, it } from "vitest";
+import {
+  ClassAd,
+  ERROR,
+  Evaluator,
+  UNDEFINED,
+  builtinEvaluator,
+  isError,
+  isUndefined,
+  matches,
+  parseExpr,
+  parseOldAd,
+  rank,
+  unparseValue,
+  type Value,
+} from "../../src/classad/index.js";
+
+describe("function tables belong to an instance", () => {
+  it("a plugin's function is visible only in its own evaluator", () => {
+    const mine = new Evaluator();
+    const other = new Evaluator();
+    mine.addFunction("double", ([v]) => (typeof v === "bigint" ? v * 2n : ERROR));
+    const e = parseExpr("Double(21)");
+    expect(mine.evaluate(e)).toBe(42n);
+    expect(isError(other.evaluate(e))).toBe(true);
+    expect(isError(mine.evaluate(e))).toBe(false);
+  });
+
+  it("replacing a function invalidates closures compiled before", () => {
+    const ev = new Evaluator();
+    const e = parseExpr("strcat(\"a\", \"b\")");
+    expect(ev.evaluate(e)).toBe("ab");
+    ev.addFunction("strcat", () => "replaced");
+    expect(ev.evaluate(e)).toBe("replaced");
+    expect(new Evaluator().evaluate(e)).toBe("ab");
+  });
+
+  it("lazy functions choose which arguments to evaluate", () => {
+    const ev = new Evaluator();
+    const seen: string[] = [];
+    ev.addFunction("note", ([v]) => {
+      seen.push(unparseValue(v!));
+      return v!;
+    });
+    ev.addLazyFunction("first", (args, frame) => args[0]!(frame));
+    expect(ev.evaluate("first(note(1), note(2))")).toBe(1n);
+    expect(seen).toEqual(["1"]);
+  });
+
+  it("rejects bad function names and the shared evaluator is sealed", () => {
+    expect(() => new Evaluator().addFunction("no-dash", () => 1n)).toThrow(/not an identifier/);
+    expect(() => builtinEvaluator().addFunction("x", () => 1n)).toThrow(/read-only/);
+  });
+
+  it("a bare evaluator has no builtins", () => {
+    expect(isError(new Evaluator({ bare: true }).evaluate("strcat(\"a\")"))).toBe(true);
+  });
+});
+
+describe("clock", () => {
+  it("time() and CurrentTime come from the evaluator's clock and agree within one evaluation", () => {
+    let t = 1000;
+    const ev = new Evaluator({ clock: () => t++ });
+    expect(ev.evaluate("time() == CurrentTime")).toBe(true);
+    expect(ev.evaluate("time()")).toBe(1001n);
+  });
+});
+
+describe("evaluation never throws", () => {
+  const ev = new Evaluator();
+  it("circular references give undefined", () => {
+    const ad = parseOldAd("a = b + 1\nb = c\nc = a\nself = self");
+    expect(ev.evaluateAttr(ad, "a")).toBe(UNDEFINED);
+    expect(ev.evaluateAttr(ad, "self")).toBe(UNDEFINED);
+    expect(ev.evaluate("eval(\"x\")", { my: parseOldAd('x = eval("x")') })).toBe(UNDEFINED);
+  });
+
+  it("cross-ad cycles through TARGET give undefined", () => {
+    const a = parseOldAd("J = TARGET.K");
+    const b = parseOldAd("K = TARGET.J");
+    expect(ev.evaluateAttr(a, "J", b)).toBe(UNDEFINED);
+  });
+
+  it("a very long chain of attribute references gives error, not a crash", () => {
+    const ad = new ClassAd();
+    for (let i = 0; i < 5000; i++) ad.setExpr(`a${i}`, `a${i + 1} + 1`);
+    ad.set("a5000", 0n);
+    expect(ev.evaluateAttr(ad, "a0")).toBe(ERROR);
+    expect(ev.evaluateAttr(ad, "a4800")).toBe(200n);
+  });
+
+  it("a deep but legal expression evaluates", () => {
+    const text = Array(900).fill("1").join(" + ");
+    expect(ev.evaluate(text)).toBe(900n);
+  });
+
+  it("a self-referential record does not loop", () => {
+    const v: Value = ev.evaluate("[r = [b = r.b]].r.b");
+    expect(isUndefined(v) || isError(v)).toBe(true);
+  });
+
+  it("a missing attribute is undefined", () => {
+    expect(ev.evaluateAttr(new ClassAd(), "Nope")).toBe(UNDEFINED);
+  });
+});
+
+describe("matchmaking", () => {
+  it("matches needs both Requirements true; rank promotes booleans", () => {
+    const job = parseOldAd('Owner = "alice"\nRequestMemory = 1024\nRequirements = TARGET.Memory >= RequestMemory\nRank = Memory / 1024');
+    const slot = parseOldAd('Memory = 4096\nRequirements = TARGET.Owner == "alice"\nRank = Friend + ResearchGroup * 10\nFriend = true\nResearchGroup = true');
+    expect(matches(job, slot)).toBe(true);
+    expect(rank(job, slot)).toBe(4);
+    expect(rank(slot, job)).toBe(11);
+    slot.setExpr("Requirements", 'TARGET.Owner == "bob"');
+    expect(matches(job, slot)).toBe(false);
+    slot.setExpr("Requirements", "TARGET.Undefined_Attr > 1");
+    expect(matches(job, slot)).toBe(false);
+  });
+
+  it("the verified cross-scope chain: A.J = TARGET.K, B.K = TARGET.L, A.L = 5", () => {
+    const a = parseOldAd("J = TARGET.K\nL = 5");
+    const b = parseOldAd("K = TARGET.L");
+    expect(new Evaluator().evaluateAttr(a, "J", b)).toBe(5n);
+  });
+});
