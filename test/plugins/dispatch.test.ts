@@ -71,10 +71,13 @@ describe("stack dispatch", () => {
 
   it("rejects with the plugin's message, or Flux's default naming the plugin", async () => {
     const { host, mgr } = makeHost();
+    const log: string[] = [];
     await host.load(fixture("reject-validate.ts"), { message: "too many jobs" });
+    await host.load(fixture("order-a.js"), { log, topic: "job.validate" });
     const args = mgr.lookup(mgr.add("NEW", 1))!;
     const r = sync(host.callJob("job.validate", args));
     expect(r.error).toEqual({ plugin: "reject-validate.ts", message: "too many jobs" });
+    expect(log).toEqual([]); // the stack stopped at the rejection
     expect(r.out.errmsg).toBe("too many jobs");
 
     host.remove("reject-validate.ts");
