@@ -25,3 +25,5 @@ export { readRouterConfig, routerSettingsFromConfig } from "./router-config.js";
 export { routerConfigFromToml } from "./router-toml.js";
 export { convertOldRouteText, convertRouteAd } from "./old-routes.js";
 export type { ConvertedRoute } from "./old-routes.js";
+export { cronTableFromConfig, cronBool, parseCronPeriod, parseCronEnv, splitCronArgs } from "./cron-config.js";
+export type { CronTable, CronJobConfig, CronMode, CronPrefix } from "./cron-config.js";
