@@ -69,6 +69,7 @@ export {
   routerConfigFromToml,
   convertOldRouteText,
   ROUTER_DEFAULTS,
+  cronTableFromConfig,
 } from "./condor/index.js";
 export type {
   ConfigSource,
@@ -82,4 +83,6 @@ export type {
   RouterConfig,
   RouterSettings,
   NamedTransform,
+  CronTable,
+  CronJobConfig,
 } from "./condor/index.js";
