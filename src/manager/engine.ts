@@ -12,7 +12,7 @@ import { isPlainObject, mergeNullDeletes } from "./jobspec.js";
 import { NO_PLUGINS, PRIORITY_UNAVAILABLE, type EventEntry, type JobArgs, type PluginPort, type StackResult } from "./port.js";
 import { PRIORITY_MAX, stateTopic, URGENCY_EXPEDITE, URGENCY_HOLD, type State } from "./states.js";
 import { batchIsEmpty, emptyBatch, type JobStore } from "./store/types.js";
-import { transition } from "./transition.js";
+import { transition, updateCore } from "./transition.js";
 
 export type LogLevel = "debug" | "info" | "error";
 export type Logger = (level: LogLevel, msg: string) => void;
@@ -52,6 +52,8 @@ export class Engine {
   port: PluginPort = NO_PLUGINS;
   actions!: ActionRunner;
   private batch = emptyBatch();
+  /** Jobspecs of the current batch's new jobs, by id (readers of not-yet-stored jobs). */
+  private batchJobspecs = new Map<JobId, string>();
   private batchTimer: TimerHandle | undefined;
   private commitWaiters: Array<(err?: JobtapError) => void> = [];
   private readonly journalListeners = new Set<(j: JournalEntry) => void>();
@@ -225,7 +227,7 @@ export class Engine {
       if (topic !== "job.state.sched") this.log("error", `job ${id}: ${topic}: R may only be set in SCHED state`);
       else if (job.core.R) this.log("error", `job ${id}: ${topic}: R is already set`);
       else if (!isPlainObject(out.R)) this.log("error", `job ${id}: ${topic}: R must be an object`);
-      else job.core = { ...job.core, R: out.R };
+      else job.core = updateCore(job.core, { R: out.R });
     }
   }
 
@@ -245,7 +247,7 @@ export class Engine {
     const merged = mergeNullDeletes(job.core.annotations ?? {}, a);
     const next = Object.keys(merged).length === 0 ? null : merged;
     // job.new annotations are stored but not published (Flux).
-    if (topic === "job.new") job.core = { ...job.core, annotations: next };
+    if (topic === "job.new") job.core = updateCore(job.core, { annotations: next });
     else this.post(job, "annotations", { annotations: next });
   }
 
@@ -292,6 +294,7 @@ export class Engine {
    */
   storeNewJob(job: ActiveJob, jobspecJson: string): void {
     this.batch.newJobs.push({ id: job.core.id, jobspec: jobspecJson });
+    this.batchJobspecs.set(job.core.id, jobspecJson);
     const lines = job.unstored ?? "";
     job.unstored = undefined;
     if (lines) this.batch.appends.set(job.core.id, (this.batch.appends.get(job.core.id) ?? "") + lines);
@@ -304,7 +307,7 @@ export class Engine {
    */
   storedView(id: JobId): { id: JobId; jobspec: string; eventlog: string } | undefined {
     const stored = this.opts.store.load(id);
-    const jobspec = stored?.jobspec ?? this.batch.newJobs.find((j) => j.id === id)?.jobspec;
+    const jobspec = stored?.jobspec ?? this.batchJobspecs.get(id);
     if (jobspec === undefined) return undefined;
     return { id, jobspec, eventlog: (stored?.eventlog ?? "") + (this.batch.appends.get(id) ?? "") };
   }
@@ -347,6 +350,7 @@ export class Engine {
     const batch = this.batch;
     const waiters = this.commitWaiters;
     this.batch = emptyBatch();
+    this.batchJobspecs = new Map();
     this.commitWaiters = [];
     if (!batchIsEmpty(batch) && !this.fatal) {
       try {

@@ -16,7 +16,7 @@ import { LocalExecutor } from "./exec/local-exec.js";
 import { TestExecutor } from "./exec/test-exec.js";
 import type { ExecHooks, Executor } from "./exec/types.js";
 import { FluidGenerator, formatJobId, type JobId } from "./ids.js";
-import { InactiveCache, type InactiveRecord } from "./inactive.js";
+import { InactiveCache, resultName, type InactiveRecord } from "./inactive.js";
 import { newActiveJob, type ActiveJob } from "./job.js";
 import { ManagerPortImpl } from "./port-impl.js";
 import { NO_PLUGINS, type EventEntry, type Jobspec, type ManagerPort, type PluginPort } from "./port.js";
@@ -175,6 +175,8 @@ export class JobManager {
   wait(id: JobId): Promise<WaitResult> {
     const a = this.engine.active.get(id);
     if (!a) {
+      const r = this.inactive.get(id);
+      if (r && resultName(r) === "COMPLETED") return Promise.resolve({ id, result: "COMPLETED", success: true });
       const core = this.inactiveCore(id);
       if (!core) return Promise.reject(new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`));
       return Promise.resolve(waitResultOf(core));

@@ -35,6 +35,11 @@ export interface SchedulerHooks {
   unsatisfiable(id: JobId, why: string): void;
 }
 
+interface QueueEntry {
+  req: SchedRequest;
+  live: boolean;
+}
+
 interface Allocation {
   cores: number[];
   gpus: number[];
@@ -47,8 +52,12 @@ export function queueBefore(a: { priority: number; id: JobId }, b: { priority: n
 }
 
 export class Scheduler {
-  private readonly queue: SchedRequest[] = [];
-  private readonly queued = new Map<JobId, SchedRequest>();
+  /** Sorted queue with a moving head; removed entries are marked dead and skipped
+   *  (compacted now and then) so taking the head is O(1), not an array shift. */
+  private queue: QueueEntry[] = [];
+  private head = 0;
+  private dead = 0;
+  private readonly queued = new Map<JobId, QueueEntry>();
   private readonly coreFree: boolean[];
   private readonly gpuFree: boolean[];
   private memoryFree: number;
@@ -76,25 +85,45 @@ export class Scheduler {
       this.hooks.unsatisfiable(req.id, why);
       return;
     }
-    this.queue.splice(this.insertAt(req), 0, req);
-    this.queued.set(req.id, req);
+    const entry: QueueEntry = { req, live: true };
+    const at = this.insertAt(req);
+    if (at === this.queue.length) this.queue.push(entry);
+    else this.queue.splice(at, 0, entry);
+    this.queued.set(req.id, entry);
     this.requestPass();
   }
 
   /** Cancels a queued request (PRIORITY kick-back, hold, exception). No-op if not queued. */
   dequeue(id: JobId): void {
-    const req = this.queued.get(id);
-    if (!req) return;
+    const entry = this.queued.get(id);
+    if (!entry) return;
     this.queued.delete(id);
-    this.queue.splice(this.queue.indexOf(req), 1);
+    this.kill(entry);
+  }
+
+  private kill(entry: QueueEntry): void {
+    entry.live = false;
+    this.dead++;
+    while (this.head < this.queue.length && !this.queue[this.head]!.live) {
+      this.head++;
+      this.dead--;
+    }
+    if (this.head > 1024 && this.head * 2 > this.queue.length) this.compact();
+    else if (this.dead > 1024 && this.dead * 2 > this.queue.length - this.head) this.compact();
+  }
+
+  private compact(): void {
+    this.queue = this.queue.slice(this.head).filter((e) => e.live);
+    this.head = 0;
+    this.dead = 0;
   }
 
   /** Moves a queued job after a priority change. */
   reprioritize(id: JobId, priority: number): void {
-    const req = this.queued.get(id);
-    if (!req || req.priority === priority) return;
+    const entry = this.queued.get(id);
+    if (!entry || entry.req.priority === priority) return;
     this.dequeue(id);
-    this.enqueue({ ...req, priority });
+    this.enqueue({ ...entry.req, priority });
   }
 
   isQueued(id: JobId): boolean {
@@ -103,7 +132,7 @@ export class Scheduler {
 
   /** Pending requests in queue order (for listings and tests). */
   pending(): JobId[] {
-    return this.queue.map((r) => r.id);
+    return this.queue.slice(this.head).filter((e) => e.live).map((e) => e.req.id);
   }
 
   /** Returns a job's resources to the pool and schedules a pass. */
@@ -138,11 +167,11 @@ export class Scheduler {
   }
 
   private insertAt(req: SchedRequest): number {
-    let lo = 0;
+    let lo = this.head;
     let hi = this.queue.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (queueBefore(this.queue[mid]!, req)) lo = mid + 1;
+      if (queueBefore(this.queue[mid]!.req, req)) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -158,7 +187,7 @@ export class Scheduler {
 
   /** Passes are coalesced into one timer so a burst of submissions costs one walk. */
   private requestPass(): void {
-    if (this.passTimer || this.queue.length === 0) return;
+    if (this.passTimer || this.queued.size === 0) return;
     this.passTimer = this.clock.setTimeout(() => {
       this.passTimer = undefined;
       this.pass();
@@ -167,18 +196,19 @@ export class Scheduler {
 
   private pass(): void {
     let looked = 0;
-    for (let i = 0; i < this.queue.length && looked < this.queueDepth; looked++) {
-      const req = this.queue[i]!;
-      const a = this.tryAllocate(req.request);
+    for (let i = this.head; i < this.queue.length && looked < this.queueDepth; i++) {
+      const entry = this.queue[i]!;
+      if (!entry.live) continue;
+      const a = this.tryAllocate(entry.req.request);
       if (!a) {
-        i++;
+        looked++;
         continue;
       }
-      this.queue.splice(i, 1);
-      this.queued.delete(req.id);
-      this.allocs.set(req.id, a);
-      looked--; // an allocated job does not use up the look-ahead
-      this.hooks.alloc(req.id, this.rOf(a, req.duration));
+      // An allocated job does not use up the look-ahead.
+      this.queued.delete(entry.req.id);
+      this.kill(entry);
+      this.allocs.set(entry.req.id, a);
+      this.hooks.alloc(entry.req.id, this.rOf(a, entry.req.duration));
     }
   }
 

@@ -76,7 +76,8 @@ export class Submitter {
     job.hold++;
     // Admitted before the callbacks so plugins can look the job up and post to it.
     e.admit(job);
-    const rejection = await this.admissionCallbacks(job, jobspec, flags);
+    // Nobody listens and no dependencies: skip the awaits (the common, fast case).
+    const rejection = this.needsCallbacks(jobspec) ? await this.admissionCallbacks(job, jobspec, flags) : undefined;
     if (rejection !== undefined) {
       this.reject(job);
       throw new JobtapError(ErrorCode.JOB_REJECTED, rejection, { id: job.core.id.toString() });
@@ -99,6 +100,16 @@ export class Submitter {
         resolve(job.core.id);
       });
     });
+  }
+
+  private needsCallbacks(jobspec: Jobspec): boolean {
+    const p = this.engine.port;
+    return (
+      jobspec.attributes.system?.dependencies !== undefined ||
+      p.matches("job.create") ||
+      p.matches("job.validate") ||
+      p.matches("job.new")
+    );
   }
 
   /** job.create, job.validate, job.dependency.*, job.new; returns a rejection message. */

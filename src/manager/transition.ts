@@ -60,7 +60,10 @@ export function newJobCore(id: JobId, jobspec: Jobspec): JobCore {
     submitFlags: 0,
     flags: [],
     t_submit: 0,
+    t_clean: undefined,
     jobspec,
+    R: undefined,
+    endEvent: undefined,
     annotations: null,
     dependencies: [],
     grudge: [],
@@ -95,25 +98,60 @@ export function transition(job: JobCore, entry: EventEntry): TransitionResult {
   }
   const changes = applyEffects(job, entry);
   if (typeof changes === "string") return { ok: false, error: changes };
-  const to = nextState(job.state, entry);
+  const to = nextState(job.state, entry) ?? job.state;
   const bit = eventBit(entry.name);
-  const next: JobCore = {
-    ...job,
-    ...changes,
-    state: to ?? job.state,
-    posted: job.posted | bit,
-    postedOther:
-      bit === 0 && !job.postedOther.includes(entry.name) ? [...job.postedOther, entry.name] : job.postedOther,
+  // Copy with a fixed literal shape (fast property access), then apply the changes.
+  const next = cloneCore(job);
+  Object.assign(next, changes);
+  enterState(next, job.state, to, entry);
+  next.posted = job.posted | bit;
+  if (bit === 0 && !job.postedOther.includes(entry.name)) next.postedOther = [...job.postedOther, entry.name];
+  return { ok: true, job: next, prev: job.state };
+}
+
+/** A copy of `job` with some recorded fields replaced (outside the eventlog: plugin OUT). */
+export function updateCore(job: JobCore, changes: Partial<Omit<JobCore, "id">>): JobCore {
+  return Object.assign(cloneCore(job), changes);
+}
+
+type MutableCore = { -readonly [K in keyof JobCore]: JobCore[K] };
+
+function cloneCore(j: JobCore): MutableCore {
+  return {
+    id: j.id,
+    state: j.state,
+    userid: j.userid,
+    urgency: j.urgency,
+    priority: j.priority,
+    submitFlags: j.submitFlags,
+    flags: j.flags,
+    t_submit: j.t_submit,
+    t_clean: j.t_clean,
+    jobspec: j.jobspec,
+    R: j.R,
+    endEvent: j.endEvent,
+    annotations: j.annotations,
+    dependencies: j.dependencies,
+    grudge: j.grudge,
+    hasResources: j.hasResources,
+    started: j.started,
+    freePosted: j.freePosted,
+    perilog: j.perilog,
+    readonly: j.readonly,
+    posted: j.posted,
+    postedOther: j.postedOther,
   };
-  return { ok: true, job: finishTransition(next, job.state, entry), prev: job.state };
 }
 
 /** Bookkeeping tied to entering a state: end_event on CLEANUP, read-only on INACTIVE. */
-function finishTransition(job: JobCore, prev: State, entry: EventEntry): JobCore {
-  if (job.state === prev) return job;
-  if (job.state === "CLEANUP" && !job.endEvent) return { ...job, endEvent: entry };
-  if (job.state === "INACTIVE") return { ...job, readonly: true, t_clean: entry.timestamp };
-  return job;
+function enterState(next: MutableCore, from: State, to: State, entry: EventEntry): void {
+  next.state = to;
+  if (to === from) return;
+  if (to === "CLEANUP") next.endEvent = next.endEvent ?? entry;
+  else if (to === "INACTIVE") {
+    next.readonly = true;
+    next.t_clean = entry.timestamp;
+  }
 }
 
 type Changes = Partial<Omit<JobCore, "id" | "state">>;

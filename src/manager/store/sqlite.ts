@@ -63,7 +63,7 @@ export class SqliteStore implements JobStore {
   private prepare() {
     const db = this.db;
     return {
-      insert: db.prepare("INSERT INTO jobs (id, jobspec, eventlog) VALUES (?, ?, '')"),
+      insert: db.prepare("INSERT INTO jobs (id, jobspec, eventlog) VALUES (?, ?, ?)"),
       append: db.prepare("UPDATE jobs SET eventlog = eventlog || ? WHERE id = ?"),
       purge: db.prepare("DELETE FROM jobs WHERE id = ?"),
       all: db.prepare("SELECT id, jobspec, eventlog FROM jobs ORDER BY id").safeIntegers(true),
@@ -94,9 +94,14 @@ export class SqliteStore implements JobStore {
     return this.epochMs;
   }
 
+  /** New jobs are inserted with this batch's lines in one statement; purges last. */
   private write(b: StoreBatch): void {
-    for (const j of b.newJobs) this.st.insert.run(toRow(j.id), j.jobspec);
-    for (const [id, lines] of b.appends) this.st.append.run(lines, toRow(id));
+    const inserted = new Set<JobId>();
+    for (const j of b.newJobs) {
+      this.st.insert.run(toRow(j.id), j.jobspec, b.appends.get(j.id) ?? "");
+      inserted.add(j.id);
+    }
+    for (const [id, lines] of b.appends) if (!inserted.has(id)) this.st.append.run(lines, toRow(id));
     for (const id of b.purged) this.st.purge.run(toRow(id));
   }
 

@@ -1,0 +1,87 @@
+/**
+ * `npm run bench -- throughput [--jobs N] [--cores N] [--sync full|normal]`
+ *
+ * Flux's throughput.py, in-process: N jobs (default 10,000) run by the test executor with
+ * run_duration 0, submitted and run to INACTIVE on a SQLite store in a temp dir. Prints
+ * progress on stderr and, as the last stdout line, {"jobs", "submit_per_s",
+ * "end_to_end_per_s", "rss_bytes_per_job", ...}.
+ *
+ * `rss_bytes_per_job` is the growth of RSS (after GC when exposed) from before the first
+ * submit to after the last job became INACTIVE, divided by N: the cost of an inactive job.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import v8 from "node:v8";
+import { runInNewContext } from "node:vm";
+import { createJobManager } from "../src/manager/manager.js";
+import type { JobId } from "../src/manager/ids.js";
+import type { Jobspec } from "../src/manager/port.js";
+
+function arg(args: string[], name: string, fallback: string): string {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
+}
+
+function jobspec(): Jobspec {
+  return {
+    version: 1,
+    resources: [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: 1 }] }],
+    tasks: [{ command: ["true"], slot: "task", count: { per_slot: 1 } }],
+    attributes: { system: { duration: 0, exec: { test: { run_duration: "0s" } } } },
+  };
+}
+
+/** A full GC even when node was not started with --expose-gc. */
+function gc(): void {
+  v8.setFlagsFromString("--expose-gc");
+  (runInNewContext("gc") as () => void)();
+}
+
+function rss(): number {
+  gc();
+  return process.memoryUsage().rss;
+}
+
+export async function main(args: string[]): Promise<void> {
+  const n = Number(arg(args, "jobs", "10000"));
+  const cores = arg(args, "cores", "");
+  const sync = arg(args, "sync", "full") as "full" | "normal";
+  const dir = mkdtempSync(join(tmpdir(), "jobtap-bench-"));
+  try {
+    const mgr = await createJobManager({
+      statedir: dir,
+      store: "sqlite",
+      sqliteSynchronous: sync,
+      ...(cores ? { resources: { cores: Number(cores) } } : {}),
+    });
+    const rss0 = rss();
+    const heap0 = process.memoryUsage().heapUsed;
+    const t0 = performance.now();
+    const ids: Array<Promise<JobId>> = [];
+    for (let i = 0; i < n; i++) ids.push(mgr.submit(jobspec()));
+    const waits = (await Promise.all(ids)).map((id) => mgr.wait(id));
+    const tSubmit = performance.now();
+    const results = await Promise.all(waits);
+    const failed = results.filter((r) => !r.success).length;
+    if (failed > 0) throw new Error(`${failed} jobs did not complete`);
+    const tEnd = performance.now();
+    await new Promise((r) => setTimeout(r, 50));
+    const rss1 = rss();
+    const heap1 = process.memoryUsage().heapUsed;
+    await mgr.close();
+    const result = {
+      jobs: n,
+      submit_per_s: Math.round(n / ((tSubmit - t0) / 1000)),
+      end_to_end_per_s: Math.round(n / ((tEnd - t0) / 1000)),
+      rss_bytes_per_job: Math.max(0, Math.round((rss1 - rss0) / n)),
+      heap_bytes_per_job: Math.max(0, Math.round((heap1 - heap0) / n)),
+      cores: mgr.scheduler.pool.cores,
+      sqlite_synchronous: sync,
+    };
+    process.stderr.write(`throughput: ${JSON.stringify(result)}\n`);
+    process.stdout.write(JSON.stringify(result) + "\n");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
