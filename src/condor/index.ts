@@ -21,7 +21,7 @@ export { TransformRun, defaultBuiltins } from "./apply.js";
 export type { TransformRunOptions, TransformOutcome } from "./apply.js";
 export { buildRouterConfig, ROUTER_DEFAULTS } from "./routes.js";
 export type { Route, RouteSettings, RouterConfig, RouterSettings, NamedTransform } from "./routes.js";
-export { readRouterConfig, routerSettingsFromConfig } from "./router-config.js";
+export { readRouterConfig, routerSettingsFromConfig, readJobTransforms } from "./router-config.js";
 export { routerConfigFromToml } from "./router-toml.js";
 export { convertOldRouteText, convertRouteAd } from "./old-routes.js";
 export type { ConvertedRoute } from "./old-routes.js";

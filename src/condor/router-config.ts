@@ -3,11 +3,14 @@
  * bodies read unexpanded (their macros expand per job), and the deprecated
  * JOB_ROUTER_ENTRIES / JOB_ROUTER_DEFAULTS converted to transforms.
  */
+import { ErrorCode, JobtapError } from "../errors.js";
 import type { CondorConfig, ConfigEntry } from "./config.js";
 import { formatSource } from "./config.js";
 import { convertOldRoutes } from "./old-routes.js";
+import { parseTransform } from "./transform.js";
 import {
   buildRouterConfig,
+  type NamedTransform,
   ROUTER_DEFAULTS,
   type RouterConfig,
   type RouterSettings,
@@ -96,4 +99,25 @@ export function readRouterConfig(config: CondorConfig): RouterConfig {
     fallback: config.macroScope("config"),
     warnings,
   });
+}
+
+/**
+ * The schedd's submit-time transforms: `JOB_TRANSFORM_NAMES` in order, each defined by
+ * `JOB_TRANSFORM_<Name>`. A listed name without a definition is an error naming the line.
+ */
+export function readJobTransforms(config: CondorConfig): NamedTransform[] {
+  const list = nameList(config, "JOB_TRANSFORM_NAMES");
+  const all = knobsWithPrefix(config, "JOB_TRANSFORM_");
+  const seen = new Set<string>();
+  const out: NamedTransform[] = [];
+  for (const name of list.names) {
+    if (name.toUpperCase() === "NAMES" || seen.has(name.toLowerCase())) continue;
+    seen.add(name.toLowerCase());
+    const source = [...all].find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
+    if (!source) {
+      throw new JobtapError(ErrorCode.CONDOR_TRANSFORM, `${list.where}: transform ${name} is listed but never defined`);
+    }
+    out.push({ name, transform: parseTransform(source.text, source.origin) });
+  }
+  return out;
 }

@@ -280,3 +280,19 @@ describe("deprecated JOB_ROUTER_ENTRIES / JOB_ROUTER_DEFAULTS", () => {
     expect(routerError(() => readRouterConfig(c))).toMatch(/^o\.cfg:1: JOB_ROUTER_ENTRIES: route entry 1 does not parse/);
   });
 });
+
+describe("schedd job transforms", () => {
+  it("reads JOB_TRANSFORM_NAMES in order and refuses an undefined one", async () => {
+    const { readJobTransforms } = await import("../../src/condor/router-config.js");
+    const c = parseCondorConfig(
+      "JOB_TRANSFORM_NAMES = Second, First\nJOB_TRANSFORM_First = SET A 1\nJOB_TRANSFORM_Second @=x\nDEFAULT B 2\n@x\n",
+      { file: "s.cfg" },
+    );
+    expect(readJobTransforms(c).map((t) => [t.name, t.transform.steps[0]!.op])).toEqual([
+      ["Second", "DEFAULT"],
+      ["First", "SET"],
+    ]);
+    const bad = parseCondorConfig("JOB_TRANSFORM_NAMES = Gone\n", { file: "s.cfg" });
+    expect(routerError(() => readJobTransforms(bad))).toBe("s.cfg:1: JOB_TRANSFORM_NAMES: transform Gone is listed but never defined");
+  });
+});
