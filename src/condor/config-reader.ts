@@ -158,10 +158,10 @@ class FileReader {
     }
     if (modifier === "command") throw new Error(`include command is not supported (no shell from config)`);
     if (modifier !== "" && modifier !== "ifexist") throw new Error(`unknown include form "include ${modifier}"`);
-    this.include(arg, modifier === "ifexist", line);
+    this.include(arg, modifier === "ifexist");
   }
 
-  private include(path: string, ifExist: boolean, line: LogicalLine): void {
+  private include(path: string, ifExist: boolean): void {
     const limit = this.options.includeDepthLimit ?? INCLUDE_DEPTH_LIMIT;
     if (this.depth + 1 > limit) throw new Error(`include nesting deeper than ${limit} (is ${path} including itself?)`);
     const base = this.file.startsWith("<") ? process.cwd() : dirname(this.file);
@@ -174,7 +174,6 @@ class FileReader {
       if (ifExist) return;
       throw new Error(`cannot include ${full}: ${(e as Error).message}`);
     }
-    void line;
     new FileReader(this.config, this.options, full, this.depth + 1).read(text);
   }
 }

@@ -80,6 +80,14 @@ describe("jobtap condor transform", () => {
     expect(c.err()).toMatch(/warning: .*router-example\.config:27: SET PeriodicRemove/);
   });
 
+  it("an ad line that does not parse is an error naming the ad file and line", async () => {
+    writeFileSync(join(dir, "x.rules"), "SET A 1\n");
+    writeFileSync(join(dir, "bad.ads"), "A = 1\n\nB = 2\nC = (1 +\n");
+    const c = capture(dir);
+    expect(await condor(["transform", "--rules", "x.rules", "--ad", "bad.ads"], c.io)).toBe(1);
+    expect(c.err()).toMatch(/^jobtap condor: bad\.ads:4: /);
+  });
+
   it("usage errors exit 2", async () => {
     const c = capture(dir);
     expect(await condor(["transform"], c.io)).toBe(2);
