@@ -127,13 +127,13 @@ export class TransformRun {
     return { value: unparse(expr, true) };
   }
 
-  /** @internal Evaluates expression text against `ad` (old syntax accepted). */
+  /** @internal Evaluates expression text against `ad` (new syntax, as EVALSET parses; old accepted). */
   evaluate(text: string, ad: ClassAd): Value {
     let expr: Expr;
     try {
-      expr = parseExpr(text, true);
-    } catch {
       expr = parseExpr(text, false);
+    } catch {
+      expr = parseExpr(text, true);
     }
     return this.options.evaluator.evaluate(expr, { my: ad });
   }
