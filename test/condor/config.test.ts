@@ -155,6 +155,13 @@ describe("config reader", () => {
     );
   });
 
+  it("NAME : value assigns, [section] headers are ignored, $($(X)) expands from the inside", () => {
+    const c = parseCondorConfig("[Local]\nA : colon value\nWHICH = A\nB = $($(WHICH))!\n");
+    expect(c.get("A")).toBe("colon value");
+    expect(c.get("B")).toBe("colon value!");
+    expect(c.names()).toEqual(["A", "WHICH", "B"]);
+  });
+
   it("typed getters name the knob and its source on bad values", () => {
     const c = parseCondorConfig("N = 12\nB = True\nL = a, b  c\nBAD = ten\n", { file: "g.cfg" });
     expect(c.getNumber("N", 0, true)).toBe(12);
