@@ -100,7 +100,8 @@ export class ClassAd {
 
 /** True if `v` is an expression node rather than a value. */
 export function isExpr(v: Expr | Value): v is Expr {
-  return typeof v === "object" && "type" in v && typeof (v as { type: unknown }).type === "string" && !("kind" in v);
+  // Values never carry a `type` field; expression nodes always do.
+  return typeof v === "object" && (v as { type?: unknown }).type !== undefined;
 }
 
 function toExpr(v: Expr | Value, owner: ClassAd): Expr {

@@ -24,7 +24,6 @@ export type TokenKind = (typeof T)[keyof typeof T];
 const ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "\r", a: "\x07", b: "\b", f: "\f", v: "\v", "\\": "\\", '"': '"', "'": "'", "?": "?" };
 
 /** Longest-first operator spellings. */
-const OPS3 = [">>>", "=?=", "=!="];
 const OPS2 = ["<=", ">=", "==", "!=", "&&", "||", "<<", ">>", "?:"];
 const OPS1 = ".*/%+-~^&|!<>?:;,[](){}=";
 
@@ -130,8 +129,8 @@ export class Lexer {
     this.text = s.slice(this.pos, p);
     this.pos = p;
     this.kind = T.IDENT;
-    const lc = this.text.length <= 9 ? this.text.toLowerCase() : "";
-    this.prevEndsValue = lc !== "is" && lc !== "isnt";
+    const n = this.text.length;
+    this.prevEndsValue = !((n === 2 || n === 4) && /^(is|isnt)$/i.test(this.text));
   }
 
   private number(digitsAt: number): void {
@@ -172,7 +171,8 @@ export class Lexer {
       this.real = Number(text);
     } else {
       this.kind = T.INT;
-      const n = BigInt(text);
+      // Short literals (the common case) avoid the slower string → BigInt conversion.
+      const n = text.length <= 15 ? BigInt(Number(text)) : BigInt(text);
       this.int = n > 0x7fffffffffffffffn ? 0x7fffffffffffffffn : n < -0x8000000000000000n ? -0x8000000000000000n : n;
     }
   }
@@ -289,18 +289,26 @@ export class Lexer {
   private operator(): void {
     const s = this.src;
     const p = this.pos;
-    let op = "";
-    const three = s.slice(p, p + 3);
-    const two = s.slice(p, p + 2);
-    if (OPS3.includes(three)) op = three;
-    else if (OPS2.includes(two)) op = two;
-    else if (OPS1.includes(s[p]!)) op = s[p]!;
-    else this.fail(`unexpected character ${JSON.stringify(s[p])}`, p);
+    const op = operatorAt(s, p);
+    if (op === null) this.fail(`unexpected character ${JSON.stringify(s[p])}`, p);
     this.pos = p + op.length;
     this.kind = T.OP;
     this.text = op;
     this.prevEndsValue = op === ")" || op === "]" || op === "}";
   }
+}
+
+/** The longest operator spelling at `p`, or null. */
+function operatorAt(s: string, p: number): string | null {
+  const c = s[p]!;
+  const c2 = s[p + 1];
+  if (c2 !== undefined) {
+    const two = c + c2;
+    if (two === ">>" && s[p + 2] === ">") return ">>>";
+    if ((two === "=?" || two === "=!") && s[p + 2] === "=") return two + "=";
+    if (OPS2.includes(two)) return two;
+  }
+  return OPS1.includes(c) ? c : null;
 }
 
 function isDigit(c: number): boolean {

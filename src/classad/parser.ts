@@ -87,21 +87,25 @@ export class Parser {
     this.depth = d;
   }
 
-  private binaryOpAt(level: number): string | null {
+  /** The binary operator at the current token (`is`/`isnt` are identifiers), or null. */
+  private binaryOp(): string | null {
     const lx = this.lx;
-    let op: string;
-    if (lx.kind === T.OP) op = lx.text;
-    else if (lx.kind === T.IDENT && (lx.text.length === 2 || lx.text.length === 4)) op = lx.text.toLowerCase();
-    else return null;
-    return OP_LEVEL.get(op) === level ? op : null;
+    if (lx.kind === T.OP) return OP_LEVEL.has(lx.text) ? lx.text : null;
+    if (lx.kind === T.IDENT && (lx.text.length === 2 || lx.text.length === 4)) {
+      const lc = lx.text.toLowerCase();
+      if (lc === "is" || lc === "isnt") return lc;
+    }
+    return null;
   }
 
-  private binary(level: number): Expr {
-    if (level >= LEVELS.length) return this.unary();
-    let left = this.binary(level + 1);
+  /** Precedence climbing over LEVELS: operators at `minLevel` or tighter, left-associative. */
+  private binary(minLevel: number): Expr {
+    let left = this.unary();
     for (;;) {
-      const op = this.binaryOpAt(level);
+      const op = this.binaryOp();
       if (op === null) return left;
+      const level = OP_LEVEL.get(op)!;
+      if (level < minLevel) return left;
       const dl = this.depth;
       this.lx.next();
       const right = this.binary(level + 1);
