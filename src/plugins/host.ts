@@ -57,7 +57,10 @@ export class PluginHost implements PluginPort, StackHost {
   config: Record<string, unknown>;
   private mgr: ManagerPort | undefined;
   private matchCache = new Map<string, readonly StackEntry[]>();
-  private frames = new Map<JobId, Frame[]>();
+  /** Callbacks running synchronously, innermost last (Flux's current-job stack). */
+  private frames: Frame[] = [];
+  /** Callbacks whose Promise has not settled: their job stays current for the plugin. */
+  private pendingFrames = new Set<Frame>();
   /** Per job: the plugins subscribed to its `job.event.*`. */
   private subscribers = new Map<JobId, Set<PluginRecord>>();
   private memoryState: PluginStateStore | undefined;
@@ -159,31 +162,39 @@ export class PluginHost implements PluginPort, StackHost {
   enter(id: JobId | undefined, plugin: PluginRecord, topic: string): Frame | undefined {
     if (id === undefined) return undefined;
     const frame: Frame = { id, plugin, topic, staged: undefined };
-    const stack = this.frames.get(id);
-    if (stack === undefined) this.frames.set(id, [frame]);
-    else stack.push(frame);
+    this.frames.push(frame);
     return frame;
+  }
+
+  /** The handler returned a Promise: its frame stays current until it settles. */
+  suspend(frame: Frame | undefined): void {
+    if (frame === undefined) return;
+    this.dropFrame(frame);
+    this.pendingFrames.add(frame);
   }
 
   leave(frame: Frame | undefined): void {
     if (frame === undefined) return;
-    const stack = this.frames.get(frame.id);
-    if (stack !== undefined) {
-      const i = stack.lastIndexOf(frame);
-      if (i >= 0) stack.splice(i, 1);
-      if (stack.length === 0) this.frames.delete(frame.id);
-    }
+    if (!this.pendingFrames.delete(frame)) this.dropFrame(frame);
     if (frame.staged !== undefined) this.postStaged(frame);
   }
 
-  /** The innermost callback running for `id` on behalf of `plugin`, if any. */
-  currentFrame(id: JobId, plugin?: PluginRecord): Frame | undefined {
-    const stack = this.frames.get(id);
-    if (stack === undefined) return undefined;
-    for (let i = stack.length - 1; i >= 0; i--) {
-      const f = stack[i]!;
-      if (plugin === undefined || f.plugin === plugin) return f;
+  private dropFrame(frame: Frame): void {
+    const stack = this.frames;
+    if (stack[stack.length - 1] === frame) stack.pop();
+    else {
+      const i = stack.lastIndexOf(frame);
+      if (i >= 0) stack.splice(i, 1);
     }
+  }
+
+  /** The innermost callback running for `id` (on behalf of `plugin`), if any. */
+  currentFrame(id: JobId, plugin?: PluginRecord): Frame | undefined {
+    const match = (f: Frame) => f.id === id && (plugin === undefined || f.plugin === plugin);
+    for (let i = this.frames.length - 1; i >= 0; i--) {
+      if (match(this.frames[i]!)) return this.frames[i];
+    }
+    for (const f of this.pendingFrames) if (match(f)) return f;
     return undefined;
   }
 

@@ -40,6 +40,8 @@ export interface Frame {
 export interface StackHost {
   timer: DeadlineTimer;
   enter(id: JobId | undefined, plugin: PluginRecord, topic: string): Frame | undefined;
+  /** The handler returned a Promise: keep its frame current until `leave`. */
+  suspend(frame: Frame | undefined): void;
   leave(frame: Frame | undefined): void;
   /** A `priority` OUT of the wrong type (spec §4.2): raise or log, per topic. */
   badPriority(plugin: PluginRecord, topic: string, id: JobId | undefined, value: unknown): void;
@@ -94,7 +96,10 @@ export function runStack(
       if (fail(host, call, entry.plugin, e)) return finish(call);
       continue;
     }
-    if (isThenable(result)) return settle(host, call, i, frame, result);
+    if (isThenable(result)) {
+      host.suspend(frame);
+      return settle(host, call, i, frame, result);
+    }
     host.leave(frame);
     if (absorb(host, call, entry.plugin, result)) return finish(call);
   }
