@@ -1,6 +1,8 @@
 /**
  * The SQLite job store (better-sqlite3, WAL). One transaction per batch window with
- * prepared statements; eventlogs are appended as JSON Lines text to one row per job.
+ * prepared statements. The jobspec is one row per job; the eventlog is JSON Lines text
+ * appended as one chunk row per job per batch window (insert-only: cheaper than rewriting
+ * a growing row), read back in insertion order.
  *
  * Durability: `synchronous=FULL` by default, so a committed batch survives a crash of the
  * machine; `synchronous: "normal"` keeps WAL's crash-of-the-process guarantee and is faster.
@@ -20,12 +22,18 @@ export interface SqliteStoreOptions {
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS jobs (id INTEGER PRIMARY KEY, jobspec TEXT NOT NULL, eventlog TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (id INTEGER PRIMARY KEY, jobspec TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS eventlog (id INTEGER NOT NULL, lines TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS eventlog_by_job ON eventlog (id);
 CREATE TABLE IF NOT EXISTS lost_found (id INTEGER PRIMARY KEY, reason TEXT NOT NULL,
   jobspec TEXT, eventlog TEXT);
 CREATE TABLE IF NOT EXISTS plugin_kv (plugin TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
   PRIMARY KEY (plugin, key));
 `;
+
+/** The concatenated eventlog chunks of a job, in insertion order. */
+const EVENTLOG_OF = (idExpr: string) =>
+  `coalesce((SELECT group_concat(lines, '') FROM (SELECT lines FROM eventlog WHERE eventlog.id = ${idExpr} ORDER BY rowid)), '')`;
 
 /** Job ids are unsigned 64-bit; SQLite integers are signed: store the two's-complement. */
 const toRow = (id: JobId): bigint => BigInt.asIntN(64, id);
@@ -63,13 +71,14 @@ export class SqliteStore implements JobStore {
   private prepare() {
     const db = this.db;
     return {
-      insert: db.prepare("INSERT INTO jobs (id, jobspec, eventlog) VALUES (?, ?, ?)"),
-      append: db.prepare("UPDATE jobs SET eventlog = eventlog || ? WHERE id = ?"),
+      insert: db.prepare("INSERT INTO jobs (id, jobspec) VALUES (?, ?)"),
+      append: db.prepare("INSERT INTO eventlog (id, lines) VALUES (?, ?)"),
       purge: db.prepare("DELETE FROM jobs WHERE id = ?"),
-      all: db.prepare("SELECT id, jobspec, eventlog FROM jobs ORDER BY id").safeIntegers(true),
-      one: db.prepare("SELECT id, jobspec, eventlog FROM jobs WHERE id = ?").safeIntegers(true),
+      purgeLog: db.prepare("DELETE FROM eventlog WHERE id = ?"),
+      all: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog FROM jobs ORDER BY id`).safeIntegers(true),
+      one: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog FROM jobs WHERE id = ?`).safeIntegers(true),
       aside: db.prepare(
-        "INSERT OR REPLACE INTO lost_found (id, reason, jobspec, eventlog) SELECT id, ?, jobspec, eventlog FROM jobs WHERE id = ?",
+        `INSERT OR REPLACE INTO lost_found (id, reason, jobspec, eventlog) SELECT id, ?, jobspec, ${EVENTLOG_OF("jobs.id")} FROM jobs WHERE id = ?`,
       ),
       lost: db.prepare("SELECT id, reason FROM lost_found ORDER BY id").safeIntegers(true),
       kvGet: db.prepare("SELECT value FROM plugin_kv WHERE plugin = ? AND key = ?"),
@@ -94,15 +103,16 @@ export class SqliteStore implements JobStore {
     return this.epochMs;
   }
 
-  /** New jobs are inserted with this batch's lines in one statement; purges last. */
+  /** New jobs, then eventlog chunks, then purges (a job may do all three in one window). */
   private write(b: StoreBatch): void {
-    const inserted = new Set<JobId>();
-    for (const j of b.newJobs) {
-      this.st.insert.run(toRow(j.id), j.jobspec, b.appends.get(j.id) ?? "");
-      inserted.add(j.id);
-    }
-    for (const [id, lines] of b.appends) if (!inserted.has(id)) this.st.append.run(lines, toRow(id));
-    for (const id of b.purged) this.st.purge.run(toRow(id));
+    for (const j of b.newJobs) this.st.insert.run(toRow(j.id), j.jobspec);
+    for (const [id, lines] of b.appends) this.st.append.run(toRow(id), lines);
+    for (const id of b.purged) this.purgeRow(toRow(id));
+  }
+
+  private purgeRow(row: bigint): void {
+    this.st.purge.run(row);
+    this.st.purgeLog.run(row);
   }
 
   commit(batch: StoreBatch): void {
@@ -124,7 +134,7 @@ export class SqliteStore implements JobStore {
     this.guard(() =>
       this.db.transaction(() => {
         this.st.aside.run(reason, toRow(id));
-        this.st.purge.run(toRow(id));
+        this.purgeRow(toRow(id));
       })(),
     );
   }
