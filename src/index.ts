@@ -16,12 +16,48 @@ export {
   URGENCY_HOLD,
   URGENCY_EXPEDITE,
   PRIORITY_MAX,
+  TRANSITIONS,
 } from "./manager/states.js";
 export type { State, JobResult } from "./manager/states.js";
-export type { JobId } from "./manager/ids.js";
+export { parseJobId, formatJobId, asJobId, FluidGenerator, JOBID_ENCODINGS } from "./manager/ids.js";
+export type { JobId, JobIdEncoding } from "./manager/ids.js";
 export type { EventEntry, Jobspec, JobArgs } from "./manager/port.js";
+export { createJobManager, JobManager } from "./manager/manager.js";
+export type { JobManagerOptions, JobFilter } from "./manager/manager.js";
+export type { JobInfo, WaitResult } from "./manager/views.js";
+export type { SubmitOptions, SubmitOutcome } from "./manager/submit.js";
+export type { RaiseOptions } from "./manager/commands.js";
+export type { JournalEntry, Logger, LogLevel } from "./manager/engine.js";
+export { RealClock, SimulatedClock } from "./manager/clock.js";
+export type { Clock, TimerHandle } from "./manager/clock.js";
+export { parseFSD, formatFSD } from "./manager/fsd.js";
+export { transition, resultOf } from "./manager/transition.js";
+export type { JobCore } from "./manager/transition.js";
+export { MemoryStore } from "./manager/store/memory.js";
+export { SqliteStore } from "./manager/store/sqlite.js";
+export type { JobStore, StoreBatch, StoredJobText } from "./manager/store/types.js";
+export type { ResourcePool } from "./manager/scheduler.js";
 
 // --- plugin host ---
+export {
+  jobtapPlugins,
+  checkPluginConfig,
+  JobtapHost,
+  BUILTINS,
+  parseToml,
+  readPluginConfig,
+  DEFAULT_DEADLINE_MS,
+} from "./plugins/index.js";
+export type {
+  JobtapPluginsOptions,
+  JobtapHostOptions,
+  LoadOptions,
+  PluginInfo,
+  BuiltinEntry,
+  HostLogger,
+} from "./plugins/index.js";
+export type { PluginConfig, PluginDirective } from "./plugins/config.js";
+export type { ServiceCred } from "./plugins/record.js";
 
 // --- ClassAd language ---
 export {
