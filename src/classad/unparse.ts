@@ -219,27 +219,33 @@ export function identifier(name: string, old: boolean): string {
   return quoteString(name, old, "'");
 }
 
-/** `YYYY-MM-DDThh:mm:ss±hh:mm` in the value's own zone offset. */
+/**
+ * `YYYY-MM-DDThh:mm:ss±hh:mm`, wall clock in the value's own zone. As HTCondor, only a
+ * positive offset gets `+`: UTC prints as `-00:00`.
+ */
 export function absTimeText(t: AbsTime): string {
   const d = new Date((t.secs + t.offset) * 1000);
   const p2 = (n: number) => String(n).padStart(2, "0");
   const off = Math.abs(t.offset);
-  const zone = `${t.offset < 0 ? "-" : "+"}${p2(Math.floor(off / 3600))}:${p2(Math.floor((off % 3600) / 60))}`;
+  const zone = `${t.offset > 0 ? "+" : "-"}${p2(Math.floor(off / 3600))}:${p2(Math.floor(off / 60) % 60)}`;
   return `${d.getUTCFullYear()}-${p2(d.getUTCMonth() + 1)}-${p2(d.getUTCDate())}T${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())}${zone}`;
 }
 
-/** `[-][D+]hh:mm:ss[.fff]` for a relative time. */
+/** `[-][D+]hh:mm:ss`, dropping leading zero fields (`mm:ss`, `ss`); fractions as `%02g`. */
 export function relTimeText(secs: number): string {
   const neg = secs < 0;
-  let rest = Math.abs(secs);
-  const frac = rest - Math.floor(rest);
-  rest = Math.floor(rest);
-  const days = Math.floor(rest / 86400);
-  const h = Math.floor((rest % 86400) / 3600);
-  const m = Math.floor((rest % 3600) / 60);
-  const s = rest % 60;
+  const abs = Math.abs(secs);
+  const whole = Math.floor(abs);
+  const frac = abs - whole;
+  const days = Math.floor(whole / 86400);
+  const h = Math.floor((whole % 86400) / 3600);
+  const m = Math.floor((whole % 3600) / 60);
   const p2 = (n: number) => String(n).padStart(2, "0");
-  let text = `${neg ? "-" : ""}${days > 0 ? days + "+" : ""}${p2(h)}:${p2(m)}:${p2(s)}`;
-  if (frac > 0) text += frac.toFixed(3).slice(1);
-  return text;
+  const s = frac === 0 ? p2(whole % 60) : formatG((whole % 60) + frac, 6).padStart(2, "0");
+  let text: string;
+  if (days > 0) text = `${days}+${p2(h)}:${p2(m)}:${s}`;
+  else if (h > 0) text = `${p2(h)}:${p2(m)}:${s}`;
+  else if (m > 0) text = `${p2(m)}:${s}`;
+  else text = s;
+  return (neg ? "-" : "") + text;
 }
