@@ -38,3 +38,7 @@ export type {
 export type { Clock } from "./manager/clock.js";
 export { createTestHost, testJobspec } from "./plugins/testhost.js";
 export type { TestHost, TestHostOptions, TestJob } from "./plugins/testhost.js";
+
+// --- builtins: pure helpers the builtin plugins (and any plugin) need ---
+export { parseJobId, formatJobId } from "./manager/ids.js";
+export { parseFSD, formatFSD } from "./manager/fsd.js";

@@ -21,4 +21,13 @@ export const BUILTINS: readonly BuiltinEntry[] = [
     name: ".priority-default",
     load: () => import("../../plugins-builtin/priority-default/index.js"),
   },
+  { name: ".limit-job-size", load: () => import("../../plugins-builtin/limit-job-size/index.js") },
+  { name: ".limit-duration", load: () => import("../../plugins-builtin/limit-duration/index.js") },
+  { name: ".dependency-after", load: () => import("../../plugins-builtin/dependency-after/index.js") },
+  { name: ".dependency-singleton", load: () => import("../../plugins-builtin/dependency-singleton/index.js") },
+  { name: ".begin-time", load: () => import("../../plugins-builtin/begin-time/index.js") },
+  { name: ".validate-duration", load: () => import("../../plugins-builtin/validate-duration/index.js") },
+  { name: ".update-duration", load: () => import("../../plugins-builtin/update-duration/index.js") },
+  { name: ".history", load: () => import("../../plugins-builtin/history/index.js") },
+  { name: ".post-event", load: () => import("../../plugins-builtin/post-event/index.js") },
 ];

@@ -1,0 +1,59 @@
+/**
+ * Reading the instance configuration the way Flux's limit plugins do: `[policy.limits]` for
+ * the general limits and `[queues.<name>.policy.limits]` per queue. Every error names the
+ * TOML path, so a bad config is rejected by `conf.update` with a message an admin can act on.
+ */
+
+/** A TOML table as parsed. */
+export type Table = Record<string, unknown>;
+
+/** A config error: the message names the TOML path. */
+export class ConfigError extends Error {}
+
+/** True for a plain object (a TOML table). */
+export function isTable(v: unknown): v is Table {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Follows `keys` from `root`; a present non-table along the way is a ConfigError. */
+export function tableAt(root: Table, keys: readonly string[], where: string): Table | undefined {
+  let t: Table = root;
+  let path = where;
+  for (const k of keys) {
+    path = path === "" ? k : `${path}.${k}`;
+    const next = t[k];
+    if (next === undefined) return undefined;
+    if (!isTable(next)) throw new ConfigError(`[${path}]: must be a table`);
+    t = next;
+  }
+  return t;
+}
+
+/** The `[queues]` table as name → queue table (empty when none are configured). */
+export function queueTables(conf: Table): Map<string, Table> {
+  const out = new Map<string, Table>();
+  const queues = conf.queues;
+  if (queues === undefined) return out;
+  if (!isTable(queues)) throw new ConfigError("[queues]: must be a table");
+  for (const [name, q] of Object.entries(queues)) {
+    if (!isTable(q)) throw new ConfigError(`[queues.${name}]: must be a table`);
+    out.set(name, q);
+  }
+  return out;
+}
+
+/** The `[policy.limits]` table of the instance (or of one queue's table). */
+export function limitsOf(t: Table, where: string): Table | undefined {
+  return tableAt(t, ["policy", "limits"], where);
+}
+
+/** The queue a job asked for (`attributes.system.queue`), if any. */
+export function jobQueue(jobspec: { attributes: { system?: Table } }): string | undefined {
+  const q = jobspec.attributes.system?.queue;
+  return typeof q === "string" ? q : undefined;
+}
+
+/** ` for queue Q` when the limit came from a queue: Flux's message suffix. */
+export function forQueue(queue: string | undefined): string {
+  return queue === undefined ? "" : ` for queue ${queue}`;
+}

@@ -1,0 +1,165 @@
+/**
+ * .dependency-after: the after* dependency schemes (spec flux-jobtap §6.2). A dependent job
+ * waits in DEPEND on an antecedent job's start (afterstart), end (afterany), success
+ * (afterok), failure (afternotok) or exception (afterexcept).
+ *
+ * Bookkeeping is per antecedent: the dependents waiting on it, released at its `start`
+ * event (afterstart, via a subscription) or when it becomes inactive. It is rebuilt after a
+ * restart or reload because jobtap re-runs `job.dependency.*` for jobs still in DEPEND.
+ */
+import type { DependencyArgs, JobArgs, JobId, PluginContext, Rejection } from "jobtap/plugin";
+import { formatJobId, parseJobId } from "jobtap/plugin";
+import { endingOf, inactiveAtSubmit, releasedAtEnd, SCHEMES, type AfterType, type Ending } from "./rules.js";
+
+/** FLUX_JOBID_ANY: never a valid antecedent. */
+const JOBID_ANY = 0xffffffffffffffffn;
+
+/** One dependent waiting on one antecedent. */
+interface Waiter {
+  depid: JobId;
+  type: AfterType;
+  description: string;
+}
+
+/** The plugin's state: antecedent id → waiters, and dependent id → antecedents. */
+class AfterGraph {
+  readonly waiting = new Map<JobId, Waiter[]>();
+  private readonly refs = new Map<JobId, Set<JobId>>();
+
+  add(antecedent: JobId, w: Waiter): void {
+    const list = this.waiting.get(antecedent) ?? [];
+    if (!list.some((x) => x.depid === w.depid && x.description === w.description)) list.push(w);
+    this.waiting.set(antecedent, list);
+    const r = this.refs.get(w.depid) ?? new Set<JobId>();
+    r.add(antecedent);
+    this.refs.set(w.depid, r);
+  }
+
+  /** Removes and returns the waiters on `antecedent` that `pick` selects. */
+  take(antecedent: JobId, pick: (w: Waiter) => boolean): Waiter[] {
+    const list = this.waiting.get(antecedent) ?? [];
+    const taken = list.filter(pick);
+    const kept = list.filter((w) => !pick(w));
+    if (kept.length > 0) this.waiting.set(antecedent, kept);
+    else this.waiting.delete(antecedent);
+    return taken;
+  }
+
+  /** A dependent is gone (inactive, rejected) or released: drop its references. */
+  forget(depid: JobId): void {
+    for (const a of this.refs.get(depid) ?? []) this.take(a, (w) => w.depid === depid);
+    this.refs.delete(depid);
+  }
+}
+
+/** Parses the dependency value as a job id, or returns Flux's rejection text. */
+function antecedentId(scheme: string, value: unknown): JobId | string {
+  const bad = `dependency: ${scheme}: "${String(value)}" is not a valid jobid`;
+  if (typeof value !== "string" && typeof value !== "number") return bad;
+  try {
+    const id = parseJobId(value);
+    return BigInt(id) === JOBID_ANY ? bad : id;
+  } catch {
+    return bad;
+  }
+}
+
+/** Registers the scheme handlers, the release paths and plugin.query. */
+export default function dependencyAfter(p: PluginContext): void {
+  const graph = new AfterGraph();
+
+  const ending = (args: JobArgs): Ending => {
+    const inactive = args.state === "INACTIVE" || args.state === "CLEANUP";
+    return endingOf(
+      args,
+      p.eventPosted(args.id, "alloc"),
+      p.eventPosted(args.id, "start"),
+      inactive ? p.jobResult(args.id) : undefined,
+    );
+  };
+
+  const resolveNow = (id: JobId, description: string): void => {
+    p.dependencyAdd(id, description);
+    p.dependencyRemove(id, description);
+  };
+
+  const onScheme = (args: DependencyArgs): Rejection | undefined => {
+    const scheme = args.dependency.scheme;
+    const type = SCHEMES[scheme]!;
+    const value = String(args.dependency.value ?? "");
+    const ante = antecedentId(scheme, args.dependency.value);
+    if (typeof ante === "string") return p.reject(ante);
+    const target = p.lookup(ante);
+    if (target === undefined) return p.reject(`${scheme}: job ${value} not found`);
+    if (target.userid !== args.userid) return p.reject(`${scheme}: Permission denied for job ${value}`);
+    if (scheme === "after") {
+      p.raiseException(args.id, "dependency", 3, "after: dependency scheme is deprecated, use afterstart");
+    }
+    const description = `${type}=${value}`;
+    if (target.state === "INACTIVE") {
+      const why = inactiveAtSubmit(scheme, type, value, ending(target));
+      if (why !== undefined) return p.reject(why);
+      resolveNow(args.id, description);
+      return undefined;
+    }
+    if (type === "after-start" && p.eventPosted(ante, "start")) {
+      resolveNow(args.id, description);
+      return undefined;
+    }
+    p.dependencyAdd(args.id, description);
+    graph.add(ante, { depid: args.id, type, description });
+    if (type === "after-start") p.subscribe(ante);
+    return undefined;
+  };
+
+  for (const scheme of Object.keys(SCHEMES)) p.on(`job.dependency.${scheme}`, onScheme);
+
+  const release = (w: Waiter): void => {
+    graph.forget(w.depid);
+    try {
+      p.dependencyRemove(w.depid, w.description);
+    } catch (e) {
+      p.log.warn(`${formatJobId(w.depid)}: cannot release ${w.description}: ${(e as Error).message}`);
+    }
+  };
+
+  const fail = (w: Waiter, reason: string): void => {
+    graph.forget(w.depid);
+    try {
+      p.raiseException(w.depid, "dependency", 0, `dependency ${w.description} ${reason}`);
+    } catch (e) {
+      p.log.warn(`${formatJobId(w.depid)}: ${(e as Error).message}`);
+    }
+  };
+
+  p.on("job.event.start", ({ id }) => {
+    for (const w of graph.take(id, (x) => x.type === "after-start")) release(w);
+  });
+
+  // Any job becoming inactive: release or fail what waits on it; forget its own waits.
+  p.on("job.state.inactive", (args) => {
+    const waiters = graph.take(args.id, () => true);
+    if (waiters.length > 0) {
+      const end = ending(args);
+      for (const w of waiters) {
+        const r = releasedAtEnd(w.type, end);
+        if (r === true) release(w);
+        else fail(w, r === "never started" ? "job never started" : "can never be satisfied");
+      }
+    }
+    graph.forget(args.id);
+  });
+  p.on("job.destroy", ({ id }) => graph.forget(id));
+  p.on("job.state.priority", ({ id }) => graph.forget(id));
+
+  p.on("plugin.query", () => ({
+    dependencies: [...graph.waiting].flatMap(([ante, list]) =>
+      list.map((w) => ({
+        id: formatJobId(ante),
+        depid: formatJobId(w.depid),
+        type: w.type,
+        description: w.description,
+      })),
+    ),
+  }));
+}

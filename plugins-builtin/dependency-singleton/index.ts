@@ -1,0 +1,102 @@
+/**
+ * .dependency-singleton: scheme `singleton` (spec flux-jobtap §6.3). At most one active job
+ * per user and job name; singleton jobs that find one wait in DEPEND, in a FIFO per
+ * `<userid>:<name>`, and are released oldest first, one at a time.
+ *
+ * Every named job counts (singleton or not), from `job.new` until it becomes inactive; held
+ * jobs count too, so they block. A waiting singleton is itself counted, hence the release
+ * rule: when the count drops to the number of waiters, the oldest waiter runs.
+ */
+import type { JobArgs, JobId, PluginContext } from "jobtap/plugin";
+import { formatJobId } from "jobtap/plugin";
+
+const DESCRIPTION = "singleton";
+
+interface Group {
+  /** Active named jobs with this key. */
+  count: number;
+  /** Waiting singletons, oldest first. */
+  singletons: JobId[];
+}
+
+function jobName(job: JobArgs): string | undefined {
+  const n = (job.jobspec.attributes.system?.job as { name?: unknown } | undefined)?.name;
+  return typeof n === "string" ? n : undefined;
+}
+
+function keyOf(job: JobArgs): string | undefined {
+  const name = jobName(job);
+  return name === undefined ? undefined : `${job.userid}:${name}`;
+}
+
+/** Registers the scheme, the counting topics and plugin.query. */
+export default function dependencySingleton(p: PluginContext): void {
+  const groups = new Map<string, Group>();
+  /** Jobs counted, so a job is counted once even if job.new is replayed. */
+  const counted = new Map<JobId, string>();
+  const group = (key: string): Group => {
+    let g = groups.get(key);
+    if (g === undefined) groups.set(key, (g = { count: 0, singletons: [] }));
+    return g;
+  };
+
+  const releaseOldest = (key: string): void => {
+    const g = groups.get(key);
+    if (g === undefined || g.singletons.length === 0 || g.count !== g.singletons.length) return;
+    const id = g.singletons.shift()!;
+    try {
+      p.dependencyRemove(id, DESCRIPTION);
+    } catch (e) {
+      p.log.warn(`${formatJobId(id)}: cannot release singleton: ${(e as Error).message}`);
+    }
+  };
+
+  p.on("job.dependency.singleton", (job) => {
+    const key = keyOf(job);
+    if (key === undefined) return p.reject("singleton jobs require a job name");
+    const g = group(key);
+    if (g.singletons.includes(job.id)) return undefined;
+    // Restart or reload: the dependency is still outstanding from the eventlog; requeue it.
+    if (job.dependencies.includes(DESCRIPTION)) {
+      g.singletons.push(job.id);
+      releaseOldest(key);
+      return undefined;
+    }
+    const others = g.count - (counted.has(job.id) ? 1 : 0);
+    if (others === 0) return undefined;
+    p.dependencyAdd(job.id, DESCRIPTION);
+    g.singletons.push(job.id);
+    return undefined;
+  });
+
+  p.on("job.new", (job) => {
+    const key = keyOf(job);
+    if (key === undefined || counted.has(job.id)) return;
+    counted.set(job.id, key);
+    group(key).count++;
+    releaseOldest(key);
+  });
+
+  const uncount = (id: JobId): void => {
+    const key = counted.get(id);
+    if (key === undefined) return;
+    counted.delete(id);
+    const g = group(key);
+    g.count--;
+    g.singletons = g.singletons.filter((s) => s !== id);
+    if (g.count === 0 && g.singletons.length === 0) groups.delete(key);
+    else releaseOldest(key);
+  };
+  p.on("job.state.inactive", ({ id }) => uncount(id));
+  // A rejected job never reached job.new (not counted), but may sit in a FIFO.
+  p.on("job.destroy", ({ id }) => {
+    uncount(id);
+    for (const g of groups.values()) g.singletons = g.singletons.filter((s) => s !== id);
+  });
+
+  p.on("plugin.query", () =>
+    Object.fromEntries(
+      [...groups].map(([k, g]) => [k, { count: g.count, singletons: g.singletons.map((id) => formatJobId(id)) }]),
+    ),
+  );
+}

@@ -1,0 +1,72 @@
+/**
+ * .limit-duration: rejects jobs whose duration exceeds the configured limit (spec
+ * flux-jobtap §8). Config: `[policy.limits] duration = "FSD"` and
+ * `[queues.<q>.policy.limits] duration = "FSD"`. A limit of "0" (or "inf") is unlimited, so
+ * a queue can lift the general limit. When a limit applies, a job with no duration
+ * (unlimited) is rejected too.
+ */
+import type { JobArgs, PluginContext } from "jobtap/plugin";
+import { formatFSD, parseFSD } from "jobtap/plugin";
+import { jobDuration } from "../common/jobspec.js";
+import { ConfigError, forQueue, jobQueue, limitsOf, queueTables, type Table } from "../common/config.js";
+
+/** Parsed limits; `undefined` means "not configured here", 0 means unlimited. */
+interface DurationLimits {
+  general: number | undefined;
+  queues: Map<string, number>;
+}
+
+/** Reads one `duration` key: a string FSD; "0" and "inf" mean unlimited (0). */
+function readDuration(limits: Table | undefined, where: string): number | undefined {
+  const v = limits?.duration;
+  if (v === undefined) return undefined;
+  if (typeof v !== "string") throw new ConfigError(`[${where}].duration: must be a string (FSD), got ${JSON.stringify(v)}`);
+  let s: number;
+  try {
+    s = parseFSD(v, `[${where}].duration`);
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
+  return s === Infinity ? 0 : s;
+}
+
+/** Reads `[policy.limits]` and every queue's; throws ConfigError naming the TOML path. */
+export function readDurationLimits(conf: Table): DurationLimits {
+  const general = readDuration(limitsOf(conf, ""), "policy.limits");
+  const queues = new Map<string, number>();
+  for (const [name, q] of queueTables(conf)) {
+    const where = `queues.${name}`;
+    const d = readDuration(limitsOf(q, where), `${where}.policy.limits`);
+    if (d !== undefined) queues.set(name, d);
+  }
+  return { general, queues };
+}
+
+/** Flux's check: a message if the job's duration is over its limit, else undefined. */
+export function checkDuration(limits: DurationLimits, job: JobArgs): string | undefined {
+  const queue = jobQueue(job.jobspec);
+  const limit = (queue !== undefined ? limits.queues.get(queue) : undefined) ?? limits.general;
+  if (limit === undefined || limit === 0) return undefined;
+  const duration = jobDuration(job.jobspec);
+  if (duration !== 0 && duration <= limit) return undefined;
+  const requested = duration === 0 ? "unlimited" : formatFSD(duration);
+  return `requested duration (${requested}) exceeds policy limit of ${formatFSD(limit)}${forQueue(queue)}`;
+}
+
+/** Registers conf.update (parse and keep the limits) and job.validate (check). */
+export default function limitDuration(p: PluginContext): void {
+  let limits: DurationLimits = { general: undefined, queues: new Map() };
+  p.on("conf.update", ({ conf }) => {
+    try {
+      limits = readDurationLimits(conf);
+    } catch (e) {
+      if (e instanceof ConfigError) return p.reject(e.message);
+      throw e;
+    }
+  });
+  p.on("job.validate", (job) => {
+    if (limits.general === undefined && limits.queues.size === 0) return;
+    const why = checkDuration(limits, job);
+    return why === undefined ? undefined : p.reject(why);
+  });
+}
