@@ -45,10 +45,6 @@ export const jobs: Subcommand = async (argv, io) => {
   const users = loadUserTable();
   const filterText = optString(p, "filter") ?? (optFlag(p, "all") ? "active,inactive" : "active");
   const filter = parseStateFilter(filterText);
-  if (filter.results.length > 0 && !filter.states.includes("INACTIVE")) {
-    // A result only exists on inactive jobs: asking for one implies them.
-    filter.states.push("INACTIVE");
-  }
   const user = optString(p, "user") ?? (optFlag(p, "all-users") ? "all" : String(currentUserid()));
   const userid = user === "all" ? undefined : users.uid(user);
   if (user !== "all" && userid === undefined) throw usage(`--user: no such user "${user}"`);

@@ -53,7 +53,8 @@ export interface Methods {
   ping: { req: Record<string, never>; res: { version: string; pid: number; uptime: number } };
   submit: {
     req: { jobspecs: Jobspec[]; urgency?: number; userid: number; flags?: number; waitable?: boolean };
-    res: { ids: string[] };
+    /** Ids of the accepted jobs in order; `errors` names rejected ones by request index. */
+    res: { ids: string[]; errors?: Array<{ index: number; message: string }> };
   };
   list: {
     req: { states?: string[]; results?: string[]; userid?: number; limit?: number };

@@ -81,7 +81,7 @@ export function toErrorData(e: unknown): JobtapErrorData {
 export async function startSocketServer(opts: SocketServerOptions): Promise<SocketServer> {
   const log = opts.log ?? (() => undefined);
   const maxBytes = opts.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
-  await removeStaleSocket(opts.socketPath);
+  await assertSocketFree(opts.socketPath);
   const live = new Set<AbortController>();
   const server = createServer((req, res) => {
     const ac = new AbortController();
@@ -128,8 +128,11 @@ async function closeServer(server: Server, live: Set<AbortController>, path: str
   }
 }
 
-/** A socket file nobody answers on is left over from a crash: remove it. */
-async function removeStaleSocket(path: string): Promise<void> {
+/**
+ * Throws if a live daemon answers on `path`; a socket file nobody answers on is left over
+ * from a crash and is removed.
+ */
+export async function assertSocketFree(path: string): Promise<void> {
   if (!existsSync(path)) return;
   const alive = await new Promise<boolean>((resolve) => {
     const s = connect(path);

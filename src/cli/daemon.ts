@@ -1,0 +1,33 @@
+/**
+ * `jobtap daemon [--config FILE] [--statedir DIR] [--socket PATH]`: runs the daemon in the
+ * foreground, logging to stderr, until SIGTERM or SIGINT (see src/server/daemon.ts).
+ */
+import { resolve } from "node:path";
+import { runDaemonUntilSignal } from "../server/daemon.js";
+import { optString, parseArgs, usage } from "./args.js";
+import { defaultStatedir } from "./common.js";
+import type { Subcommand } from "./io.js";
+
+const OPTIONS = [
+  { name: "config", value: true },
+  { name: "statedir", value: true },
+  { name: "socket", value: true },
+];
+
+/** Runs the daemon; returns its exit status after a clean shutdown. */
+export const daemon: Subcommand = async (argv, io) => {
+  const p = parseArgs(argv, OPTIONS);
+  if (p.positionals.length > 0) throw usage(`daemon: unexpected argument "${p.positionals[0]}"`);
+  const at = (v: string | undefined) => (v === undefined ? undefined : resolve(io.cwd, v));
+  const statedir = at(optString(p, "statedir")) ?? defaultStatedir(io.env);
+  const configPath = at(optString(p, "config"));
+  // `jobtap --socket PATH daemon` reaches here as $JOBTAP_SOCKET; the daemon's own option wins.
+  const socketPath = at(optString(p, "socket")) ?? at(io.env.JOBTAP_SOCKET || undefined);
+  return runDaemonUntilSignal({
+    statedir,
+    env: io.env,
+    log: (line) => io.stderr(line + "\n"),
+    ...(configPath === undefined ? {} : { configPath }),
+    ...(socketPath === undefined ? {} : { socketPath }),
+  });
+};

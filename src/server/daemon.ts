@@ -1,0 +1,226 @@
+/**
+ * The jobtap daemon: the job manager with its plugin host, a SQLite store in the statedir,
+ * and the socket server, plus a clean shutdown.
+ *
+ * Start order: statedir (0700) and its lock → configuration (refused with every problem
+ * named by TOML path) → the socket must be free → job manager (store replay, plugins,
+ * restart callbacks) → socket server. Shutdown: stop accepting, hold the queue so nothing
+ * new starts, settle running jobs per `[daemon] shutdown`, flush and close the store.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ErrorCode, JobtapError } from "../errors.js";
+import { createJobManager, type JobManager } from "../manager/manager.js";
+import type { JobId } from "../manager/ids.js";
+import { jobtapPlugins, type JobtapHost } from "../plugins/index.js";
+import { defaultConfig, loadConfigFile, type DaemonConfig, type DaemonSettings } from "./config.js";
+import { assertSocketFree, startSocketServer, type SocketServer } from "./server.js";
+import { createHandlers } from "./service.js";
+
+export interface DaemonOptions {
+  statedir: string;
+  configPath?: string;
+  /** Wins over `[daemon] socket`. */
+  socketPath?: string;
+  env: Record<string, string | undefined>;
+  /** One readable log line (no trailing newline). */
+  log: (line: string) => void;
+}
+
+/** A running daemon. */
+export interface Daemon {
+  readonly socketPath: string;
+  readonly manager: JobManager;
+  /** Stops the daemon (idempotent); resolves once the store is closed. */
+  shutdown(reason: string): Promise<void>;
+}
+
+/** Grace beyond the executor's SIGTERM→SIGKILL delay before shutdown stops waiting. */
+const KILL_GRACE_MS = 10_000;
+
+/** Starts a daemon; throws (CONFIG, STORE_OPEN, ...) if it cannot, having cleaned up. */
+export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
+  const log = leveled(opts.log, opts.env.JOBTAP_DEBUG !== undefined);
+  mkdirSync(opts.statedir, { recursive: true, mode: 0o700 });
+  const config = readConfig(opts, log);
+  const socketPath = opts.socketPath ?? config.settings.socket ?? join(opts.statedir, "jobtap.sock");
+  await assertSocketFree(socketPath);
+  const unlock = lockStatedir(opts.statedir);
+  try {
+    return await launch(opts, config, socketPath, log, unlock);
+  } catch (e) {
+    unlock();
+    throw e;
+  }
+}
+
+async function launch(
+  opts: DaemonOptions,
+  config: DaemonConfig,
+  socketPath: string,
+  log: Leveled,
+  unlock: () => void,
+): Promise<Daemon> {
+  const s = config.settings;
+  let host: JobtapHost | undefined;
+  const plugins = jobtapPlugins({ config: config.raw, env: opts.env, log: (level, message, plugin) => log(level, plugin ? `${plugin}: ${message}` : message) });
+  const manager = await createJobManager({
+    statedir: opts.statedir,
+    store: "sqlite",
+    config: config.raw,
+    log: (level, message) => log(level, message),
+    plugins: async (port) => (host = await plugins(port)),
+    ...managerOptions(s),
+  });
+  let accepting = true;
+  const handlers = createHandlers({ manager, host: () => host, version: packageVersion(), startedAt: Date.now(), accepting: () => accepting });
+  let server: SocketServer;
+  try {
+    server = await startSocketServer({ socketPath, handlers, maxRequestBytes: s.maxRequestBytes, log: (l) => log("warn", l) });
+  } catch (e) {
+    await manager.close();
+    throw e;
+  }
+  log("info", `ready: socket ${socketPath}, statedir ${opts.statedir}, config ${config.source}, ${manager.jobs({}).length} jobs in the store`);
+  let stopping: Promise<void> | undefined;
+  const shutdown = (reason: string) => {
+    stopping ??= (async () => {
+      accepting = false;
+      log("info", `shutting down (${reason}): no longer accepting connections`);
+      await server.close();
+      await settleRunningJobs(manager, s, log);
+      await manager.close();
+      unlock();
+      log("info", "store flushed and closed; stopped");
+    })();
+    return stopping;
+  };
+  return { socketPath, manager, shutdown };
+}
+
+function readConfig(opts: DaemonOptions, log: Leveled): DaemonConfig {
+  if (opts.configPath === undefined) return defaultConfig();
+  try {
+    const config = loadConfigFile(opts.configPath, opts.env);
+    log("info", `configuration ${opts.configPath} accepted`);
+    return config;
+  } catch (e) {
+    log("error", (e as Error).message);
+    throw e;
+  }
+}
+
+function managerOptions(s: DaemonSettings) {
+  return {
+    ...(s.resources ? { resources: s.resources } : {}),
+    ...(s.queueDepth !== undefined ? { queueDepth: s.queueDepth } : {}),
+    ...(s.batchWindowMs !== undefined ? { batchWindowMs: s.batchWindowMs } : {}),
+    ...(s.inactiveAgeLimitMs !== undefined ? { inactiveAgeLimit: s.inactiveAgeLimitMs / 1000 } : {}),
+    ...(s.inactiveNumLimit !== undefined ? { inactiveNumLimit: s.inactiveNumLimit } : {}),
+  };
+}
+
+/**
+ * Running jobs at shutdown. The queue is held first (pending requests leave the scheduler,
+ * so nothing new starts; they stay SCHED in the store and are queued again at restart).
+ * "wait" gives running jobs `shutdown-timeout` to finish; whatever still runs is then
+ * cancelled, and the exec's kill and the job's cleanup are recorded before the store closes.
+ */
+async function settleRunningJobs(m: JobManager, s: DaemonSettings, log: Leveled): Promise<void> {
+  const holdQueue = () => {
+    for (const id of m.scheduler.pending()) m.scheduler.dequeue(id);
+  };
+  holdQueue();
+  m.on("event", holdQueue);
+  try {
+    const running = () => m.jobs({ states: ["RUN", "CLEANUP"] }).map((j) => j.id);
+    if (s.shutdown === "wait" && running().length > 0) {
+      log("info", `waiting up to ${s.shutdownTimeoutMs / 1000}s for ${running().length} running jobs`);
+      await waitAll(m, running(), s.shutdownTimeoutMs);
+    }
+    const left = m.jobs({ states: ["RUN"] }).map((j) => j.id);
+    if (left.length > 0) log("info", `cancelling ${left.length} running jobs`);
+    for (const id of left) {
+      try {
+        m.cancel(id, { note: "jobtap daemon shutdown" });
+      } catch (e) {
+        log("warn", `cancel at shutdown: ${(e as Error).message}`);
+      }
+    }
+    const unfinished = await waitAll(m, running(), KILL_GRACE_MS);
+    if (unfinished > 0) log("warn", `${unfinished} jobs did not finish cleanup; their state is recorded as is`);
+  } finally {
+    m.off("event", holdQueue);
+  }
+}
+
+/** Waits for the jobs to become inactive or for `ms`; returns how many are still active. */
+async function waitAll(m: JobManager, ids: JobId[], ms: number): Promise<number> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((r) => (timer = setTimeout(r, ms)));
+  const done = Promise.all(ids.map((id) => m.wait(id).catch(() => undefined)));
+  await Promise.race([done, timeout]);
+  clearTimeout(timer);
+  return m.jobs({ states: ["RUN", "CLEANUP"] }).length;
+}
+
+/**
+ * One daemon per statedir: a lock file holding the pid. A lock whose process is gone (a
+ * SIGKILLed daemon) is taken over.
+ */
+function lockStatedir(statedir: string): () => void {
+  const lock = join(statedir, "jobtap.lock");
+  if (existsSync(lock)) {
+    const pid = Number(readFileSync(lock, "utf8").trim());
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `statedir ${statedir} is in use by daemon pid ${pid}`, { statedir });
+    }
+  }
+  writeFileSync(lock, `${process.pid}\n`, { mode: 0o600 });
+  return () => rmSync(lock, { force: true });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+type Level = "debug" | "info" | "warn" | "error";
+type Leveled = (level: Level, message: string) => void;
+
+function leveled(write: (line: string) => void, debug: boolean): Leveled {
+  return (level, message) => {
+    if (level === "debug" && !debug) return;
+    write(`${new Date().toISOString()} jobtap[${process.pid}] ${level}: ${message}`);
+  };
+}
+
+function packageVersion(): string {
+  for (const rel of ["../../../package.json", "../../package.json"]) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "jobtap" && pkg.version) return pkg.version;
+    } catch {
+      // not at this level (dist/ vs src/)
+    }
+  }
+  return "unknown";
+}
+
+/**
+ * Runs a daemon until SIGTERM or SIGINT, then shuts it down. Resolves with the exit
+ * status: 0 after a clean shutdown.
+ */
+export async function runDaemonUntilSignal(opts: DaemonOptions): Promise<number> {
+  const daemon = await startDaemon(opts);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+    process.once("SIGINT", () => resolve("SIGINT"));
+  });
+  await daemon.shutdown(signal);
+  return 0;
+}

@@ -1,0 +1,224 @@
+/**
+ * The daemon's handlers: each protocol method turned into job manager or plugin host calls.
+ * Requests come from a socket, so every field is checked before use; a bad one is a
+ * PROTOCOL error naming the method and field.
+ */
+import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
+import { formatJobId, parseJobId, type JobId } from "../manager/ids.js";
+import type { JobManager } from "../manager/manager.js";
+import type { EventEntry } from "../manager/port.js";
+import { STATES, type State } from "../manager/states.js";
+import type { JobtapHost } from "../plugins/index.js";
+import type { JobView } from "./protocol.js";
+import type { CallContext, Handlers } from "./server.js";
+import { fullView, jobView, sortForListing } from "./views.js";
+
+export interface ServiceDeps {
+  manager: JobManager;
+  /** The plugin host, once the manager has attached it. */
+  host: () => JobtapHost | undefined;
+  version: string;
+  startedAt: number;
+  /** False once shutdown began: new submissions are refused. */
+  accepting: () => boolean;
+}
+
+/** Builds the method table the socket server serves. */
+export function createHandlers(d: ServiceDeps): Handlers {
+  const m = d.manager;
+  return {
+    ping: () => ({ version: d.version, pid: process.pid, uptime: (Date.now() - d.startedAt) / 1000 }),
+    submit: (req) => submit(d, req),
+    list: (req) => ({ jobs: list(m, req) }),
+    info: (req) => {
+      const id = jobId("info", req.id);
+      const info = m.job(id);
+      const core = m.engine.active.get(id)?.core ?? m.inactiveCore(id);
+      return { job: fullView(m, info), jobspec: m.jobspec(id), ...(core?.R ? { R: core.R } : {}) };
+    },
+    eventlog: (req, ctx) => {
+      const id = jobId("eventlog", req.id);
+      if (req.follow === true) return follow(m, id, ctx);
+      return { eventlog: m.eventlog(id) };
+    },
+    wait: async (req, ctx) => {
+      const id = jobId("wait", req.id);
+      await untilAborted(m.wait(id), ctx.signal, "wait");
+      return { job: fullView(m, m.job(id)) };
+    },
+    cancel: (req) => cancel(m, req),
+    urgency: (req) => {
+      const urgency = int("urgency", "urgency", req.urgency);
+      const old = m.setUrgency(jobId("urgency", req.id), urgency, { userid: int("urgency", "userid", req.userid) });
+      return { old_urgency: old };
+    },
+    raise: (req) => {
+      const note = req.note === undefined ? "" : str("raise", "note", req.note);
+      m.raise(jobId("raise", req.id), {
+        type: str("raise", "type", req.type),
+        severity: int("raise", "severity", req.severity),
+        note,
+        userid: int("raise", "userid", req.userid),
+      });
+      return {};
+    },
+    "plugin.list": (req) => ({
+      plugins: host(d).list({ all: req.all === true }).map((p) => ({ name: p.name, path: p.path })),
+    }),
+    "plugin.load": async (req) => {
+      const conf = req.conf ?? {};
+      if (typeof conf !== "object" || conf === null || Array.isArray(conf)) bad("plugin.load", "conf must be an object");
+      const info = await host(d).load(str("plugin.load", "path", req.path), conf);
+      return { name: info.name };
+    },
+    "plugin.remove": (req) => ({ removed: host(d).remove(str("plugin.remove", "name", req.name)) }),
+    "plugin.query": (req) => host(d).query(str("plugin.query", "name", req.name)),
+  };
+}
+
+async function submit(
+  d: ServiceDeps,
+  req: { jobspecs: unknown; urgency?: unknown; userid: unknown },
+): Promise<{ ids: string[]; errors?: Array<{ index: number; message: string }> }> {
+  if (!d.accepting()) throw new JobtapError(ErrorCode.MANAGER_CLOSED, "the daemon is shutting down; not accepting jobs");
+  if (!Array.isArray(req.jobspecs) || req.jobspecs.length === 0) bad("submit", "jobspecs must be a non-empty array");
+  const opts = {
+    userid: int("submit", "userid", req.userid),
+    ...(req.urgency === undefined ? {} : { urgency: int("submit", "urgency", req.urgency) }),
+  };
+  const outcomes = await d.manager.submitMany(req.jobspecs.map((jobspec: unknown) => ({ jobspec, opts })));
+  const ids: string[] = [];
+  const errors: Array<{ index: number; message: string }> = [];
+  outcomes.forEach((o, index) => {
+    if ("id" in o) ids.push(formatJobId(o.id));
+    else errors.push({ index, message: o.error.message });
+  });
+  if (ids.length === 0 && outcomes.length === 1) {
+    throw (outcomes[0] as { error: JobtapError }).error;
+  }
+  return errors.length > 0 ? { ids, errors } : { ids };
+}
+
+function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?: unknown; limit?: unknown }): JobView[] {
+  const states = (req.states === undefined ? [...STATES] : strList("list", "states", req.states)) as State[];
+  for (const s of states) if (!(STATES as readonly string[]).includes(s)) bad("list", `unknown state "${s}"`);
+  const results = req.results === undefined ? [] : strList("list", "results", req.results);
+  const userid = req.userid === undefined ? undefined : int("list", "userid", req.userid);
+  // A job is listed if its state was asked for, or it is inactive with a result asked for.
+  const query = results.length > 0 && !states.includes("INACTIVE") ? [...states, "INACTIVE" as State] : states;
+  const filtered = m.jobs({ states: query, ...(userid === undefined ? {} : { userid }) }).filter(
+    (j) => states.includes(j.state) || results.includes(j.result ?? ""),
+  );
+  // Active jobs: eventlog and jobspec are in memory. Inactive ones are read from the store
+  // only for the rows actually returned.
+  const rows = filtered.map((info) => ({
+    id: info.id as bigint,
+    info,
+    view: info.state === "INACTIVE" ? jobView(info, undefined, undefined) : fullView(m, info),
+  }));
+  const limit = req.limit === undefined ? Infinity : int("list", "limit", req.limit);
+  const byId = new Map(rows.map((r) => [r.view, r.info]));
+  return sortForListing(rows)
+    .slice(0, limit)
+    .map((v) => {
+      const info = byId.get(v);
+      return info && info.state === "INACTIVE" ? fullView(m, info) : v;
+    });
+}
+
+function cancel(m: JobManager, req: { ids: unknown; note?: unknown; userid: unknown }): { canceled: string[] } {
+  const ids = strList("cancel", "ids", req.ids).map((s) => jobId("cancel", s));
+  const userid = int("cancel", "userid", req.userid);
+  const note = req.note === undefined ? "" : str("cancel", "note", req.note);
+  const canceled: string[] = [];
+  const failed: JobtapError[] = [];
+  for (const id of ids) {
+    try {
+      m.cancel(id, { note, userid });
+      canceled.push(formatJobId(id));
+    } catch (e) {
+      failed.push(isJobtapError(e) ? JobtapError.from(e) : new JobtapError(ErrorCode.INTERNAL, String(e)));
+    }
+  }
+  const first = failed[0];
+  if (first) {
+    const extra = failed.length > 1 ? ` (and ${failed.length - 1} more errors)` : "";
+    throw new JobtapError(first.code, first.message + extra, { canceled });
+  }
+  return { canceled };
+}
+
+/** Streams the eventlog so far, then each new entry, until `clean` or the client leaves. */
+async function follow(m: JobManager, id: JobId, ctx: CallContext): Promise<void> {
+  const pending: EventEntry[] = [];
+  let wake: (() => void) | undefined;
+  const listener = (j: { id: JobId; entry: EventEntry }) => {
+    if (j.id !== id) return;
+    pending.push(j.entry);
+    wake?.();
+  };
+  m.on("event", listener);
+  const aborted = () => wake?.();
+  ctx.signal.addEventListener("abort", aborted);
+  try {
+    // Registered and read in one synchronous step: every later entry arrives via `pending`.
+    const past = m.eventlog(id);
+    for (const e of past) ctx.writeLine(e);
+    if (past.some(isLast)) return;
+    for (;;) {
+      while (pending.length > 0) {
+        const e = pending.shift() as EventEntry;
+        ctx.writeLine(e);
+        if (isLast(e)) return;
+      }
+      if (ctx.signal.aborted) return;
+      await new Promise<void>((r) => (wake = r));
+      wake = undefined;
+    }
+  } finally {
+    m.off("event", listener);
+    ctx.signal.removeEventListener("abort", aborted);
+  }
+}
+
+function isLast(e: EventEntry): boolean {
+  return e.name === "clean" || e.name === "invalidate";
+}
+
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(new JobtapError(ErrorCode.MANAGER_CLOSED, `${what}: interrupted (daemon shutting down or client gone)`));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+function host(d: ServiceDeps): JobtapHost {
+  const h = d.host();
+  if (!h) throw new JobtapError(ErrorCode.NOT_SUPPORTED, "no plugin host is attached");
+  return h;
+}
+
+function bad(method: string, why: string): never {
+  throw new JobtapError(ErrorCode.PROTOCOL, `${method}: ${why}`);
+}
+
+function jobId(method: string, v: unknown): JobId {
+  return parseJobId(str(method, "id", v));
+}
+
+function str(method: string, field: string, v: unknown): string {
+  if (typeof v !== "string") bad(method, `${field} must be a string`);
+  return v;
+}
+
+function int(method: string, field: string, v: unknown): number {
+  if (!Number.isInteger(v)) bad(method, `${field} must be an integer`);
+  return v as number;
+}
+
+function strList(method: string, field: string, v: unknown): string[] {
+  if (!Array.isArray(v) || !v.every((s) => typeof s === "string")) bad(method, `${field} must be an array of strings`);
+  return v as string[];
+}
