@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import type { JobId } from "../../src/manager/ids.js";
+import { jobspec, simManager, submitNow } from "./helpers.js";
+
+const job = (seconds: number, cores = 1) => jobspec(["true"], { exec: { test: { run_duration: seconds } } }, { cores });
+
+/** Ids in the order they received `alloc`. */
+function allocOrder(s: Awaited<ReturnType<typeof simManager>>): JobId[] {
+  const order: JobId[] = [];
+  s.mgr.on("event", (j) => {
+    if (j.entry.name === "alloc") order.push(j.id);
+  });
+  return order;
+}
+
+describe("scheduler", () => {
+  it("allocates by priority descending, then id ascending", async () => {
+    const s = await simManager({ resources: { cores: 1 } });
+    const order = allocOrder(s);
+    const first = await submitNow(s, job(10));
+    const a = await submitNow(s, job(10));
+    const b = await submitNow(s, job(10), { urgency: 20 });
+    const c = await submitNow(s, job(10));
+    const d = await submitNow(s, job(10), { urgency: 20 });
+    expect(s.mgr.scheduler.pending()).toEqual([b, d, a, c]);
+    for (let i = 0; i < 5; i++) await s.clock.advance(10_000);
+    expect(order).toEqual([first, b, d, a, c]);
+  });
+
+  it("records R with the allocated cores and releases them on free", async () => {
+    const s = await simManager({ resources: { cores: 4 } });
+    const id = await submitNow(s, job(10, 3));
+    const alloc = s.mgr.eventlog(id).find((e) => e.name === "alloc");
+    expect(alloc?.context?.R).toMatchObject({ version: 1, execution: { R_lite: [{ rank: "0", children: { core: "0-2" } }] } });
+    const next = await submitNow(s, job(10, 2)); // must wait: only 1 core free
+    expect(s.mgr.job(next).state).toBe("SCHED");
+    await s.clock.advance(10_000);
+    await s.clock.advance(1);
+    expect(s.mgr.job(next).state).toBe("RUN");
+  });
+
+  it("queue-depth 1 is strict first-come; a larger depth lets a small job past a blocked one", async () => {
+    for (const [depth, smallRuns] of [[1, false], [4, true]] as const) {
+      const s = await simManager({ resources: { cores: 2 }, queueDepth: depth });
+      await submitNow(s, job(100, 1));
+      const big = await submitNow(s, job(10, 2));
+      const small = await submitNow(s, job(10, 1));
+      await s.clock.advance(1);
+      expect(s.mgr.job(big).state).toBe("SCHED");
+      expect(s.mgr.job(small).state === "RUN", `depth ${depth}`).toBe(smallRuns);
+    }
+  });
+
+  it("an unsatisfiable request gets an alloc exception", async () => {
+    const s = await simManager({ resources: { cores: 2 } });
+    const id = await submitNow(s, job(1, 3));
+    expect(s.mgr.job(id).result).toBe("FAILED");
+    const ex = s.mgr.eventlog(id).find((e) => e.name === "exception");
+    expect(ex?.context).toMatchObject({ type: "alloc", severity: 0, note: "unsatisfiable request: 3 cores requested, 2 available" });
+  });
+});

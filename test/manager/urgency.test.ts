@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { isJobtapError } from "../../src/errors.js";
+import { PRIORITY_MAX } from "../../src/manager/states.js";
+import { names, simManager, submitNow, testJob } from "./helpers.js";
+
+function errorOf(fn: () => unknown): { code?: string; message?: string } {
+  try {
+    fn();
+  } catch (e) {
+    return isJobtapError(e) ? { code: e.code, message: e.message } : { code: "?" };
+  }
+  return {};
+}
+
+describe("urgency", () => {
+  it("validates range, job and state with Flux's messages", async () => {
+    const s = await simManager({ resources: { cores: 1 } });
+    const running = await submitNow(s, testJob("1h"));
+    const waiting = await submitNow(s, testJob("1h"));
+    await s.clock.advance(1);
+    expect(errorOf(() => s.mgr.setUrgency(waiting, 32))).toMatchObject({ code: "BAD_URGENCY", message: expect.stringMatching(/32 is out of range/) });
+    expect(errorOf(() => s.mgr.setUrgency(running, 20))).toMatchObject({
+      code: "BAD_STATE",
+      message: expect.stringMatching(/urgency cannot be changed once resources are allocated/),
+    });
+    expect(errorOf(() => s.mgr.setUrgency((waiting + 7n) as typeof waiting, 3)).code).toBe("UNKNOWN_JOB");
+  });
+
+  it("guests: only their own jobs, and only up to max(default, current)", async () => {
+    const s = await simManager({ resources: { cores: 1 } });
+    await submitNow(s, testJob("1h"));
+    const guestJob = await submitNow(s, testJob("1h"), { userid: 2000, urgency: 10 });
+    expect(errorOf(() => s.mgr.setUrgency(guestJob, 5, { userid: 3000 })).code).toBe("PERMISSION_DENIED");
+    expect(errorOf(() => s.mgr.setUrgency(guestJob, 17, { userid: 2000 }))).toMatchObject({
+      code: "PERMISSION_DENIED",
+      message: expect.stringMatching(/guests can only adjust urgency <= default/),
+    });
+    expect(s.mgr.setUrgency(guestJob, 16, { userid: 2000 })).toBe(10);
+    expect(s.mgr.setUrgency(guestJob, 31)).toBe(16); // the owner may expedite
+  });
+
+  it("a change in SCHED goes back through PRIORITY; hold and expedite override the priority", async () => {
+    const s = await simManager({ resources: { cores: 1 } });
+    await submitNow(s, testJob("1h"));
+    const id = await submitNow(s, testJob("1h"));
+    await s.clock.advance(1);
+    expect([s.mgr.job(id).state, s.mgr.job(id).priority]).toEqual(["SCHED", 16]);
+    s.mgr.setUrgency(id, 0);
+    expect([s.mgr.job(id).state, s.mgr.job(id).priority]).toEqual(["SCHED", 0]);
+    expect(s.mgr.scheduler.pending()).toEqual([]); // held: no alloc request
+    s.mgr.setUrgency(id, 31);
+    expect(s.mgr.job(id).priority).toBe(PRIORITY_MAX);
+    expect(s.mgr.scheduler.pending()).toEqual([id]);
+    expect(names(s, id).slice(4)).toEqual(["urgency", "priority", "urgency", "priority"]);
+  });
+
+  it("in DEPEND or PRIORITY only the value changes", async () => {
+    const s = await simManager({
+      plugins: (await import("./fake-port.js")).fakePort({ "job.state.depend": (a, m) => m.dependencyAdd(a.id, "x") }),
+    });
+    const id = await submitNow(s, testJob("1h"));
+    s.mgr.setUrgency(id, 3);
+    expect([s.mgr.job(id).state, s.mgr.job(id).urgency, s.mgr.job(id).priority]).toEqual(["DEPEND", 3, -1]);
+  });
+});
