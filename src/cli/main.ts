@@ -10,7 +10,7 @@ type Loader = () => Promise<Subcommand>;
 
 /**
  * Subcommands load lazily so a quick `jobtap jobs` never pulls in the job manager. classad
- * and condor are written by their own areas and exported as `classad` / `condor`.
+ * and condor are written by their own areas (src/cli/classad.ts, src/cli/condor.ts).
  */
 const SUBCOMMANDS: Record<string, { summary: string; load: Loader }> = {
   submit: { summary: "submit a job", load: async () => (await import("./submit.js")).submit },
@@ -24,16 +24,9 @@ const SUBCOMMANDS: Record<string, { summary: string; load: Loader }> = {
   plugin: { summary: "list/load/remove/query plugins", load: async () => (await import("./plugin.js")).plugin },
   config: { summary: "config check FILE", load: async () => (await import("./config.js")).config },
   daemon: { summary: "run the daemon in the foreground", load: async () => (await import("./daemon.js")).daemon },
-  classad: { summary: "ClassAd tools (classad eval ...)", load: () => loadForeign("./classad.js", "classad") },
-  condor: { summary: "HTCondor config and transform tools", load: () => loadForeign("./condor.js", "condor") },
+  classad: { summary: "ClassAd tools (classad eval ...)", load: async () => (await import("./classad.js")).classad },
+  condor: { summary: "HTCondor config and transform tools", load: async () => (await import("./condor.js")).condor },
 };
-
-async function loadForeign(specifier: string, name: string): Promise<Subcommand> {
-  const mod = (await import(specifier)) as Record<string, unknown>;
-  const fn = mod[name] ?? mod.default;
-  if (typeof fn !== "function") throw usage(`${name}: subcommand is not available in this build`);
-  return fn as Subcommand;
-}
 
 /** The top-level help text. */
 export function helpText(): string {

@@ -18,6 +18,13 @@ export interface CliResult {
   stderr: string;
 }
 
+/** Fails fast when the compiled CLI is missing (`npm test` builds before vitest runs). */
+export function requireBuild(): void {
+  if (!existsSync(join(ROOT, "dist", "src", "cli", "main.js"))) {
+    throw new Error("dist/ is missing: run `npm run build` (npm test does) before the e2e tests");
+  }
+}
+
 /** One daemon on its own statedir; `stop`/`kill` end it, `start` (re)starts it. */
 export class DaemonUnderTest {
   readonly statedir: string;
