@@ -27,6 +27,7 @@ import { SqliteStore } from "./store/sqlite.js";
 import type { JobStore } from "./store/types.js";
 import { Submitter, type SubmitOptions, type SubmitOutcome } from "./submit.js";
 import { JobCommands, type RaiseOptions } from "./commands.js";
+import { JobUpdater, type UpdateOptions } from "./update.js";
 import { activeInfo, inactiveInfo, waitResultOf, type JobInfo, type WaitResult } from "./views.js";
 import type { JobCore } from "./transition.js";
 import type { State } from "./states.js";
@@ -75,6 +76,7 @@ export class JobManager {
   readonly owner: number;
   private readonly submitter: Submitter;
   private readonly commands: JobCommands;
+  private readonly updater: JobUpdater;
   private closed = false;
 
   /** Use `createJobManager`; the constructor does not replay or attach plugins. */
@@ -90,6 +92,7 @@ export class JobManager {
     this.owner = opts.owner ?? process.getuid?.() ?? 0;
     this.submitter = new Submitter(engine, ids, this.owner);
     this.commands = new JobCommands(engine, this.owner, (id) => this.inactive.get(id) !== undefined);
+    this.updater = new JobUpdater(engine, this.owner, (id) => this.inactive.get(id) !== undefined);
     const conf = opts.config ?? {};
     this.port = new ManagerPortImpl(engine, this, () => conf, store, engine.clock);
   }
@@ -131,6 +134,12 @@ export class JobManager {
   setUrgency(id: JobId, urgency: number, opts: { userid?: number } = {}): number {
     this.checkOpen();
     return this.commands.setUrgency(id, urgency, opts.userid ?? this.owner);
+  }
+
+  /** Updates jobspec keys of an active job (spec §10, src/manager/update.ts): all or nothing. */
+  update(id: JobId, updates: Record<string, unknown>, opts: UpdateOptions = {}): Promise<void> {
+    this.checkOpen();
+    return this.updater.update(id, updates, opts);
   }
 
   /** One job's listing record; throws UNKNOWN_JOB. */
