@@ -86,7 +86,7 @@ plugins = [
 `);
     const host = await jobtapPlugins({
       config,
-      builtins: [...BUILTINS],
+      builtins: BUILTINS.filter((b) => b.name === ".priority-default"),
       env: { JOBTAP_PLUGIN_PATH: `/nonexistent:${dir}` },
     })(mgr);
     expect(host.list({ all: true }).map((p) => p.name)).toEqual([

@@ -1,0 +1,61 @@
+/** Plugins across a manager restart: TOML-configured load, restart callbacks, p.state. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SimulatedClock } from "../../src/manager/clock.js";
+import { createJobManager, type JobManager } from "../../src/manager/manager.js";
+import { parseToml } from "../../src/plugins/config.js";
+import type { JobtapHost } from "../../src/plugins/control.js";
+import { jobtapPlugins } from "../../src/plugins/index.js";
+import { testJobspec } from "../../src/plugins/testhost.js";
+import { fixture } from "./helpers.js";
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "jobtap-restart-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+async function start(clock: SimulatedClock): Promise<{ mgr: JobManager; host: JobtapHost }> {
+  const config = parseToml(`[job-manager]
+plugins = [
+  { load = ${JSON.stringify(fixture("priority-wait.ts"))} },
+  { load = ${JSON.stringify(fixture("state-counter.js"))} },
+]`);
+  let host: JobtapHost | undefined;
+  const factory = jobtapPlugins({ config, log: () => undefined });
+  const mgr = await createJobManager({
+    statedir: dir,
+    store: "sqlite",
+    clock,
+    config,
+    resources: { cores: 2 },
+    plugins: async (m) => (host = await factory(m)),
+  });
+  return { mgr, host: host! };
+}
+
+describe("plugins across a restart", () => {
+  it("loads configured plugins before the restart callbacks and keeps p.state", async () => {
+    const clock = new SimulatedClock();
+    const first = await start(clock);
+    const pending = first.mgr.submit(testJobspec());
+    await clock.advance(50);
+    const id = await pending;
+    expect(first.mgr.job(id).state).toBe("PRIORITY");
+    expect(await first.host.query("state-counter.js")).toMatchObject({ count: 1 });
+    await first.mgr.close();
+
+    const second = await start(clock);
+    // job.new ran again at restart for the still-active job; the count was kept in the store.
+    expect(await second.host.query("state-counter.js")).toMatchObject({ count: 2 });
+    expect(second.mgr.job(id).state).toBe("PRIORITY");
+    await second.host.callService(
+      "prioritywait", "release", { id: String(id), priority: 3 }, { userid: 0, owner: true },
+    );
+    await clock.advance(100);
+    expect(second.mgr.job(id).state).toBe("INACTIVE");
+    await second.mgr.close();
+  });
+});
