@@ -13,6 +13,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, mkdirSync, openSync } from "node:fs";
+import { constants as osConstants } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import type { Clock, TimerHandle } from "../clock.js";
 import { formatJobId, type JobId } from "../ids.js";
@@ -123,8 +124,9 @@ export class LocalExecutor implements Executor {
     if (run.running > 0) return;
     if (run.limitTimer) this.clock.clearTimeout(run.limitTimer);
     if (run.killTimer) this.clock.clearTimeout(run.killTimer);
-    this.runs.delete(id);
+    // `finish` while the run is still registered, so CLEANUP waits for `release`.
     this.hooks.post(id, "finish", { status: run.status });
+    this.runs.delete(id);
     this.hooks.post(id, "release", { ranks: "all", final: true });
   }
 
@@ -140,8 +142,10 @@ export class LocalExecutor implements Executor {
 
   /** Processes do not survive a manager restart: the job is failed and released. */
   reattach(job: ExecJob): void {
+    this.runs.set(job.id, { procs: [], running: 0, status: SIGKILL_STATUS, killed: true });
     this.hooks.raise(job.id, "exec", 0, "job processes lost on job manager restart (cannot reattach)");
     this.hooks.post(job.id, "finish", { status: SIGKILL_STATUS });
+    this.runs.delete(job.id);
     this.hooks.post(job.id, "release", { ranks: "all", final: true });
   }
 
@@ -184,8 +188,6 @@ function taskCount(job: ExecJob): number {
   return (count?.per_slot ?? 1) * resourceRequest(job.jobspec).slots;
 }
 
-const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
-
 function signalNumber(name: string): number {
-  return SIGNALS[name] ?? 1;
+  return (osConstants.signals as Record<string, number>)[name] ?? 1;
 }
