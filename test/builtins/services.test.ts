@@ -46,3 +46,19 @@ describe(".post-event", () => {
     );
   });
 });
+
+describe(".validate-duration", () => {
+  it("rejects a duration that outlives [resource] expiration; bad values fail the config", async () => {
+    const now = Date.UTC(2026, 0, 1) / 1000;
+    h = await host({ resource: { expiration: now + 3600 } });
+    await expect(h.submit({ system: { duration: 7200 } })).rejects.toThrow(
+      "job duration (2h) exceeds remaining instance lifetime (1h)",
+    );
+    const ok = await h.submit({ system: { duration: 1800 } });
+    expect(h.events(ok)).toContain("validate");
+    await h.close();
+    await expect(host({ resource: { expiration: "soon" } })).rejects.toThrow(
+      '[resource].expiration: must be a Unix time in seconds >= 0, got "soon"',
+    );
+  });
+});
