@@ -206,6 +206,3 @@ export function defaultRejection(topic: string, plugin: string): string {
   if (topic === "plugin.query") return "plugin.query failed";
   return `rejected by job-manager plugin '${plugin}'`;
 }
-
-/** The longest dependency scheme topic Flux accepts ("rejecting absurdly long ..."). */
-export const MAX_TOPIC_LENGTH = 128;
