@@ -5,7 +5,7 @@
 import { ErrorCode, JobtapError } from "../errors.js";
 import { ClassAd } from "./classad.js";
 import type { Expr } from "./expr.js";
-import { guardStack, Parser, parseExprPrefix } from "./parser.js";
+import { guardStack, Parser } from "./parser.js";
 import { T } from "./lexer.js";
 
 /** A line of old-style text that could not be inserted, with its 1-based line number. */
@@ -26,9 +26,10 @@ export function readOldAd(text: string): { ad: ClassAd; failed: FailedLine[] } {
   const ad = new ClassAd();
   const failed: FailedLine[] = [];
   const lines = text.split("\n");
+  const parser = new Parser("", true);
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i]!;
-    const r = insertLine(ad, raw);
+    const r = insertLine(ad, raw, parser);
     if (r !== null) failed.push({ line: i + 1, text: raw, message: r });
   }
   return { ad, failed };
@@ -45,7 +46,7 @@ export function parseOldAd(text: string): ClassAd {
 }
 
 /** Inserts one old-style line into `ad`; returns null on success or why it failed. */
-export function insertLine(ad: ClassAd, raw: string): string | null {
+export function insertLine(ad: ClassAd, raw: string, parser: Parser = new Parser("", true)): string | null {
   let p = 0;
   while (p < raw.length && isSpace(raw.charCodeAt(p))) p++;
   if (p >= raw.length) return null;
@@ -58,7 +59,7 @@ export function insertLine(ad: ClassAd, raw: string): string | null {
   if (name.startsWith("'")) return "quoted attribute names are not allowed in old-style ads";
   const value = raw.slice(eq + 1);
   try {
-    ad.set(name, parseExprPrefix(value, true).expr);
+    ad.set(name, guardStack(() => (parser.reset(value), parser.expression())));
     return null;
   } catch (e) {
     return e instanceof JobtapError ? `attribute ${name}: ${e.message}` : String(e);

@@ -39,9 +39,18 @@ export class Lexer {
   private prevEndsValue = false;
 
   constructor(
-    readonly src: string,
+    public src: string,
     readonly oldSyntax: boolean,
   ) {}
+
+  /** Starts over on new text (lets one lexer serve every line of an ad). */
+  reset(src: string): void {
+    this.src = src;
+    this.pos = 0;
+    this.start = 0;
+    this.prevEndsValue = false;
+    this.kind = T.EOF;
+  }
 
   /** Throws CLASSAD_SYNTAX naming line:column of `offset`. */
   fail(message: string, offset = this.start): never {
@@ -171,9 +180,7 @@ export class Lexer {
       this.real = Number(text);
     } else {
       this.kind = T.INT;
-      // Short literals (the common case) avoid the slower string → BigInt conversion.
-      const n = text.length <= 15 ? BigInt(Number(text)) : BigInt(text);
-      this.int = n > 0x7fffffffffffffffn ? 0x7fffffffffffffffn : n < -0x8000000000000000n ? -0x8000000000000000n : n;
+      this.int = text.length <= 15 ? smallInt(Number(text)) : clampInt(BigInt(text));
     }
   }
 
@@ -309,6 +316,18 @@ function operatorAt(s: string, p: number): string | null {
     if (OPS2.includes(two)) return two;
   }
   return OPS1.includes(c) ? c : null;
+}
+
+/** Pre-built bigints for small literals: most ad values are small, so lexing allocates less. */
+const SMALL_INTS: readonly bigint[] = Array.from({ length: 4096 }, (_, i) => BigInt(i));
+
+function smallInt(n: number): bigint {
+  return n >= 0 && n < 4096 ? SMALL_INTS[n]! : BigInt(n);
+}
+
+/** strtoll-style saturation of an over-long literal. */
+function clampInt(n: bigint): bigint {
+  return n > 0x7fffffffffffffffn ? 0x7fffffffffffffffn : n < -0x8000000000000000n ? -0x8000000000000000n : n;
 }
 
 function isDigit(c: number): boolean {

@@ -43,6 +43,14 @@ export class Parser {
     this.lx.next();
   }
 
+  /** Starts over on new text, positioned at its first token. */
+  reset(src: string): void {
+    this.depth = 0;
+    this.nesting = 0;
+    this.lx.reset(src);
+    this.lx.next();
+  }
+
   /** Parses one full expression; trailing text is the caller's business. */
   expression(): Expr {
     this.enter();
