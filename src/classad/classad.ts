@@ -3,7 +3,7 @@
  * Names keep the spelling they were first set with; iteration is in insertion order.
  * An ad may have a lexical `parent` (the enclosing ad of a nested record).
  */
-import { literal, type Expr } from "./expr.js";
+import { literal, sameExpr, type Expr } from "./expr.js";
 import { parseExpr } from "./parser.js";
 import type { Value } from "./values.js";
 
@@ -90,6 +90,20 @@ export class ClassAd {
   update(other: ClassAd): this {
     for (const e of other.entries.values()) this.set(e.name, e.expr);
     return this;
+  }
+
+  /**
+   * Structural identity (what `=?=` means for ads): the same attribute names and, for
+   * each, the same expression tree, literals compared with `sameValue`.
+   */
+  sameAs(other: ClassAd, sameValue: (a: Value, b: Value) => boolean): boolean {
+    if (other === this) return true;
+    if (other.entries.size !== this.entries.size) return false;
+    for (const [key, e] of this.entries) {
+      const o = other.entries.get(key);
+      if (o === undefined || !sameExpr(e.expr, o.expr, sameValue)) return false;
+    }
+    return true;
   }
 
   /** Removes every attribute. */

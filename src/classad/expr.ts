@@ -126,3 +126,43 @@ export function attrRef(name: string, base: Expr | null = null, absolute = false
 export function callNode(name: string, args: readonly Expr[]): CallNode {
   return { type: "call", name, key: name.toLowerCase(), args };
 }
+
+/** Structural equality of two trees; literals compare with `sameValue` (identity `=?=`). */
+export function sameExpr(a: Expr, b: Expr, sameValue: (x: Value, y: Value) => boolean): boolean {
+  if (a.type !== b.type) return false;
+  const eq = (x: Expr | null, y: Expr | null) => (x === null || y === null ? x === y : sameExpr(x, y, sameValue));
+  const all = (xs: readonly Expr[], ys: readonly Expr[]) => xs.length === ys.length && xs.every((x, i) => eq(x, ys[i]!));
+  switch (a.type) {
+    case "literal":
+      return sameValue(a.value, (b as LiteralNode).value);
+    case "attr": {
+      const o = b as AttrNode;
+      return a.key === o.key && a.absolute === o.absolute && eq(a.base, o.base);
+    }
+    case "unary":
+      return a.op === (b as UnaryNode).op && eq(a.operand, (b as UnaryNode).operand);
+    case "binary": {
+      const o = b as BinaryNode;
+      return a.op === o.op && eq(a.left, o.left) && eq(a.right, o.right);
+    }
+    case "ternary": {
+      const o = b as TernaryNode;
+      return eq(a.cond, o.cond) && eq(a.then, o.then) && eq(a.else, o.else);
+    }
+    case "subscript":
+      return eq(a.base, (b as SubscriptNode).base) && eq(a.index, (b as SubscriptNode).index);
+    case "paren":
+      return eq(a.inner, (b as ParenNode).inner);
+    case "call":
+      return a.key === (b as CallNode).key && all(a.args, (b as CallNode).args);
+    case "list":
+      return all(a.items, (b as ListNode).items);
+    case "record": {
+      const o = b as RecordNode;
+      return (
+        a.attrs.length === o.attrs.length &&
+        a.attrs.every(([n, x], i) => n.toLowerCase() === o.attrs[i]![0].toLowerCase() && eq(x, o.attrs[i]![1]))
+      );
+    }
+  }
+}

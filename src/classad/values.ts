@@ -211,6 +211,6 @@ export function sameAs(a: Value, b: Value): boolean {
       return oa.items.length === ib.length && oa.items.every((x, i) => sameAs(x, ib[i] as Value));
     }
     case "classad":
-      return oa === ob;
+      return oa.sameAs(ob as ClassAd, sameAs);
   }
 }
