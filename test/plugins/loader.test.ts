@@ -139,4 +139,19 @@ describe("loading", () => {
     // conf-check accepted 3, then got the old config (2) back.
     expect(seen).toEqual([1, 2, 3, 2]);
   });
+
+  it("logs, never throws, handler errors during the runtime-load replay", async () => {
+    const { host, mgr, logged } = makeHost();
+    mgr.add("RUN", 1);
+    await host.load(fixture("throws.js"));
+    expect(host.list().map((p) => p.name)).toEqual(["throws.js"]);
+    expect(logged.filter((l) => l.includes("boom")).length).toBe(2); // job.create, job.new
+  });
+
+  it("derives the service namespace from the plugin's own name or its basename", async () => {
+    const { internalName } = await import("../../src/plugins/loader.js");
+    expect(internalName("foo.bar.js", undefined)).toBe("foo");
+    expect(internalName("fairshare.ts", "fair")).toBe("fair");
+    expect(internalName("fairshare.ts", "fair.share")).toBe("fairshare");
+  });
 });
