@@ -31,3 +31,18 @@ export const BUILTINS: readonly BuiltinEntry[] = [
   { name: ".history", load: () => import("../../plugins-builtin/history/index.js") },
   { name: ".post-event", load: () => import("../../plugins-builtin/post-event/index.js") },
 ];
+
+/** A plugin shipped with jobtap but not loaded by default: loadable by its plain name. */
+export interface ShippedEntry {
+  name: string;
+  load: () => Promise<PluginModule>;
+}
+
+/**
+ * Shipped plugins (Flux's alloc-bypass.so, perilog.so): `load("perilog")` should find them
+ * after the search path. Not yet consulted by the loader (see the builtins helper's report).
+ */
+export const SHIPPED: readonly ShippedEntry[] = [
+  { name: "alloc-bypass", load: () => import("../../plugins-builtin/alloc-bypass/index.js") },
+  { name: "perilog", load: () => import("../../plugins-builtin/perilog/index.js") },
+];
