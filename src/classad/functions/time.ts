@@ -20,21 +20,20 @@ export function registerTime(r: Registry): void {
   r.addFunction("currentTime", arity(0, 0, (_a, f) => nowAbs(now(f))));
   r.addFunction("timeZoneOffset", arity(0, 0, (_a, f) => new RelTime(localOffset(now(f)))));
   r.addFunction("dayTime", arity(0, 0, (_a, f) => dayTime(now(f))));
-  const fields: [string, (d: Date) => number][] = [
-    ["getYear", (d) => d.getUTCFullYear()],
-    ["getMonth", (d) => d.getUTCMonth() + 1],
-    ["getDayOfMonth", (d) => d.getUTCDate()],
-    ["getDayOfWeek", (d) => d.getUTCDay()],
-    ["getDayOfYear", dayOfYear],
+  // The get* accessors: calendar fields of an absolute time (in local time, as HTCondor's
+  // getField does), clock fields of either kind; anything else (even undefined) is error.
+  const fields: [string, ((d: Date) => number) | null, ((s: number) => number) | null][] = [
+    ["getYear", (d) => d.getUTCFullYear(), null],
+    ["getMonth", (d) => d.getUTCMonth() + 1, null],
+    ["getDayOfMonth", (d) => d.getUTCDate(), null],
+    ["getDayOfWeek", (d) => d.getUTCDay(), null],
+    ["getDayOfYear", dayOfYear, null],
+    ["getDays", null, (s) => Math.trunc(s / 86400)],
+    ["getHours", (d) => d.getUTCHours(), (s) => Math.trunc((s % 86400) / 3600)],
+    ["getMinutes", (d) => d.getUTCMinutes(), (s) => Math.trunc((s % 3600) / 60)],
+    ["getSeconds", (d) => d.getUTCSeconds(), (s) => Math.trunc(s % 60)],
   ];
-  for (const [name, get] of fields) r.addFunction(name, arity(1, 1, ([t]) => absField(t!, get)));
-  const rel: [string, (s: number) => number][] = [
-    ["getDays", (s) => Math.trunc(s / 86400)],
-    ["getHours", (s) => Math.trunc((s % 86400) / 3600)],
-    ["getMinutes", (s) => Math.trunc((s % 3600) / 60)],
-    ["getSeconds", (s) => s % 60],
-  ];
-  for (const [name, get] of rel) r.addFunction(name, arity(1, 1, ([t]) => relField(t!, get)));
+  for (const [name, abs, rel] of fields) r.addFunction(name, arity(1, 1, ([t]) => timeField(t!, abs, rel)));
   r.addFunction("splitTime", arity(0, 1, (a, f) => splitTime(a[0] ?? nowAbs(now(f)))));
   r.addFunction("formatTime", arity(0, 2, (a, f) => formatTimeFn(a, now(f))));
   r.addFunction("absTime", arity(0, 2, (a, f) => absTime(a, now(f))));
@@ -69,19 +68,15 @@ function dayOfYear(d: Date): number {
   return Math.floor((d.getTime() - Date.UTC(d.getUTCFullYear(), 0, 1)) / 86400000);
 }
 
-function absField(t: Value, get: (d: Date) => number): Value {
-  if (isErr(t) || isUndef(t)) return t;
-  const a = asAbs(t);
-  return a === null ? ERROR : BigInt(get(wallClock(a)));
+function timeField(t: Value, abs: ((d: Date) => number) | null, rel: ((s: number) => number) | null): Value {
+  if (t instanceof AbsTime && abs !== null) return BigInt(abs(localWallClock(t.secs)));
+  if (t instanceof RelTime && rel !== null) return BigInt(rel(Math.trunc(t.secs)));
+  return ERROR;
 }
 
-function relField(t: Value, get: (s: number) => number): Value {
-  if (isErr(t) || isUndef(t)) return t;
-  if (t instanceof RelTime || typeof t === "bigint" || typeof t === "number") {
-    const s = t instanceof RelTime ? t.secs : Number(t);
-    return intValue(get(Math.trunc(s)));
-  }
-  return ERROR;
+/** A Date whose UTC fields are the process-local wall-clock fields of epoch second `secs`. */
+function localWallClock(secs: number): Date {
+  return new Date((secs + localOffset(secs)) * 1000);
 }
 
 /** splitTime(t): an ad of the fields of an absolute or relative time. */
@@ -114,7 +109,7 @@ function splitTime(t: Value): Value {
 
 function formatTimeFn(args: Value[], now: number): Value {
   for (const a of args) if (isErr(a)) return ERROR;
-  const t = args[0] === undefined || isUndef(args[0]) ? nowAbs(now) : asAbs(args[0]);
+  const t = args[0] === undefined ? nowAbs(now) : asAbs(args[0]);
   const fmt = args[1] === undefined ? "%c" : args[1];
   if (t === null || typeof fmt !== "string") return ERROR;
   return strftime(fmt, t);
