@@ -245,6 +245,7 @@ function toBool(v: Value): Value {
       return t === "true" ? true : t === "false" ? false : UNDEFINED;
     }
   }
+  if (v instanceof RelTime) return v.secs !== 0;
   return v.kind === "undefined" ? UNDEFINED : ERROR;
 }
 

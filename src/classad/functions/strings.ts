@@ -118,20 +118,21 @@ function interval(v: Value): Value {
   return neg ? "-" + text : text;
 }
 
+/** Version arguments: undefined ⇒ undefined; anything else through string(). */
 function versionOp(args: Value[], test: (c: number) => Value): Value {
-  const bad = strictArgs(args);
-  if (bad) return bad;
-  const [a, b] = args;
-  if (typeof a !== "string" || typeof b !== "string") return ERROR;
-  return test(versionCompare(a, b));
+  const [a, b] = args as [Value, Value];
+  if (isUndef(a) || isUndef(b)) return UNDEFINED;
+  if (isErr(a) || isErr(b)) return ERROR;
+  return test(versionCompare(stringOf(a), stringOf(b)));
 }
 
+/** version_in_range(v, min, max): an undefined bound ⇒ undefined; an undefined v ⇒ error. */
 function versionInRange(args: Value[]): Value {
-  const bad = strictArgs(args);
-  if (bad) return bad;
-  const [v, lo, hi] = args;
-  if (typeof v !== "string" || typeof lo !== "string" || typeof hi !== "string") return ERROR;
-  return versionCompare(lo, v) <= 0 && versionCompare(v, hi) <= 0;
+  const [v, lo, hi] = args as [Value, Value, Value];
+  if (isUndef(lo) || isUndef(hi)) return UNDEFINED;
+  if (isUndef(v) || isErr(v) || isErr(lo) || isErr(hi)) return ERROR;
+  const t = stringOf(v);
+  return versionCompare(stringOf(lo), t) <= 0 && versionCompare(t, stringOf(hi)) <= 0;
 }
 
 /**

@@ -162,20 +162,27 @@ export function strftime(fmt: string, t: AbsTime): string {
 
 const ABS_RE = /^\s*(\d{4})-?(\d{2})-?(\d{2})(?:[T ](\d{2}):?(\d{2})(?::?(\d{2}))?)?\s*(Z|[+-]\d{2}:?\d{2})?\s*$/i;
 
-/** absTime(string | int [, offset]) or absTime() for now. */
+/** absTime(string | number | time [, offset]) or absTime() for now. */
 function absTime(args: Value[], now: number): Value {
   if (args.length === 0) return nowAbs(now);
   const [v, o] = args as [Value, Value | undefined];
-  if (isErr(v) || (o !== undefined && isErr(o))) return ERROR;
+  let offset: number | undefined;
+  if (o !== undefined) {
+    if (typeof o === "bigint" || typeof o === "number") offset = Math.trunc(Number(o));
+    else if (o instanceof RelTime) offset = Math.trunc(o.secs);
+    else return ERROR;
+  }
   if (isUndef(v)) return UNDEFINED;
-  if (o !== undefined && typeof o !== "bigint") return ERROR;
-  if (typeof v === "bigint" || typeof v === "number") {
-    const s = Math.trunc(Number(v));
-    return new AbsTime(s, o !== undefined ? Number(o) : localOffset(s));
+  if (typeof v === "bigint" || typeof v === "number" || v instanceof RelTime) {
+    const s = Math.trunc(v instanceof RelTime ? v.secs : Number(v));
+    return new AbsTime(s, offset ?? localOffset(s));
   }
   if (v instanceof AbsTime) return v;
-  if (typeof v !== "string") return ERROR;
-  const m = ABS_RE.exec(v);
+  return typeof v === "string" ? parseAbsTime(v, offset) : ERROR;
+}
+
+function parseAbsTime(text: string, forcedOffset: number | undefined): Value {
+  const m = ABS_RE.exec(text);
   if (!m) return ERROR;
   const wall = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +(m[4] ?? 0), +(m[5] ?? 0), +(m[6] ?? 0)) / 1000;
   let offset: number;
@@ -185,7 +192,7 @@ function absTime(args: Value[], now: number): Value {
     const z = m[7].replace(":", "");
     offset = (z[0] === "-" ? -1 : 1) * (Number(z.slice(1, 3)) * 3600 + Number(z.slice(3, 5)) * 60);
   }
-  return new AbsTime(wall - offset, o !== undefined ? Number(o) : offset);
+  return new AbsTime(wall - offset, forcedOffset ?? offset);
 }
 
 const REL_RE = /^\s*(-)?(?:(\d+)\+)?(?:(\d+):)?(?:(\d+):)?(\d+(?:\.\d*)?)\s*$/;
@@ -195,6 +202,7 @@ function relTime(v: Value | undefined): Value {
   if (v === undefined) return ERROR;
   if (isErr(v) || isUndef(v)) return v;
   if (v instanceof RelTime) return v;
+  if (v instanceof AbsTime) return new RelTime(v.secs);
   if (typeof v === "bigint" || typeof v === "number") return new RelTime(Number(v));
   if (typeof v !== "string") return ERROR;
   const m = REL_RE.exec(v);
