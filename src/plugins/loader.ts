@@ -8,6 +8,7 @@
  * authors need no build step.
  */
 import { existsSync, statSync, readFileSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { ErrorCode, JobtapError } from "../errors.js";
@@ -84,7 +85,9 @@ export async function importPlugin(source: PluginSource, seq: number): Promise<P
   if (source.kind === "builtin") return source.entry.load();
   const path = source.path;
   try {
-    if (/\.m?ts$/.test(path)) return await importTranspiled(path, seq);
+    if (/\.m?ts$/.test(path)) return await importCode(path, await transpile(path), seq);
+    const code = readFileSync(path, "utf8");
+    if (code.includes("jobtap/plugin")) return await importCode(path, code, seq);
     return (await import(`${pathToFileURL(path).href}?jobtap-load=${seq}`)) as PluginModule;
   } catch (e) {
     if (e instanceof JobtapError) throw e;
@@ -93,7 +96,7 @@ export async function importPlugin(source: PluginSource, seq: number): Promise<P
   }
 }
 
-/** The file URL of the plugin API module, for rewriting `jobtap/plugin` in TS plugins. */
+/** The file URL of this host's plugin API module (`jobtap/plugin`). */
 function pluginApiUrl(): string {
   const js = fileURLToPath(new URL("../plugin.js", import.meta.url));
   const ts = fileURLToPath(new URL("../plugin.ts", import.meta.url));
@@ -101,35 +104,50 @@ function pluginApiUrl(): string {
 }
 
 /**
- * Transpiles a TS plugin to a sibling temp file (so its relative imports of JS files still
- * resolve), imports it and removes the temp file. `jobtap/plugin` is rewritten to this
- * host's own API module so a plugin outside the package tree can still import it.
+ * Points every `"jobtap/plugin"` specifier at `apiUrl`, so a plugin kept outside any
+ * package that depends on jobtap (e.g. /etc/jobtap/plugins) still gets the host's API.
  */
-async function importTranspiled(path: string, seq: number): Promise<PluginModule> {
+export function rewriteApiImports(code: string, apiUrl: string): string {
+  return code.replace(/(["'])jobtap\/plugin\1/g, JSON.stringify(apiUrl));
+}
+
+/** Transpiles a TS plugin (types stripped, no type check); syntax errors name line:col.
+ *  TypeScript is imported lazily: it is large and only TS plugins need it. */
+async function transpile(path: string): Promise<string> {
   const ts = (await import("typescript")).default;
-  const source = readFileSync(path, "utf8");
-  const out = ts.transpileModule(source, {
+  const out = ts.transpileModule(readFileSync(path, "utf8"), {
     fileName: path,
     reportDiagnostics: true,
-    compilerOptions: {
-      module: ts.ModuleKind.ESNext,
-      target: ts.ScriptTarget.ES2022,
-      verbatimModuleSyntax: false,
-    },
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
   });
   const diag = out.diagnostics?.[0];
   if (diag !== undefined) {
     const text = ts.flattenDiagnosticMessageText(diag.messageText, "\n");
-    const pos = diag.file && diag.start !== undefined
-      ? diag.file.getLineAndCharacterOfPosition(diag.start)
-      : undefined;
+    const pos =
+      diag.file && diag.start !== undefined
+        ? diag.file.getLineAndCharacterOfPosition(diag.start)
+        : undefined;
     const where = pos ? `${path}:${pos.line + 1}:${pos.character + 1}` : path;
     throw new JobtapError(ErrorCode.PLUGIN_LOAD, `${where}: ${text}`, { path });
   }
-  const api = pluginApiUrl();
-  const code = out.outputText.replace(/(["'])jobtap\/plugin\1/g, JSON.stringify(api));
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${seq}.mjs`);
-  writeFileSync(tmp, code);
+  return out.outputText;
+}
+
+/**
+ * Imports rewritten code from a temp file beside the plugin (so its relative imports of JS
+ * modules still resolve), or from the temp directory when that directory is read-only;
+ * the temp file is removed once imported.
+ */
+async function importCode(path: string, code: string, seq: number): Promise<PluginModule> {
+  const rewritten = rewriteApiImports(code, pluginApiUrl());
+  const name = `.${basename(path)}.${process.pid}.${seq}.mjs`;
+  let tmp = join(dirname(path), name);
+  try {
+    writeFileSync(tmp, rewritten);
+  } catch {
+    tmp = join(tmpdir(), name);
+    writeFileSync(tmp, rewritten);
+  }
   try {
     return (await import(pathToFileURL(tmp).href)) as PluginModule;
   } finally {

@@ -155,3 +155,27 @@ describe("loading", () => {
     expect(internalName("fairshare.ts", "fair.share")).toBe("fairshare");
   });
 });
+
+describe("jobtap/plugin in plugins outside the package", () => {
+  it("points the specifier at the host's own API module", async () => {
+    const { rewriteApiImports } = await import("../../src/plugins/loader.js");
+    const code = `import { PRIORITY_UNAVAILABLE } from "jobtap/plugin";\nimport x from 'jobtap/plugin';\nimport y from "jobtap/plugins";`;
+    expect(rewriteApiImports(code, "file:///api.js").split("\n")).toEqual([
+      'import { PRIORITY_UNAVAILABLE } from "file:///api.js";',
+      'import x from "file:///api.js";',
+      'import y from "jobtap/plugins";',
+    ]);
+  });
+
+  it("loads a JS plugin from a directory outside the package that imports jobtap/plugin", async () => {
+    const { host, mgr } = makeHost();
+    writeFileSync(
+      join(dir, "site.js"),
+      'import { PRIORITY_UNAVAILABLE } from "jobtap/plugin";\n' +
+        'export default (p) => p.on("job.state.priority", () => ({ priority: PRIORITY_UNAVAILABLE }));\n',
+    );
+    await host.load(join(dir, "site.js"));
+    const r = host.callJob("job.state.priority", mgr.lookup(mgr.add("PRIORITY", 1))!);
+    expect(r).toMatchObject({ out: { priority: -2 } });
+  });
+});
