@@ -7,7 +7,7 @@ import { MAX_EVAL_DEPTH, type Compiled, type Frame } from "../compile.js";
 import type { Expr } from "../expr.js";
 import { parseExpr } from "../parser.js";
 import { unparse } from "../unparse.js";
-import { AbsTime, ERROR, ListValue, RelTime, UNDEFINED, intValue, typeOf, type Value, type ValueType } from "../values.js";
+import { AbsTime, ERROR, ListValue, RelTime, UNDEFINED, intValue, typeOf, wrapInt, type Value, type ValueType } from "../values.js";
 import { arity, isErr, isUndef, stringOf, type Registry } from "./util.js";
 
 const TYPE_TESTS: [string, ValueType][] = [
@@ -263,17 +263,20 @@ function rounding(v: Value, op: (x: number) => number): Value {
   return intValue(op(r));
 }
 
+/** pow: int^int≥0 stays integer; otherwise both sides through real() (undefined ⇒ error). */
 function pow(b: Value, e: Value): Value {
-  if (isErr(b) || isErr(e)) return ERROR;
-  if (isUndef(b) || isUndef(e)) return UNDEFINED;
-  const bi = typeof b === "boolean" ? BigInt(b) : b;
-  const ei = typeof e === "boolean" ? BigInt(e) : e;
-  if (typeof bi === "bigint" && typeof ei === "bigint") {
-    if (ei >= 0n) return ei > 4096n && bi !== 0n && bi !== 1n && bi !== -1n ? powBig(bi, ei) : BigInt.asIntN(64, bi ** ei);
-    return Number(bi) ** Number(ei);
+  if (typeof b === "bigint" && typeof e === "bigint" && e >= 0n) {
+    return e > 4096n && b !== 0n && b !== 1n && b !== -1n ? powBig(b, e) : BigInt.asIntN(64, b ** e);
   }
-  if ((typeof bi !== "bigint" && typeof bi !== "number") || (typeof ei !== "bigint" && typeof ei !== "number")) return ERROR;
-  return Number(bi) ** Number(ei);
+  const x = realOrNull(b);
+  const y = realOrNull(e);
+  return x === null || y === null ? ERROR : x ** y;
+}
+
+/** real(x) as a JS number, or null when not convertible (undefined included). */
+function realOrNull(v: Value): number | null {
+  const r = toReal(v);
+  return typeof r === "number" ? r : null;
 }
 
 /** Huge exponents by squaring modulo 2^64 (what wrapping multiplication gives). */
@@ -288,27 +291,32 @@ function powBig(b: bigint, e: bigint): bigint {
   return BigInt.asIntN(64, result);
 }
 
-/** Smallest multiple of b that is ≥ a (b's type); a list b picks its first element ≥ a. */
+/**
+ * quantize(a, b): the next multiple of b at or above a (integer when a and b are); a list b
+ * picks its first element ≥ a, else multiples of its last element; a zero base returns a.
+ */
 function quantize(a: Value, b: Value): Value {
-  if (isErr(a) || isErr(b)) return ERROR;
-  if (isUndef(a) || isUndef(b)) return UNDEFINED;
-  if (typeof a !== "bigint" && typeof a !== "number") return ERROR;
+  const x = realOrNull(a);
+  if (x === null) return ERROR;
+  let base: Value = b;
   if (b instanceof ListValue) {
-    let last: Value = ERROR;
-    for (const x of b.items) {
-      if (typeof x !== "bigint" && typeof x !== "number") return ERROR;
-      if (Number(x) >= Number(a)) return x;
-      last = x;
+    base = 0;
+    for (const item of b.items) {
+      const r = realOrNull(item);
+      if (r === null) return ERROR;
+      if (r >= x) return item;
+      base = item;
     }
-    return b.items.length === 0 ? ERROR : quantize(a, last);
   }
-  if (typeof b === "bigint") {
-    if (b === 0n) return ERROR;
-    const m = Math.ceil(Number(a) / Number(b));
-    return intValue(m) * b;
+  if (typeof base === "bigint") {
+    if (base === 0n) return a;
+    // C integer arithmetic: ((a + b - 1) / b) * b, truncating division.
+    if (typeof a === "bigint") return wrapInt(((a + base - 1n) / base) * base);
+    return Math.ceil(x / Number(base)) * Number(base);
   }
-  if (typeof b === "number") return b === 0 ? ERROR : Math.ceil(Number(a) / b) * b;
-  return ERROR;
+  const rb = realOrNull(base);
+  if (rb === null) return ERROR;
+  return Math.abs(rb) <= 1e-8 ? a : Math.ceil(x / rb) * rb;
 }
 
 function random(x: Value | undefined, rnd: () => number): Value {

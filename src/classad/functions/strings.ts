@@ -4,6 +4,7 @@
  */
 import { ClassAd } from "../classad.js";
 import { ERROR, ListValue, UNDEFINED, type Value } from "../values.js";
+import { toInt } from "./core.js";
 import { arity, isErr, isUndef, strictArgs, stringOf, type Registry } from "./util.js";
 
 /** Registers the string builtins into `r`. */
@@ -100,9 +101,9 @@ function size(v: Value): Value {
 
 /** `[d+]h:mm:ss` with leading zero fields dropped. */
 function interval(v: Value): Value {
-  if (isErr(v) || isUndef(v)) return v;
-  if (typeof v !== "bigint" && typeof v !== "number") return ERROR;
-  let secs = Math.trunc(Number(v));
+  const n = toInt(v);
+  if (typeof n !== "bigint") return ERROR;
+  let secs = Number(n);
   const neg = secs < 0;
   secs = Math.abs(secs);
   const d = Math.floor(secs / 86400);
