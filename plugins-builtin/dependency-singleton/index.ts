@@ -4,8 +4,9 @@
  * `<userid>:<name>`, and are released oldest first, one at a time.
  *
  * Every named job counts (singleton or not), from `job.new` until it becomes inactive; held
- * jobs count too, so they block. A waiting singleton is itself counted, hence the release
- * rule: when the count drops to the number of waiters, the oldest waiter runs.
+ * jobs count too, so they block. A waiting singleton is itself counted (from its job.new),
+ * hence the release rule: when every counted job is a waiter, the oldest waiter runs. At a
+ * restart the rule holds as jobs are replayed in id order, waiters after what they wait on.
  */
 import type { JobArgs, JobId, PluginContext } from "jobtap/plugin";
 import { formatJobId } from "jobtap/plugin";
@@ -42,7 +43,10 @@ export default function dependencySingleton(p: PluginContext): void {
 
   const releaseOldest = (key: string): void => {
     const g = groups.get(key);
-    if (g === undefined || g.singletons.length === 0 || g.count !== g.singletons.length) return;
+    if (g === undefined || g.singletons.length === 0) return;
+    // Waiters are counted from their job.new on; release when nothing else is counted.
+    const waitingCounted = g.singletons.filter((s) => counted.get(s) === key).length;
+    if (g.count - waitingCounted !== 0) return;
     const id = g.singletons.shift()!;
     try {
       p.dependencyRemove(id, DESCRIPTION);

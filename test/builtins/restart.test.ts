@@ -1,0 +1,84 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SimulatedClock } from "../../src/manager/clock.js";
+import { formatJobId, type JobId } from "../../src/manager/ids.js";
+import { createJobManager, type JobManager } from "../../src/manager/manager.js";
+import { jobtapPlugins, type JobtapHost } from "../../src/plugins/index.js";
+import { testJobspec, type TestJob } from "../../src/plugins/testhost.js";
+
+let dir: string;
+const open: JobManager[] = [];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "jobtap-builtins-restart-"));
+});
+afterEach(async () => {
+  for (const m of open.splice(0)) await m.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A manager on a SQLite store in `dir`, with every builtin, on a simulated clock. */
+async function start(clock: SimulatedClock): Promise<{ m: JobManager; host: JobtapHost }> {
+  let host: JobtapHost | undefined;
+  const factory = jobtapPlugins({ config: {}, pluginPath: [], log: () => undefined });
+  const m = await createJobManager({
+    statedir: dir,
+    clock,
+    resources: { cores: 4 },
+    log: () => undefined,
+    plugins: async (port) => (host = await factory(port)),
+  });
+  open.push(m);
+  return { m, host: host! };
+}
+
+async function submit(m: JobManager, clock: SimulatedClock, job: TestJob): Promise<JobId> {
+  const p = m.submit(testJobspec(job), job.urgency !== undefined ? { urgency: job.urgency } : {});
+  let done = false;
+  p.then(() => (done = true), () => (done = true));
+  while (!done) await clock.advance(10);
+  return p;
+}
+
+async function until(clock: SimulatedClock, cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 100_000 && !cond(); i++) await clock.advance(10);
+  expect(cond()).toBe(true);
+}
+
+describe("builtin dependencies across a restart", () => {
+  it("after*, begin-time and singleton dependencies are rebuilt and still release", async () => {
+    const clock = new SimulatedClock();
+    const first = await start(clock);
+    const a = await submit(first.m, clock, { urgency: 0 });
+    const b = await submit(first.m, clock, { dependencies: [{ scheme: "afterany", value: formatJobId(a) }] });
+    const c = await submit(first.m, clock, {
+      dependencies: [{ scheme: "begin-time", value: clock.now() / 1000 + 3600 }],
+    });
+    const e = await submit(first.m, clock, { name: "x", urgency: 0 });
+    const d = await submit(first.m, clock, { name: "x", dependencies: [{ scheme: "singleton" }] });
+    for (const id of [b, c, d]) expect(first.m.job(id).state).toBe("DEPEND");
+    await first.m.close();
+
+    const second = await start(clock);
+    const m = second.m;
+    for (const id of [b, c, d]) expect(m.job(id).state).toBe("DEPEND");
+    const q = await second.host.query(".dependency-after");
+    expect(q.dependencies).toEqual([
+      { id: formatJobId(a), depid: formatJobId(b), type: "after-finish", description: `after-finish=${formatJobId(a)}` },
+    ]);
+    m.cancel(a);
+    await until(clock, () => m.job(b).state === "INACTIVE");
+    expect(m.job(b).result).toBe("COMPLETED");
+    await clock.advance(3000_000);
+    expect(m.job(c).state).toBe("DEPEND");
+    await clock.advance(600_000);
+    await until(clock, () => m.job(c).state === "INACTIVE");
+    expect(m.job(d).state).toBe("DEPEND");
+    m.cancel(e);
+    await until(clock, () => m.job(d).state === "INACTIVE");
+    expect(m.job(d).result).toBe("COMPLETED");
+    const hist = (await second.host.callService("history", "get", {}, { userid: m.owner, owner: true })) as { jobs: string[] };
+    expect(hist.jobs).toEqual([d, e, c, b, a].map((id) => formatJobId(id)));
+  });
+});
