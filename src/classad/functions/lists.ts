@@ -152,7 +152,7 @@ function intersect(args: Value[]): Value {
   if (bad) return bad;
   const [a, b, d] = args;
   if (typeof a !== "string" || typeof b !== "string" || (d !== undefined && typeof d !== "string")) return ERROR;
-  const delims = d ?? ", \t\r\n";
+  const delims = d === undefined || d === "" ? " ," : d;
   const right = new Set(splitStringList(b, delims));
   return splitStringList(a, delims).some((x) => right.has(x));
 }

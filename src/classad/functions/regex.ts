@@ -117,20 +117,20 @@ function substitute(args: Value[], compile: Compile, forced: string): Value {
   re.lastIndex = 0;
   const first = re.exec(s);
   if (first === null) return full ? s : "";
-  if (!full) return expand(repl, first);
+  // Without `f` the result is only the substitution text (of every match with `g`).
   let out = "";
   let last = 0;
   let m: RegExpExecArray | null = first;
   while (m !== null) {
     const text = expand(repl, m);
     if (typeof text !== "string") return text;
-    out += s.slice(last, m.index) + text;
+    out += (full ? s.slice(last, m.index) : "") + text;
     last = m.index + m[0].length;
     if (!global) break;
     if (m[0].length === 0) re.lastIndex++;
     m = re.exec(s);
   }
-  return out + s.slice(last);
+  return full ? out + s.slice(last) : out;
 }
 
 function expand(repl: string, m: RegExpExecArray): Value {

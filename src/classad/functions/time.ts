@@ -34,7 +34,7 @@ export function registerTime(r: Registry): void {
     ["getSeconds", (d) => d.getUTCSeconds(), (s) => Math.trunc(s % 60)],
   ];
   for (const [name, abs, rel] of fields) r.addFunction(name, arity(1, 1, ([t]) => timeField(t!, abs, rel)));
-  r.addFunction("splitTime", arity(0, 1, (a, f) => splitTime(a[0] ?? nowAbs(now(f)))));
+  r.addFunction("splitTime", arity(1, 1, ([t]) => splitTime(t!)));
   r.addFunction("formatTime", arity(0, 2, (a, f) => formatTimeFn(a, now(f))));
   r.addFunction("absTime", arity(0, 2, (a, f) => absTime(a, now(f))));
   r.addFunction("relTime", arity(0, 1, (a) => relTime(a[0])));
@@ -79,19 +79,10 @@ function localWallClock(secs: number): Date {
   return new Date((secs + localOffset(secs)) * 1000);
 }
 
-/** splitTime(t): an ad of the fields of an absolute or relative time. */
+/** splitTime(t): an ad of the fields of an absolute or relative time (an ad is copied). */
 function splitTime(t: Value): Value {
-  if (isErr(t) || isUndef(t)) return t;
-  if (t instanceof RelTime) {
-    const s = t.secs;
-    return new ClassAd([
-      ["Type", "RelativeTime"],
-      ["Days", BigInt(Math.trunc(s / 86400))],
-      ["Hours", BigInt(Math.trunc((s % 86400) / 3600))],
-      ["Minutes", BigInt(Math.trunc((s % 3600) / 60))],
-      ["Seconds", Number.isInteger(s) ? BigInt(s % 60) : s % 60],
-    ]);
-  }
+  if (t instanceof ClassAd) return t.clone();
+  if (t instanceof RelTime) return splitRelTime(t.secs);
   const a = asAbs(t);
   if (a === null) return ERROR;
   const d = wallClock(a);
@@ -104,6 +95,29 @@ function splitTime(t: Value): Value {
     ["Minutes", BigInt(d.getUTCMinutes())],
     ["Seconds", BigInt(d.getUTCSeconds())],
     ["Offset", BigInt(a.offset)],
+  ]);
+}
+
+/** Days/Hours/Minutes as integers, Seconds as a real; a negative time negates its first non-zero field. */
+function splitRelTime(secs: number): ClassAd {
+  const abs = Math.abs(secs);
+  const whole = Math.floor(abs);
+  let days = Math.floor(whole / 86400);
+  let hours = Math.floor((whole % 86400) / 3600);
+  let minutes = Math.floor((whole % 3600) / 60);
+  let seconds = (whole % 60) + (abs - whole);
+  if (secs < 0) {
+    if (days > 0) days = -days;
+    else if (hours > 0) hours = -hours;
+    else if (minutes > 0) minutes = -minutes;
+    else seconds = -seconds;
+  }
+  return new ClassAd([
+    ["Type", "RelativeTime"],
+    ["Days", BigInt(days)],
+    ["Hours", BigInt(hours)],
+    ["Minutes", BigInt(minutes)],
+    ["Seconds", seconds],
   ]);
 }
 
