@@ -57,22 +57,47 @@ export const submit: Subcommand = async (argv, io) => {
     return 0;
   }
   const base = jobspecFrom(p, io);
-  const ccs = optString(p, "cc") === undefined ? [undefined] : parseIdset(optString(p, "cc") as string, "--cc");
-  const jobspecs = ccs.map((cc) => (cc === undefined ? base : substituteCc(base, cc)));
+  const cc = optString(p, "cc");
+  const batches = cc === undefined ? [{ jobspecs: [base] }] : ccBatches(base, parseIdset(cc, "--cc"));
   const urgency = optInt(p, "urgency");
   if (urgency !== undefined && (urgency < URGENCY_MIN || urgency > URGENCY_MAX)) {
     throw usage(`--urgency ${urgency} is out of range ${URGENCY_MIN}..${URGENCY_MAX}`);
   }
   return withDaemon(io, async (client) => {
-    const req = { jobspecs, userid: currentUserid(), ...(urgency === undefined ? {} : { urgency }) };
-    const { ids } = await client.call("submit", req);
-    io.stdout(ids.map((id) => id + "\n").join(""));
-    if (!optFlag(p, "wait")) return 0;
+    const ids: string[] = [];
     let status = 0;
+    let offset = 0;
+    for (const batch of batches) {
+      const reply = await client.call("submit", { ...batch, userid: currentUserid(), ...(urgency === undefined ? {} : { urgency }) });
+      io.stdout(reply.ids.map((id) => id + "\n").join(""));
+      ids.push(...reply.ids);
+      for (const e of reply.errors ?? []) io.stderr(`job ${offset + e.index + 1} of the batch: ${e.message}\n`);
+      if (reply.errors?.length) status = 1;
+      offset += batch.count ?? batch.jobspecs.length;
+    }
+    if (!optFlag(p, "wait")) return status;
     for (const id of ids) status = Math.max(status, exitStatusOf((await client.call("wait", { id })).job));
     return status;
   });
 };
+
+/** Bytes of jobspecs per request when `--cc` copies differ: well under the daemon's cap. */
+const BATCH_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The requests for `--cc`: copies that do not use `{cc}` are identical and travel as one
+ * jobspec with a count; otherwise the copies are split into requests of bounded size.
+ */
+function ccBatches(base: Jobspec, ccs: number[]): Array<{ jobspecs: Jobspec[]; count?: number }> {
+  const text = JSON.stringify(base);
+  if (!text.includes("{cc}")) return [{ jobspecs: [base], count: ccs.length }];
+  const perBatch = Math.max(1, Math.floor(BATCH_BYTES / (text.length + 16)));
+  const batches: Array<{ jobspecs: Jobspec[] }> = [];
+  for (let i = 0; i < ccs.length; i += perBatch) {
+    batches.push({ jobspecs: ccs.slice(i, i + perBatch).map((cc) => substituteCc(base, cc)) });
+  }
+  return batches;
+}
 
 function jobspecFrom(p: ParsedArgs, io: CliIO): Jobspec {
   const deps = optList(p, "dependency").map(parseDependency);

@@ -52,7 +52,8 @@ export interface PluginView {
 export interface Methods {
   ping: { req: Record<string, never>; res: { version: string; pid: number; uptime: number } };
   submit: {
-    req: { jobspecs: Jobspec[]; urgency?: number; userid: number; flags?: number; waitable?: boolean };
+    /** `count` (with exactly one jobspec): submit that jobspec `count` times (`--cc`). */
+    req: { jobspecs: Jobspec[]; count?: number; urgency?: number; userid: number; flags?: number };
     /** Ids of the accepted jobs in order; `errors` names rejected ones by request index. */
     res: { ids: string[]; errors?: Array<{ index: number; message: string }> };
   };

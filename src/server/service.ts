@@ -78,7 +78,7 @@ export function createHandlers(d: ServiceDeps): Handlers {
 
 async function submit(
   d: ServiceDeps,
-  req: { jobspecs: unknown; urgency?: unknown; userid: unknown },
+  req: { jobspecs: unknown; count?: unknown; urgency?: unknown; userid: unknown },
 ): Promise<{ ids: string[]; errors?: Array<{ index: number; message: string }> }> {
   if (!d.accepting()) throw new JobtapError(ErrorCode.MANAGER_CLOSED, "the daemon is shutting down; not accepting jobs");
   if (!Array.isArray(req.jobspecs) || req.jobspecs.length === 0) bad("submit", "jobspecs must be a non-empty array");
@@ -86,7 +86,7 @@ async function submit(
     userid: int("submit", "userid", req.userid),
     ...(req.urgency === undefined ? {} : { urgency: int("submit", "urgency", req.urgency) }),
   };
-  const outcomes = await d.manager.submitMany(req.jobspecs.map((jobspec: unknown) => ({ jobspec, opts })));
+  const outcomes = await d.manager.submitMany(expand(req.jobspecs, req.count).map((jobspec) => ({ jobspec, opts })));
   const ids: string[] = [];
   const errors: Array<{ index: number; message: string }> = [];
   outcomes.forEach((o, index) => {
@@ -98,6 +98,19 @@ async function submit(
   }
   return errors.length > 0 ? { ids, errors } : { ids };
 }
+
+/** The jobspecs of a submit request; `count` repeats a single one (the manager never
+ *  mutates a submitted jobspec, so the copies may share it). */
+function expand(jobspecs: unknown[], count: unknown): unknown[] {
+  if (count === undefined) return jobspecs;
+  const n = int("submit", "count", count);
+  if (jobspecs.length !== 1) bad("submit", "count needs exactly one jobspec");
+  if (n < 1 || n > MAX_COUNT) bad("submit", `count must be 1..${MAX_COUNT}`);
+  return new Array<unknown>(n).fill(jobspecs[0]);
+}
+
+/** The largest `count` one request may ask for (as `--cc` accepts). */
+const MAX_COUNT = 1_000_000;
 
 function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?: unknown; limit?: unknown }): JobView[] {
   const states = (req.states === undefined ? [...STATES] : strList("list", "states", req.states)) as State[];

@@ -112,7 +112,7 @@ export class DaemonUnderTest {
   }
 
   private env(): NodeJS.ProcessEnv {
-    const env = { ...process.env, JOBTAP_SOCKET: this.socket, JOBTAP_STATEDIR: this.statedir };
+    const env: NodeJS.ProcessEnv = { ...process.env, JOBTAP_SOCKET: this.socket, JOBTAP_STATEDIR: this.statedir };
     delete env.NODE_OPTIONS;
     return env;
   }
