@@ -14,7 +14,7 @@ import type { JobArgs, ManagerPort, StackResult } from "../manager/port.js";
 import { PRIORITY_UNAVAILABLE } from "../manager/port.js";
 import type { JobResult } from "../manager/states.js";
 import type { PluginHost } from "./host.js";
-import { msg } from "./host.js";
+import { auxDelete, auxSet, pluginState } from "./aux.js";
 import type { LoadSortOrder, PluginRecord, ServiceCred } from "./record.js";
 import { compileTopicGlob } from "./record.js";
 import type { AnyHandler, HandlerFor, Rejection } from "./topics.js";
@@ -103,8 +103,19 @@ export interface PluginContext {
   onRemove(fn: () => void): void;
 }
 
-/** Builds the context for one plugin record. */
-export function createContext(host: PluginHost, rec: PluginRecord): PluginContext {
+/** The phase checks every context call goes through. */
+interface Guards {
+  phase(what: string, why: string): JobtapError;
+  /** Fails once the plugin has been removed. */
+  live(what: string): void;
+  setupOnly(what: string): void;
+  /** Runs a ManagerPort call, labelling any failure with plugin, topic and job. */
+  job<T>(what: string, id: JobId, fn: (m: ManagerPort) => T): T;
+  /** Fails unless one of this plugin's handlers is running for the job. */
+  current(what: string, id: JobId): void;
+}
+
+function guards(host: PluginHost, rec: PluginRecord): Guards {
   const phase = (what: string, why: string): JobtapError =>
     new JobtapError(ErrorCode.PLUGIN_PHASE, `plugin ${rec.name}: ${what}: ${why}`, {
       plugin: rec.name,
@@ -112,54 +123,95 @@ export function createContext(host: PluginHost, rec: PluginRecord): PluginContex
   const live = (what: string): void => {
     if (rec.removed) throw phase(what, "the plugin has been removed");
   };
-  const setupOnly = (what: string): void => {
-    live(what);
-    if (!rec.inSetup) throw phase(what, "allowed only during setup");
+  return {
+    phase,
+    live,
+    setupOnly(what) {
+      live(what);
+      if (!rec.inSetup) throw phase(what, "allowed only during setup");
+    },
+    job(what, id, fn) {
+      live(what);
+      const mgr = host.manager(`plugin ${rec.name}: ${what}`);
+      try {
+        return fn(mgr);
+      } catch (e) {
+        throw host.wrapError(rec, id, what, e);
+      }
+    },
+    current(what, id) {
+      if (host.currentFrame(id, rec) !== undefined) return;
+      const why = "allowed only for the current job (inside this plugin's callback for it)";
+      throw host.wrapError(rec, id, what, new JobtapError(ErrorCode.PLUGIN_PHASE, why));
+    },
   };
-  /** Runs a ManagerPort call, labelling any failure with plugin, topic and job. */
-  const job = <T>(what: string, id: JobId, fn: (m: ManagerPort) => T): T => {
-    live(what);
-    const mgr = host.manager(`plugin ${rec.name}: ${what}`);
-    try {
-      return fn(mgr);
-    } catch (e) {
-      throw host.wrapError(rec, id, what, e);
-    }
-  };
-  const current = (what: string, id: JobId): void => {
-    if (host.currentFrame(id, rec) === undefined) {
-      throw host.wrapError(rec, id, what, new JobtapError(ErrorCode.PLUGIN_PHASE,
-        "allowed only for the current job (inside this plugin's callback for it)"));
-    }
-  };
+}
+
+/** Builds the context for one plugin record. */
+export function createContext(host: PluginHost, rec: PluginRecord): PluginContext {
+  const g = guards(host, rec);
   const log = (level: "debug" | "info" | "warn" | "error") => (m: string) =>
     host.report(level, `${rec.name}: ${m}`, rec.name);
-
   return {
     name: rec.name,
     conf: rec.conf,
     clock: host.clock,
     log: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
-    state: pluginState(host, rec, live),
+    state: pluginState(host, rec, g.live),
+    reject: (message) => ({ reject: message ?? "" }),
+    priorityUnavailable: () => ({ priority: PRIORITY_UNAVAILABLE }),
+    ...setupApi(host, rec, g),
+    ...jobApi(host, rec, g),
+    ...auxApi(host, rec, g),
+  };
+}
+
+type SetupApi = Pick<PluginContext, "on" | "setLoadSortOrder" | "serviceRegister" | "onRemove">;
+
+/** Calls that shape the plugin itself: allowed during setup only (onRemove: any time). */
+function setupApi(host: PluginHost, rec: PluginRecord, g: Guards): SetupApi {
+  return {
     on(topic, handler) {
-      setupOnly("on");
-      rec.handlers.push({ glob: topic, matches: compileTopicGlob(topic), fn: handler as AnyHandler });
+      g.setupOnly("on");
+      const matches = compileTopicGlob(topic);
+      rec.handlers.push({ glob: topic, matches, fn: handler as AnyHandler });
       host.invalidate();
     },
     setLoadSortOrder(order) {
-      setupOnly("setLoadSortOrder");
+      g.setupOnly("setLoadSortOrder");
       if (order !== "none" && order !== "state" && order !== "-state") {
-        throw new JobtapError(ErrorCode.INVALID_ARGUMENT,
-          `plugin ${rec.name}: setLoadSortOrder: "${String(order)}" is not none, state or -state`);
+        throw g.phase("setLoadSortOrder", `"${String(order)}" is not none, state or -state`);
       }
       rec.sortOrder = order;
     },
-    reject: (message) => ({ reject: message ?? "" }),
-    priorityUnavailable: () => ({ priority: PRIORITY_UNAVAILABLE }),
-    reprioritizeJob: (id, priority) =>
-      job("reprioritizeJob", id, (m) => m.reprioritizeJob(id, priority)),
+    serviceRegister(method, handler, opts) {
+      g.setupOnly("serviceRegister");
+      if (!/^[A-Za-z0-9_-]+$/.test(method) || rec.services.has(method)) {
+        throw g.phase("serviceRegister", `"${method}" is not a valid, unused method name`);
+      }
+      rec.services.set(method, { method, guests: opts?.guests === true, handler });
+    },
+    onRemove(fn) {
+      g.live("onRemove");
+      rec.onRemove.push(fn);
+    },
+  };
+}
+
+type JobApi = Omit<
+  PluginContext,
+  | keyof SetupApi
+  | "auxGet" | "auxSet" | "auxDelete"
+  | "name" | "conf" | "log" | "clock" | "state" | "reject" | "priorityUnavailable"
+>;
+
+/** The Flux job API: each call checked, then handed to the manager. */
+function jobApi(host: PluginHost, rec: PluginRecord, g: Guards): JobApi {
+  const { job } = g;
+  return {
+    reprioritizeJob: (id, prio) => job("reprioritizeJob", id, (m) => m.reprioritizeJob(id, prio)),
     reprioritizeAll() {
-      live("reprioritizeAll");
+      g.live("reprioritizeAll");
       host.manager(`plugin ${rec.name}: reprioritizeAll`).reprioritizeAll();
     },
     dependencyAdd: (id, d) => job("dependencyAdd", id, (m) => m.dependencyAdd(id, d)),
@@ -173,25 +225,19 @@ export function createContext(host: PluginHost, rec: PluginRecord): PluginContex
     },
     unsubscribe: (id) => host.unsubscribe(rec, id),
     prologStart(id, description) {
-      current("prologStart", id);
+      g.current("prologStart", id);
       job("prologStart", id, (m) => m.prologStart(id, nonEmpty(description)));
     },
     prologFinish: (id, d, status) =>
       job("prologFinish", id, (m) => m.prologFinish(id, nonEmpty(d), status)),
     epilogStart(id, description) {
-      current("epilogStart", id);
+      g.current("epilogStart", id);
       job("epilogStart", id, (m) => m.epilogStart(id, nonEmpty(description)));
     },
     epilogFinish: (id, d, status) =>
       job("epilogFinish", id, (m) => m.epilogFinish(id, nonEmpty(d), status)),
-    auxGet: <T>(id: JobId, key: string) => rec.aux.get(id)?.get(key)?.value as T | undefined,
-    auxSet(id, key, value, destructor) {
-      job("auxSet", id, (m) => knownOrThrow(m, id));
-      auxSet(host, rec, id, key, value, destructor as ((v: unknown) => void) | undefined);
-    },
-    auxDelete: (id, key) => auxDelete(host, rec, id, key),
     lookup(id) {
-      live("lookup");
+      g.live("lookup");
       return host.manager(`plugin ${rec.name}: lookup`).lookup(id);
     },
     jobResult: (id) => job("jobResult", id, (m) => m.jobResult(id)),
@@ -199,32 +245,34 @@ export function createContext(host: PluginHost, rec: PluginRecord): PluginContex
     setFlag: (id, flag) => job("setFlag", id, (m) => m.setFlag(id, flag)),
     jobspecUpdate(id, updates) {
       const frame = host.currentFrame(id, rec);
-      if (frame === undefined) {
-        job("jobspecUpdate", id, (m) => m.jobspecUpdate(id, updates));
-        return;
-      }
+      if (frame === undefined) return job("jobspecUpdate", id, (m) => m.jobspecUpdate(id, updates));
       job("jobspecUpdate", id, (m) => activeOrThrow(m, id));
       frame.staged = { ...frame.staged, ...updates };
     },
     call(topic, args = {}, id) {
-      live("call");
+      g.live("call");
       if (topic.startsWith("job.")) {
-        throw phase("call", `"${topic}": custom topics must not start with "job."`);
+        throw g.phase("call", `"${topic}": custom topics must not start with "job."`);
       }
       if (id !== undefined) job("call", id, (m) => knownOrThrow(m, id));
       return host.callCustom(topic, args, id);
     },
-    serviceRegister(method, handler, opts) {
-      setupOnly("serviceRegister");
-      if (!/^[A-Za-z0-9_-]+$/.test(method) || rec.services.has(method)) {
-        throw phase("serviceRegister", `"${method}" is not a valid, unused method name`);
-      }
-      rec.services.set(method, { method, guests: opts?.guests === true, handler });
+  };
+}
+
+/** Per-plugin, per-job values with destructors (Flux's job aux). */
+function auxApi(
+  host: PluginHost,
+  rec: PluginRecord,
+  g: Guards,
+): Pick<PluginContext, "auxGet" | "auxSet" | "auxDelete"> {
+  return {
+    auxGet: <T>(id: JobId, key: string) => rec.aux.get(id)?.get(key)?.value as T | undefined,
+    auxSet(id, key, value, destructor) {
+      g.job("auxSet", id, (m) => knownOrThrow(m, id));
+      auxSet(host, rec, id, key, value, destructor as ((v: unknown) => void) | undefined);
     },
-    onRemove(fn) {
-      live("onRemove");
-      rec.onRemove.push(fn);
-    },
+    auxDelete: (id, key) => auxDelete(host, rec, id, key),
   };
 }
 
@@ -243,59 +291,4 @@ function activeOrThrow(m: ManagerPort, id: JobId): void {
   const args = m.lookup(id);
   if (args === undefined) throw new JobtapError(ErrorCode.UNKNOWN_JOB, "unknown job");
   if (args.state === "INACTIVE") throw new JobtapError(ErrorCode.JOB_INACTIVE, "job is inactive");
-}
-
-function auxSet(
-  host: PluginHost,
-  rec: PluginRecord,
-  id: JobId,
-  key: string,
-  value: unknown,
-  destructor: ((v: unknown) => void) | undefined,
-): void {
-  let perJob = rec.aux.get(id);
-  if (perJob === undefined) rec.aux.set(id, (perJob = new Map()));
-  const old = perJob.get(key);
-  perJob.set(key, { value, destructor });
-  if (old !== undefined && old.value !== value) runDestructor(host, rec, old.value, old.destructor);
-}
-
-function auxDelete(host: PluginHost, rec: PluginRecord, id: JobId, key: string): void {
-  const perJob = rec.aux.get(id);
-  const old = perJob?.get(key);
-  if (perJob === undefined || old === undefined) return;
-  perJob.delete(key);
-  if (perJob.size === 0) rec.aux.delete(id);
-  runDestructor(host, rec, old.value, old.destructor);
-}
-
-function runDestructor(
-  host: PluginHost,
-  rec: PluginRecord,
-  value: unknown,
-  destructor: ((v: unknown) => void) | undefined,
-): void {
-  if (destructor === undefined) return;
-  try {
-    destructor(value);
-  } catch (e) {
-    host.report("warn", `${rec.name}: aux destructor: ${msg(e)}`, rec.name);
-  }
-}
-
-/** The plugin's view of the store's per-plugin state (the host's memory when none). */
-function pluginState(host: PluginHost, rec: PluginRecord, live: (w: string) => void): PluginState {
-  const store = () => host.stateStore();
-  return {
-    get: <T>(key: string) => store().get(rec.name, key) as T | undefined,
-    set(key, value) {
-      live("state.set");
-      store().set(rec.name, key, value);
-    },
-    delete(key) {
-      live("state.delete");
-      store().delete(rec.name, key);
-    },
-    keys: () => store().keys(rec.name),
-  };
 }
