@@ -155,4 +155,22 @@ describe("plugin context", () => {
     await host.load(fixture("state-counter.js"));
     expect(await host.query("state-counter.js")).toMatchObject({ count: 2, keys: ["count"] });
   });
+
+  it("runs the old destructor when an aux key is replaced or deleted", async () => {
+    const { host, mgr } = makeHost();
+    const log: string[] = [];
+    const id = mgr.add("SCHED", 1);
+    await host.loadDefinition("aux-replace", (p) => {
+      p.serviceRegister("go", () => {
+        p.auxSet(id, "k", "first", (v) => log.push(`destroy ${v}`));
+        p.auxSet(id, "k", "second", (v) => log.push(`destroy ${v}`));
+        log.push(`get ${p.auxGet<string>(id, "k")}`);
+        p.auxDelete(id, "k");
+        log.push(`after delete ${String(p.auxGet(id, "k"))}`);
+        return null;
+      });
+    });
+    await host.callService("aux-replace", "go", null, owner);
+    expect(log).toEqual(["destroy first", "get second", "destroy second", "after delete undefined"]);
+  });
 });
