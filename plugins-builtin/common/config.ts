@@ -47,10 +47,19 @@ export function limitsOf(t: Table, where: string): Table | undefined {
   return tableAt(t, ["policy", "limits"], where);
 }
 
-/** The queue a job asked for (`attributes.system.queue`), if any. */
-export function jobQueue(jobspec: { attributes: { system?: Table } }): string | undefined {
+/** The queue a job asked for (`attributes.system.queue`), else the configured default. */
+export function jobQueue(jobspec: { attributes: { system?: Table } }, dflt?: string): string | undefined {
   const q = jobspec.attributes.system?.queue;
-  return typeof q === "string" ? q : undefined;
+  return typeof q === "string" ? q : dflt;
+}
+
+/** `[policy.jobspec.defaults.system] queue`: the queue of jobs that name none. */
+export function defaultQueue(conf: Table): string | undefined {
+  const sys = tableAt(conf, ["policy", "jobspec", "defaults", "system"], "");
+  const q = sys?.queue;
+  if (q === undefined) return undefined;
+  if (typeof q !== "string") throw new ConfigError(`[policy.jobspec.defaults.system].queue: must be a string, got ${JSON.stringify(q)}`);
+  return q;
 }
 
 /** ` for queue Q` when the limit came from a queue: Flux's message suffix. */

@@ -8,12 +8,14 @@
 import type { JobArgs, PluginContext } from "jobtap/plugin";
 import { formatFSD, parseFSD } from "jobtap/plugin";
 import { jobDuration } from "../common/jobspec.js";
-import { ConfigError, forQueue, jobQueue, limitsOf, queueTables, type Table } from "../common/config.js";
+import { ConfigError, defaultQueue, forQueue, jobQueue, limitsOf, queueTables, type Table } from "../common/config.js";
 
 /** Parsed limits; `undefined` means "not configured here", 0 means unlimited. */
 interface DurationLimits {
   general: number | undefined;
   queues: Map<string, number>;
+  /** Queue of jobs that name none (`[policy.jobspec.defaults.system] queue`). */
+  defaultQueue: string | undefined;
 }
 
 /** Reads one `duration` key: a string FSD; "0" and "inf" mean unlimited (0). */
@@ -39,12 +41,12 @@ export function readDurationLimits(conf: Table): DurationLimits {
     const d = readDuration(limitsOf(q, where), `${where}.policy.limits`);
     if (d !== undefined) queues.set(name, d);
   }
-  return { general, queues };
+  return { general, queues, defaultQueue: defaultQueue(conf) };
 }
 
 /** Flux's check: a message if the job's duration is over its limit, else undefined. */
 export function checkDuration(limits: DurationLimits, job: JobArgs): string | undefined {
-  const queue = jobQueue(job.jobspec);
+  const queue = jobQueue(job.jobspec, limits.defaultQueue);
   const limit = (queue !== undefined ? limits.queues.get(queue) : undefined) ?? limits.general;
   if (limit === undefined || limit === 0) return undefined;
   const duration = jobDuration(job.jobspec);
@@ -55,7 +57,7 @@ export function checkDuration(limits: DurationLimits, job: JobArgs): string | un
 
 /** Registers conf.update (parse and keep the limits) and job.validate (check). */
 export default function limitDuration(p: PluginContext): void {
-  let limits: DurationLimits = { general: undefined, queues: new Map() };
+  let limits: DurationLimits = { general: undefined, queues: new Map(), defaultQueue: undefined };
   p.on("conf.update", ({ conf }) => {
     try {
       limits = readDurationLimits(conf);

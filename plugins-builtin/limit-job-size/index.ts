@@ -5,7 +5,7 @@
  * queue's key overrides the general key of the same name (and may set -1 to lift it).
  */
 import type { JobArgs, PluginContext } from "jobtap/plugin";
-import { ConfigError, forQueue, jobQueue, limitsOf, queueTables, tableAt, type Table } from "../common/config.js";
+import { ConfigError, defaultQueue, forQueue, jobQueue, limitsOf, queueTables, tableAt, type Table } from "../common/config.js";
 import { jobSizeCounts, type JobSizeCounts } from "../common/jobspec.js";
 
 const KEYS = ["nnodes", "ncores", "ngpus"] as const;
@@ -21,6 +21,8 @@ interface SizeLimits {
 interface AllLimits {
   general: SizeLimits;
   queues: Map<string, SizeLimits>;
+  /** Queue of jobs that name none (`[policy.jobspec.defaults.system] queue`). */
+  defaultQueue: string | undefined;
 }
 
 function readBound(limits: Table | undefined, which: "max" | "min", where: string): Bound {
@@ -48,7 +50,7 @@ function readSizeLimits(t: Table, where: string): SizeLimits {
 export function readJobSizeLimits(conf: Table): AllLimits {
   const queues = new Map<string, SizeLimits>();
   for (const [name, q] of queueTables(conf)) queues.set(name, readSizeLimits(q, `queues.${name}`));
-  return { general: readSizeLimits(conf, ""), queues };
+  return { general: readSizeLimits(conf, ""), queues, defaultQueue: defaultQueue(conf) };
 }
 
 function configured(l: AllLimits): boolean {
@@ -58,7 +60,7 @@ function configured(l: AllLimits): boolean {
 
 /** Checks one job; returns Flux's message naming the first violated key, or undefined. */
 export function checkJobSize(l: AllLimits, job: JobArgs): string | undefined {
-  const queue = jobQueue(job.jobspec);
+  const queue = jobQueue(job.jobspec, l.defaultQueue);
   const q = queue !== undefined ? l.queues.get(queue) : undefined;
   const counts: JobSizeCounts = jobSizeCounts(job.jobspec);
   for (const k of KEYS) {

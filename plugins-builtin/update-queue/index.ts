@@ -1,0 +1,104 @@
+/**
+ * .update-queue: named queues from `[queues.<name>]` as far as admission, limits and
+ * scheduling need them (spec flux-jobtap §8, §9), plus the `attributes.system.queue`
+ * update rule.
+ *
+ * - Admission (job.validate): with queues configured, a job must name one (or get
+ *   `[policy.jobspec.defaults.system] queue`); an unknown queue or a disabled one is
+ *   rejected ("job submission to Q is disabled: reason").
+ * - Start/stop: a stopped queue's jobs get no alloc request. jobtap's plugin API cannot keep
+ *   a job in SCHED without one, so the job waits in PRIORITY (priority unavailable) and a
+ *   start reprioritizes it; jobs already in SCHED when the queue stops keep their request.
+ * - Services (owner only): `update-queue.enable|disable|start|stop {name?, reason?}` and
+ *   `update-queue.status` (open to guests).
+ */
+import type { JobArgs, PluginContext } from "jobtap/plugin";
+import { PRIORITY_UNAVAILABLE } from "jobtap/plugin";
+import { ConfigError, defaultQueue, jobQueue, queueTables } from "../common/config.js";
+import { reasonOf, reconcile, targets, type QueueStatus, type StatusTable } from "./status.js";
+
+const STATE_KEY = "status";
+
+interface QueueConfig {
+  names: string[];
+  defaultQueue: string | undefined;
+}
+
+/** Reads the queue names and the default queue; throws ConfigError naming the path. */
+export function readQueueConfig(conf: Record<string, unknown>): QueueConfig {
+  const names = [...queueTables(conf).keys()];
+  const dflt = defaultQueue(conf);
+  if (dflt !== undefined && !names.includes(dflt)) {
+    throw new ConfigError(`[policy.jobspec.defaults.system].queue: "${dflt}" is not a configured queue`);
+  }
+  return { names, defaultQueue: dflt };
+}
+
+/** Registers admission, the priority gate, the queue update key and the services. */
+export default function updateQueue(p: PluginContext): void {
+  let cfg: QueueConfig = { names: [], defaultQueue: undefined };
+  let status: StatusTable = {};
+  const save = () => p.state.set(STATE_KEY, status);
+
+  p.on("conf.update", ({ conf }) => {
+    try {
+      cfg = readQueueConfig(conf);
+    } catch (e) {
+      if (e instanceof ConfigError) return p.reject(e.message);
+      throw e;
+    }
+    status = reconcile(p.state.get<StatusTable>(STATE_KEY), cfg.names);
+    return undefined;
+  });
+
+  const queueOf = (job: JobArgs) => jobQueue(job.jobspec, cfg.defaultQueue);
+
+  /** Admission: a message if the job's queue refuses it. */
+  const admission = (q: string | undefined): string | undefined => {
+    if (cfg.names.length === 0) return q === undefined ? undefined : `queue "${q}" does not exist (no queues are configured)`;
+    if (q === undefined) return "no queue specified";
+    const s = status[q];
+    if (s === undefined) return `queue "${q}" does not exist`;
+    if (!s.enabled) return `job submission to ${q} is disabled${s.disableReason ? `: ${s.disableReason}` : ""}`;
+    return undefined;
+  };
+
+  p.on("job.validate", (job) => {
+    const why = admission(queueOf(job));
+    return why === undefined ? undefined : p.reject(why);
+  });
+
+  const stopped = (job: JobArgs) => {
+    const q = queueOf(job);
+    return q !== undefined && status[q]?.started === false;
+  };
+  p.on("job.state.priority", (job) => (stopped(job) ? { priority: PRIORITY_UNAVAILABLE } : undefined));
+  p.on("job.priority.get", (job) =>
+    stopped(job) && job.state === "PRIORITY" ? { priority: PRIORITY_UNAVAILABLE } : undefined,
+  );
+
+  p.on("job.update.attributes.system.queue", (args) => {
+    const q = args.value;
+    if (args.state === "RUN" || args.state === "CLEANUP") return p.reject("update of queue for running job not supported");
+    if (typeof q !== "string") return p.reject(`queue must be a string, got ${JSON.stringify(q)}`);
+    if (q === queueOf(args)) return p.reject(`job queue is already set to ${q}`);
+    if (status[q] === undefined) return p.reject(`queue "${q}" does not exist`);
+    if (!status[q].enabled) return p.reject(`queue ${q} is currently disabled`);
+    // Not validated: the limits of the new queue apply through job.validate.
+    return { feasibility: true };
+  });
+
+  const change = (what: string, fn: (s: QueueStatus, reason: string | undefined) => void) =>
+    p.serviceRegister(what, (payload) => {
+      for (const name of targets(status, payload, what)) fn(status[name]!, reasonOf(payload));
+      save();
+      if (what === "start") p.reprioritizeAll();
+      return {};
+    });
+  change("enable", (s) => Object.assign(s, { enabled: true, disableReason: undefined }));
+  change("disable", (s, r) => Object.assign(s, { enabled: false, disableReason: r }));
+  change("start", (s) => Object.assign(s, { started: true, stopReason: undefined }));
+  change("stop", (s, r) => Object.assign(s, { started: false, stopReason: r }));
+  p.serviceRegister("status", () => ({ queues: status }), { guests: true });
+  p.on("plugin.query", () => ({ queues: status, default: cfg.defaultQueue ?? null }));
+}

@@ -1,0 +1,79 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { host, rejected, until, type TestHost } from "./helpers.js";
+
+let h: TestHost;
+afterEach(async () => {
+  await h?.close();
+});
+
+const OWNER = { userid: 0, owner: true };
+const config = {
+  queues: { debug: { policy: { limits: { duration: "1h" } } }, batch: {} },
+  policy: { jobspec: { defaults: { system: { queue: "batch" } } } },
+};
+
+describe(".update-queue", () => {
+  it("admission: unknown queue, disabled queue (with reason), default queue", async () => {
+    h = await host(config);
+    expect(await rejected(h, { system: { queue: "nope" } })).toBe('queue "nope" does not exist');
+    await h.plugins.callService("update-queue", "disable", { name: "debug", reason: "maintenance" }, OWNER);
+    expect(await rejected(h, { system: { queue: "debug", duration: 60 } })).toBe(
+      "job submission to debug is disabled: maintenance",
+    );
+    const id = await h.submit({});
+    expect(h.job(id).state).not.toBe("NEW");
+    await h.plugins.callService("update-queue", "enable", { name: "debug" }, OWNER);
+    await h.submit({ system: { queue: "debug", duration: 60 } });
+  });
+
+  it("without a default queue, a job must name one; without queues it must not", async () => {
+    h = await host({ queues: { debug: {} } });
+    expect(await rejected(h, {})).toBe("no queue specified");
+    await h.close();
+    h = await host();
+    expect(await rejected(h, { system: { queue: "debug" } })).toBe('queue "debug" does not exist (no queues are configured)');
+  });
+
+  it("a stopped queue gets no alloc request; start lets its jobs run, other queues keep going", async () => {
+    h = await host(config);
+    await h.plugins.callService("update-queue", "stop", { name: "batch", reason: "drain" }, OWNER);
+    const stuck = await h.submit({ runDuration: 1 });
+    const other = await h.submit({ runDuration: 1, system: { queue: "debug", duration: 60 } });
+    await h.runToCompletion(other);
+    await h.advance(1000);
+    expect(h.job(stuck).state).toBe("PRIORITY");
+    expect(h.events(stuck)).not.toContain("alloc");
+    const st = (await h.plugins.callService("update-queue", "status", {}, { userid: 9, owner: false })) as {
+      queues: Record<string, { started: boolean; stopReason?: string }>;
+    };
+    expect(st.queues.batch).toMatchObject({ started: false, stopReason: "drain" });
+    await h.plugins.callService("update-queue", "start", { name: "batch" }, OWNER);
+    expect((await h.runToCompletion(stuck)).result).toBe("COMPLETED");
+    await expect(h.plugins.callService("update-queue", "stop", { name: "x" }, OWNER)).rejects.toThrow('unknown queue "x"');
+    await expect(h.plugins.callService("update-queue", "stop", {}, { userid: 9, owner: false })).rejects.toThrow(
+      "Request requires owner credentials",
+    );
+  });
+
+  it("queue updates: rules, and the new queue's limits apply through job.validate", async () => {
+    h = await host(config);
+    const id = await h.submit({ urgency: 0, system: { duration: 7200 } });
+    const Q = "attributes.system.queue";
+    await expect(h.manager.update(id, { [Q]: "batch" })).rejects.toThrow("job queue is already set to batch");
+    await expect(h.manager.update(id, { [Q]: "nope" })).rejects.toThrow('queue "nope" does not exist');
+    await expect(h.manager.update(id, { [Q]: "debug" })).rejects.toThrow(
+      "requested duration (2h) exceeds policy limit of 1h for queue debug",
+    );
+    await h.manager.update(id, { [Q]: "debug", "attributes.system.duration": 600 });
+    expect(h.manager.jobspec(id).attributes.system?.queue).toBe("debug");
+    const running = await h.submit({ runDuration: 100 });
+    await until(h, () => h.events(running).includes("start"));
+    await expect(h.manager.update(running, { [Q]: "debug" })).rejects.toThrow("update of queue for running job not supported");
+  });
+
+  it("bad queue configuration fails startup naming the path", async () => {
+    await expect(host({ queues: { a: {} }, policy: { jobspec: { defaults: { system: { queue: "b" } } } } })).rejects.toThrow(
+      '[policy.jobspec.defaults.system].queue: "b" is not a configured queue',
+    );
+  });
+});
