@@ -58,6 +58,33 @@ describe("function tables belong to an instance", () => {
   });
 });
 
+describe("compilation", () => {
+  it("compiles a tree once per function-table version and reuses the closure", () => {
+    const ev = new Evaluator();
+    const e = parseExpr("a + 1");
+    const ad = parseOldAd("a = 1");
+    expect(ev.evaluate(e, { my: ad })).toBe(2n);
+    const first = e.cache?.fn;
+    expect(first).toBeTypeOf("function");
+    ad.set("a", 41n);
+    expect(ev.evaluate(e, { my: ad })).toBe(42n);
+    expect(e.cache?.fn).toBe(first);
+    ev.addFunction("unrelated", () => 0n);
+    ev.evaluate(e, { my: ad });
+    expect(e.cache?.fn).not.toBe(first);
+  });
+
+  it("a plugin function sees the evaluation frame", () => {
+    const ev = new Evaluator();
+    ev.addFunction("myOwner", (_args, frame) => {
+      const v = frame.my ? ev.evaluateAttr(frame.my, "Owner") : UNDEFINED;
+      return typeof v === "string" ? v.toUpperCase() : ERROR;
+    });
+    expect(ev.evaluate("myOwner()", { my: parseOldAd('Owner = "alice"') })).toBe("ALICE");
+    expect(isError(ev.evaluate("myOwner()"))).toBe(true);
+  });
+});
+
 describe("clock", () => {
   it("time() and CurrentTime come from the evaluator's clock and agree within one evaluation", () => {
     let t = 1000;
