@@ -71,7 +71,8 @@ function registerEval(r: Registry): void {
   r.addFunction(
     "eval",
     arity(1, 1, ([v], f) => {
-      if (isErr(v!) || isUndef(v!)) return v!;
+      // HTCondor: an argument without a string form (undefined, error) is an error.
+      if (isErr(v!) || isUndef(v!)) return ERROR;
       const text = stringOf(v!);
       let e = parsed.get(text);
       if (e === undefined) {
