@@ -186,8 +186,8 @@ function split(args: Value[]): Value {
   return new ListValue(items);
 }
 
+/** splitUserName / splitSlotName at the first `@`; any non-string (even undefined) is error. */
 function splitAt(s: Value, user: boolean): Value {
-  if (isErr(s) || isUndef(s)) return s;
   if (typeof s !== "string") return ERROR;
   const at = s.indexOf("@");
   if (at < 0) return new ListValue(user ? [s, ""] : ["", s]);
