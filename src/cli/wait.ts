@@ -5,6 +5,17 @@
 import { parseArgs, usage } from "./args.js";
 import { exitStatusOf, jobIdArg, withDaemon } from "./common.js";
 import type { Subcommand } from "./io.js";
+import type { JobView } from "../server/protocol.js";
+
+/** "CANCELED (cancel: no longer needed)", "FAILED (exit 3)", ... */
+export function describeEnd(job: JobView): string {
+  const what = job.result ?? job.state;
+  const ex = job.exception;
+  if (ex) return `${what} (${ex.type}${ex.note ? `: ${ex.note}` : ""})`;
+  const ws = job.waitstatus;
+  if (ws !== undefined && ws !== 0) return `${what} (${ws & 0x7f ? `signal ${ws & 0x7f}` : `exit ${(ws >> 8) & 0xff}`})`;
+  return what;
+}
 
 /** Waits for jobs to finish and reports how they ended. */
 export const wait: Subcommand = async (argv, io) => {
@@ -16,7 +27,7 @@ export const wait: Subcommand = async (argv, io) => {
     let status = 0;
     for (const { job } of views) {
       const s = exitStatusOf(job);
-      if (s !== 0) io.stderr(`${job.id}: ${job.result ?? job.state}${job.exception ? ` (${job.exception.type}: ${job.exception.note})` : ""}\n`);
+      if (s !== 0) io.stderr(`${job.id}: ${describeEnd(job)}\n`);
       status = Math.max(status, s);
     }
     return status;

@@ -35,6 +35,9 @@ export interface Daemon {
   shutdown(reason: string): Promise<void>;
 }
 
+/** sun_path is 108 bytes on Linux, including the terminating NUL. */
+const MAX_SOCKET_PATH = 107;
+
 /** Grace beyond the executor's SIGTERM→SIGKILL delay before shutdown stops waiting. */
 const KILL_GRACE_MS = 10_000;
 
@@ -44,6 +47,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   mkdirSync(opts.statedir, { recursive: true, mode: 0o700 });
   const config = readConfig(opts, log);
   const socketPath = opts.socketPath ?? config.settings.socket ?? join(opts.statedir, "jobtap.sock");
+  if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
+    throw new JobtapError(
+      ErrorCode.INVALID_ARGUMENT,
+      `socket path ${socketPath} is ${Buffer.byteLength(socketPath)} bytes, longer than a Unix socket allows (${MAX_SOCKET_PATH}); use --socket with a shorter path`,
+    );
+  }
   await assertSocketFree(socketPath);
   const unlock = lockStatedir(opts.statedir);
   try {
@@ -172,7 +181,7 @@ function lockStatedir(statedir: string): () => void {
   const lock = join(statedir, "jobtap.lock");
   if (existsSync(lock)) {
     const pid = Number(readFileSync(lock, "utf8").trim());
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+    if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
       throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `statedir ${statedir} is in use by daemon pid ${pid}`, { statedir });
     }
   }

@@ -1,0 +1,153 @@
+/**
+ * The daemon in-process: the real job manager with its SQLite store and plugin host behind
+ * a real socket, driven through the protocol client.
+ */
+import { mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ErrorCode } from "../../src/errors.js";
+import { connectDaemon, type DaemonClient } from "../../src/server/client.js";
+import { startDaemon, type Daemon } from "../../src/server/daemon.js";
+import type { Jobspec } from "../../src/manager/port.js";
+
+const UID = process.getuid?.() ?? 0;
+
+function testJob(runDuration: string, extra: Record<string, unknown> = {}): Jobspec {
+  return {
+    version: 1,
+    resources: [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: 1 }] }],
+    tasks: [{ command: ["true"], slot: "task", count: { per_slot: 1 } }],
+    attributes: { system: { duration: 0, cwd: "/tmp", exec: { test: { run_duration: runDuration } }, ...extra } },
+  };
+}
+
+async function until(cond: () => Promise<boolean>, what: string): Promise<void> {
+  const end = Date.now() + 10_000;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe("daemon (in-process)", () => {
+  let dir: string;
+  let daemon: Daemon | undefined;
+  let client: DaemonClient;
+  const log: string[] = [];
+
+  const start = async (toml = "[resources]\ncores = 1\n") => {
+    writeFileSync(join(dir, "c.toml"), toml);
+    daemon = await startDaemon({ statedir: dir, configPath: join(dir, "c.toml"), env: {}, log: (l) => log.push(l) });
+    client = connectDaemon(daemon.socketPath);
+  };
+  const stop = async () => {
+    client?.close();
+    await daemon?.shutdown("test");
+    daemon = undefined;
+  };
+  const view = async (id: string) => (await client.call("info", { id })).job;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "jobtap-daemon-"));
+    log.length = 0;
+  });
+  afterEach(async () => {
+    await stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("submits a counted batch and lists by state, result and priority order", async () => {
+    await start();
+    const { ids: held } = await client.call("submit", { jobspecs: [testJob("0s")], count: 3, urgency: 0, userid: UID });
+    expect(held).toHaveLength(3);
+    const { ids: [fast] } = await client.call("submit", { jobspecs: [testJob("0s")], userid: UID });
+    await client.call("wait", { id: fast as string });
+    const { ids: [urgent] } = await client.call("submit", { jobspecs: [testJob("0s")], urgency: 31, userid: UID });
+    await client.call("wait", { id: urgent as string });
+    const sched = (await client.call("list", { states: ["SCHED"] })).jobs.map((j) => j.id);
+    expect(sched).toEqual(held);
+    const completed = (await client.call("list", { states: [], results: ["COMPLETED"] })).jobs.map((j) => j.id);
+    expect(completed).toEqual([urgent, fast]);
+    expect((await client.call("list", { states: [], results: ["CANCELED"] })).jobs).toEqual([]);
+    expect((await client.call("list", { limit: 1 })).jobs).toHaveLength(1);
+    const done = await view(fast as string);
+    expect(done).toMatchObject({ state: "INACTIVE", result: "COMPLETED", ntasks: 1 });
+    expect(done.t_run).toBeGreaterThanOrEqual(done.t_submit);
+    expect((await client.call("info", { id: fast as string })).R).toBeDefined();
+  });
+
+  it("returns rejections and bad fields as coded errors naming what was wrong", async () => {
+    await start();
+    await expect(client.call("submit", { jobspecs: [{ version: 2 } as never], userid: UID })).rejects.toMatchObject({
+      code: ErrorCode.BAD_JOBSPEC,
+      message: expect.stringContaining("version"),
+    });
+    await expect(client.call("urgency", { id: "ƒ2222", urgency: "high" as never, userid: UID })).rejects.toMatchObject({
+      code: ErrorCode.PROTOCOL,
+      message: "urgency: urgency must be an integer",
+    });
+    await expect(client.call("submit", { jobspecs: [testJob("0s"), testJob("0s")], count: 2, userid: UID })).rejects.toMatchObject({
+      message: "submit: count needs exactly one jobspec",
+    });
+    await expect(client.call("info", { id: "ƒ2222222" })).rejects.toMatchObject({ code: ErrorCode.UNKNOWN_JOB });
+    await expect(client.call("plugin.remove", { name: "nothing-here" })).rejects.toMatchObject({ code: ErrorCode.PLUGIN_NOT_FOUND });
+  });
+
+  it("streams an eventlog until clean", async () => {
+    await start();
+    const { ids: [id] } = await client.call("submit", { jobspecs: [testJob("0.2s")], userid: UID });
+    const names: string[] = [];
+    await client.stream("eventlog", { id: id as string, follow: true }, (e) => names.push((e as { name: string }).name));
+    expect(names[0]).toBe("submit");
+    expect(names).toContain("finish");
+    expect(names.at(-1)).toBe("clean");
+    const plain = (await client.call("eventlog", { id: id as string })).eventlog.map((e) => e.name);
+    expect(plain).toEqual(names);
+  });
+
+  it("shutdown 'kill' cancels running jobs, keeps pending ones unstarted, and frees the statedir", async () => {
+    await start();
+    const { ids: [running] } = await client.call("submit", { jobspecs: [testJob("1h")], userid: UID });
+    await until(async () => (await view(running as string)).state === "RUN", "job to run");
+    const { ids: [pending] } = await client.call("submit", { jobspecs: [testJob("0s")], userid: UID });
+    await until(async () => (await view(pending as string)).state === "SCHED", "job to wait");
+    await stop();
+    expect(existsSync(join(dir, "jobtap.sock"))).toBe(false);
+    expect(existsSync(join(dir, "jobtap.lock"))).toBe(false);
+    expect(log.some((l) => l.includes("cancelling 1 running jobs"))).toBe(true);
+
+    await start();
+    expect(await view(running as string)).toMatchObject({
+      result: "CANCELED",
+      exception: { type: "cancel", note: "jobtap daemon shutdown" },
+    });
+    // The pending job never got resources from the stopping daemon.
+    const events = (await client.call("eventlog", { id: pending as string })).eventlog.map((e) => e.name);
+    const restart = events.indexOf("flux-restart");
+    expect(restart).toBeGreaterThan(0);
+    expect(events.slice(0, restart)).not.toContain("alloc");
+  });
+
+  it("shutdown 'wait' lets running jobs finish", async () => {
+    await start(`[resources]\ncores = 1\n[daemon]\nshutdown = "wait"\nshutdown-timeout = "20s"\n`);
+    const { ids: [id] } = await client.call("submit", { jobspecs: [testJob("0.3s")], userid: UID });
+    await until(async () => (await view(id as string)).state === "RUN", "job to run");
+    await stop();
+    await start();
+    expect(await view(id as string)).toMatchObject({ state: "INACTIVE", result: "COMPLETED" });
+  });
+
+  it("refuses a second daemon on the same statedir or socket, and an over-long socket path", async () => {
+    await start();
+    await expect(startDaemon({ statedir: dir, env: {}, log: () => undefined })).rejects.toThrow(
+      `another daemon is already serving ${join(dir, "jobtap.sock")}`,
+    );
+    await expect(
+      startDaemon({ statedir: dir, socketPath: join(dir, "other.sock"), env: {}, log: () => undefined }),
+    ).rejects.toThrow(`statedir ${dir} is in use by daemon pid ${process.pid}`);
+    await expect(
+      startDaemon({ statedir: join(dir, "x"), socketPath: join(dir, "s".repeat(120)), env: {}, log: () => undefined }),
+    ).rejects.toThrow("longer than a Unix socket allows");
+  });
+});
