@@ -64,26 +64,30 @@ function antecedentId(scheme: string, value: unknown): JobId | string {
   }
 }
 
-/** Registers the scheme handlers, the release paths and plugin.query. */
-export default function dependencyAfter(p: PluginContext): void {
-  const graph = new AfterGraph();
+/** The plugin's handlers over one AfterGraph. */
+class AfterPlugin {
+  private readonly graph = new AfterGraph();
 
-  const ending = (args: JobArgs): Ending => {
-    const inactive = args.state === "INACTIVE" || args.state === "CLEANUP";
-    return endingOf(
-      args,
-      p.eventPosted(args.id, "alloc"),
-      p.eventPosted(args.id, "start"),
-      inactive ? p.jobResult(args.id) : undefined,
-    );
-  };
+  constructor(private readonly p: PluginContext) {}
 
-  const resolveNow = (id: JobId, description: string): void => {
-    p.dependencyAdd(id, description);
-    p.dependencyRemove(id, description);
-  };
+  /** What is known of an antecedent in CLEANUP or INACTIVE (or not yet ended). */
+  private ending(args: JobArgs): Ending {
+    const ended = args.state === "INACTIVE" || args.state === "CLEANUP";
+    const p = this.p;
+    return endingOf(args, p.eventPosted(args.id, "alloc"), p.eventPosted(args.id, "start"),
+      ended ? p.jobResult(args.id) : undefined);
+  }
 
-  const onScheme = (args: DependencyArgs): Rejection | undefined => {
+  /** Satisfied at submit: add then remove, so the eventlog shows the dependency. */
+  private resolveNow(id: JobId, description: string): undefined {
+    this.p.dependencyAdd(id, description);
+    this.p.dependencyRemove(id, description);
+    return undefined;
+  }
+
+  /** `job.dependency.<scheme>`: check the antecedent, then resolve, reject or wait. */
+  onScheme(args: DependencyArgs): Rejection | undefined {
+    const p = this.p;
     const scheme = args.dependency.scheme;
     const type = SCHEMES[scheme]!;
     const value = String(args.dependency.value ?? "");
@@ -97,69 +101,74 @@ export default function dependencyAfter(p: PluginContext): void {
     }
     const description = `${type}=${value}`;
     if (target.state === "INACTIVE") {
-      const why = inactiveAtSubmit(scheme, type, value, ending(target));
-      if (why !== undefined) return p.reject(why);
-      resolveNow(args.id, description);
-      return undefined;
+      const why = inactiveAtSubmit(scheme, type, value, this.ending(target));
+      return why !== undefined ? p.reject(why) : this.resolveNow(args.id, description);
     }
-    if (type === "after-start" && p.eventPosted(ante, "start")) {
-      resolveNow(args.id, description);
-      return undefined;
-    }
+    if (type === "after-start" && p.eventPosted(ante, "start")) return this.resolveNow(args.id, description);
     p.dependencyAdd(args.id, description);
-    graph.add(ante, { depid: args.id, type, description });
+    this.graph.add(ante, { depid: args.id, type, description });
     if (type === "after-start") p.subscribe(ante);
     return undefined;
-  };
+  }
 
-  for (const scheme of Object.keys(SCHEMES)) p.on(`job.dependency.${scheme}`, onScheme);
-
-  const release = (w: Waiter): void => {
-    graph.forget(w.depid);
+  private release(w: Waiter): void {
+    this.graph.forget(w.depid);
     try {
-      p.dependencyRemove(w.depid, w.description);
+      this.p.dependencyRemove(w.depid, w.description);
     } catch (e) {
-      p.log.warn(`${formatJobId(w.depid)}: cannot release ${w.description}: ${(e as Error).message}`);
+      this.p.log.warn(`${formatJobId(w.depid)}: cannot release ${w.description}: ${(e as Error).message}`);
     }
-  };
+  }
 
-  const fail = (w: Waiter, reason: string): void => {
-    graph.forget(w.depid);
+  private fail(w: Waiter, reason: string): void {
+    this.graph.forget(w.depid);
     try {
-      p.raiseException(w.depid, "dependency", 0, `dependency ${w.description} ${reason}`);
+      this.p.raiseException(w.depid, "dependency", 0, `dependency ${w.description} ${reason}`);
     } catch (e) {
-      p.log.warn(`${formatJobId(w.depid)}: ${(e as Error).message}`);
+      this.p.log.warn(`${formatJobId(w.depid)}: ${(e as Error).message}`);
     }
-  };
+  }
 
-  p.on("job.event.start", ({ id }) => {
-    for (const w of graph.take(id, (x) => x.type === "after-start")) release(w);
-  });
+  /** The antecedent started: release its afterstart waiters. */
+  onStart(id: JobId): void {
+    for (const w of this.graph.take(id, (x) => x.type === "after-start")) this.release(w);
+  }
 
-  // Any job becoming inactive: release or fail what waits on it; forget its own waits.
-  p.on("job.state.inactive", (args) => {
-    const waiters = graph.take(args.id, () => true);
+  /** Any job became inactive: release or fail what waits on it; forget its own waits. */
+  onInactive(args: JobArgs): void {
+    const waiters = this.graph.take(args.id, () => true);
     if (waiters.length > 0) {
-      const end = ending(args);
+      const end = this.ending(args);
       for (const w of waiters) {
         const r = releasedAtEnd(w.type, end);
-        if (r === true) release(w);
-        else fail(w, r === "never started" ? "job never started" : "can never be satisfied");
+        if (r === true) this.release(w);
+        else this.fail(w, r === "never started" ? "job never started" : "can never be satisfied");
       }
     }
-    graph.forget(args.id);
-  });
-  p.on("job.destroy", ({ id }) => graph.forget(id));
-  p.on("job.state.priority", ({ id }) => graph.forget(id));
+    this.graph.forget(args.id);
+  }
 
-  p.on("plugin.query", () => ({
-    dependencies: [...graph.waiting].flatMap(([ante, list]) =>
-      list.map((w) => ({
-        id: formatJobId(ante),
-        depid: formatJobId(w.depid),
-        type: w.type,
-        description: w.description,
-      })),
-    ),
-  }));
+  forget(id: JobId): void {
+    this.graph.forget(id);
+  }
+
+  /** `plugin.query`: every pending dependency, ids in f58. */
+  query(): Record<string, unknown> {
+    const dependencies = [...this.graph.waiting].flatMap(([ante, list]) =>
+      list.map((w) => ({ id: formatJobId(ante), depid: formatJobId(w.depid), type: w.type, description: w.description })),
+    );
+    return { dependencies };
+  }
+}
+
+/** Registers the scheme handlers, the release paths and plugin.query. */
+export default function dependencyAfter(p: PluginContext): void {
+  const after = new AfterPlugin(p);
+  for (const scheme of Object.keys(SCHEMES)) p.on(`job.dependency.${scheme}`, (args) => after.onScheme(args));
+  p.on("job.event.start", ({ id }) => after.onStart(id));
+  p.on("job.state.inactive", (args) => after.onInactive(args));
+  // A dependent rejected, cancelled or released: drop its references.
+  p.on("job.destroy", ({ id }) => after.forget(id));
+  p.on("job.state.priority", ({ id }) => after.forget(id));
+  p.on("plugin.query", () => after.query());
 }
