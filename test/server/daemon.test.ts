@@ -129,13 +129,20 @@ describe("daemon (in-process)", () => {
     expect(events.slice(0, restart)).not.toContain("alloc");
   });
 
-  it("shutdown 'wait' lets running jobs finish", async () => {
-    await start(`[resources]\ncores = 1\n[daemon]\nshutdown = "wait"\nshutdown-timeout = "20s"\n`);
-    const { ids: [id] } = await client.call("submit", { jobspecs: [testJob("0.3s")], userid: UID });
-    await until(async () => (await view(id as string)).state === "RUN", "job to run");
+  it("shutdown 'wait' lets running jobs finish but starts nothing new", async () => {
+    await start(`[resources]\ncores = 2\n[daemon]\nshutdown = "wait"\nshutdown-timeout = "20s"\n`);
+    const { ids: [short, long] } = await client.call("submit", { jobspecs: [testJob("0.1s"), testJob("0.6s")], userid: UID });
+    await until(async () => (await view(long as string)).state === "RUN", "jobs to run");
+    const { ids: [next] } = await client.call("submit", { jobspecs: [testJob("0s")], userid: UID });
+    await until(async () => (await view(next as string)).state === "SCHED", "job to queue");
     await stop();
     await start();
-    expect(await view(id as string)).toMatchObject({ state: "INACTIVE", result: "COMPLETED" });
+    for (const id of [short, long]) expect(await view(id as string)).toMatchObject({ state: "INACTIVE", result: "COMPLETED" });
+    // The core the short job freed during the grace period was not handed to the queued job.
+    const events = (await client.call("eventlog", { id: next as string })).eventlog.map((e) => e.name);
+    const restart = events.indexOf("flux-restart");
+    expect(restart).toBeGreaterThan(0);
+    expect(events.slice(0, restart)).not.toContain("alloc");
   });
 
   it("refuses a second daemon on the same statedir or socket, and an over-long socket path", async () => {
