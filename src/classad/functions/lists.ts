@@ -96,10 +96,11 @@ function listCompare(args: Value[], any: boolean): Value {
   return !any;
 }
 
-/** Runs `body` on the split items of a string-list first argument (delimiters in arg 2). */
+/**
+ * Runs `body` on the split items of a string-list first argument (delimiters in arg 2).
+ * As HTCondor's compat functions, any non-string argument (undefined too) is an error.
+ */
 function withList(args: Value[], defaults: string, body: (items: string[]) => Value): Value {
-  const bad = strictArgs(args);
-  if (bad) return bad;
   const [l, d] = args;
   if (typeof l !== "string" || (d !== undefined && typeof d !== "string")) return ERROR;
   return body(splitStringList(l, d ?? defaults));
@@ -119,32 +120,33 @@ function stringListMath(items: string[], op: "Sum" | "Avg" | "Min" | "Max"): Val
   return allInt ? BigInt(Math.trunc(r)) : r;
 }
 
-function stringListMember(args: Value[], caseless: boolean): Value {
+/** Arguments of the stringList member/subset functions: strings, or undefined (as ""). */
+function memberArgs(args: Value[]): { x: string; l: string; delims: string } | Value {
   const [x, l, d] = args as [Value, Value, Value | undefined];
-  if (isErr(x) || isErr(l) || (d !== undefined && isErr(d))) return ERROR;
+  const okay = (v: Value | undefined) => v === undefined || typeof v === "string" || isUndef(v);
+  if (!okay(x) || !okay(l) || !okay(d)) return ERROR;
   if (isUndef(x) && isUndef(l)) return UNDEFINED;
-  const xs = isUndef(x) ? "" : x;
-  const ls = isUndef(l) ? "" : l;
-  if (typeof xs !== "string" || typeof ls !== "string" || (d !== undefined && typeof d !== "string")) return ERROR;
+  return { x: typeof x === "string" ? x : "", l: typeof l === "string" ? l : "", delims: typeof d === "string" ? d : ", \t\r\n" };
+}
+
+function stringListMember(args: Value[], caseless: boolean): Value {
+  const a = memberArgs(args);
+  if (!("delims" in (a as object))) return a as Value;
+  const { x: xs, l: ls, delims } = a as { x: string; l: string; delims: string };
   if (xs === "") return false;
-  const items = splitStringList(ls, d ?? ", \t\r\n");
+  const items = splitStringList(ls, delims);
   return caseless ? items.some((it) => it.toLowerCase() === xs.toLowerCase()) : items.includes(xs);
 }
 
 function subsetMatch(args: Value[], caseless: boolean): Value {
-  const [a, b, d] = args as [Value, Value, Value | undefined];
-  if (isErr(a) || isErr(b)) return ERROR;
-  if (isUndef(a) && isUndef(b)) return UNDEFINED;
-  if (d !== undefined && typeof d !== "string") return ERROR;
-  const delims = d ?? ", ";
-  if (!isUndef(a) && typeof a !== "string") return ERROR;
-  if (!isUndef(b) && typeof b !== "string") return ERROR;
+  const a = memberArgs(args);
+  if (!("delims" in (a as object))) return a as Value;
+  const { x, l, delims } = a as { x: string; l: string; delims: string };
   const fold = (s: string) => (caseless ? s.toLowerCase() : s);
-  const left = isUndef(a) ? [] : splitStringList(a as string, delims).map(fold);
+  const left = splitStringList(x, delims).map(fold);
   if (left.length === 0) return true;
-  if (isUndef(b)) return false;
-  const right = new Set(splitStringList(b as string, delims).map(fold));
-  return left.every((x) => right.has(x));
+  const right = new Set(splitStringList(l, delims).map(fold));
+  return left.every((item) => right.has(item));
 }
 
 function intersect(args: Value[]): Value {
@@ -158,31 +160,27 @@ function intersect(args: Value[]): Value {
 }
 
 /**
- * split(s[, seps]): whitespace runs (with at most one non-space separator) are one break;
- * repeated non-space separators give empty items.
+ * split(s[, seps]) as HTCondor: non-empty runs between separators are items; an empty run
+ * between two identical non-space separators is an empty item. Whitespace separators are
+ * not remembered, so `"a,b ,c"` gives `{"a","b","","c"}` (the comma before `b` counts).
  */
 function split(args: Value[]): Value {
-  const bad = strictArgs(args);
-  if (bad) return bad;
   const [s, d] = args;
   if (typeof s !== "string" || (d !== undefined && typeof d !== "string")) return ERROR;
   const seps = d ?? ", \t";
-  const isWs = (c: string) => c === " " || c === "\t" || c === "\n" || c === "\r";
+  const isSpace = (c: string) => c === " " || c === "\t" || c === "\n" || c === "\r" || c === "\v" || c === "\f";
   const items: string[] = [];
-  let i = 0;
-  const n = s.length;
-  while (i < n && isWs(s[i]!) && seps.includes(s[i]!)) i++;
-  while (i < n) {
-    let tok = "";
-    while (i < n && !seps.includes(s[i]!)) tok += s[i++];
-    items.push(tok.trim());
-    while (i < n && isWs(s[i]!) && seps.includes(s[i]!)) i++;
-    if (i < n && !isWs(s[i]!) && seps.includes(s[i]!)) {
-      i++;
-      while (i < n && isWs(s[i]!) && seps.includes(s[i]!)) i++;
-      if (i >= n) break;
-    }
+  let last = 0;
+  let prevSep = "";
+  for (let i = 0; i < s.length && seps !== ""; i++) {
+    const c = s[i]!;
+    if (!seps.includes(c)) continue;
+    if (i > last) items.push(s.slice(last, i));
+    else if (prevSep !== "" && prevSep === c) items.push("");
+    if (!isSpace(c)) prevSep = c;
+    last = i + 1;
   }
+  if (s.length > last) items.push(s.slice(last));
   return new ListValue(items);
 }
 

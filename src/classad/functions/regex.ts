@@ -147,17 +147,17 @@ function expand(repl: string, m: RegExpExecArray): Value {
   return out;
 }
 
+/** The compat stringList_regexpMember: every argument must be a string (undefined is error). */
 function stringListRegexpMember(args: Value[], compile: Compile): Value {
   if (args.length < 2 || args.length > 4) return ERROR;
-  for (const a of args) if (isErr(a)) return ERROR;
   const [pat, l, d, o] = args as [Value, Value, Value | undefined, Value | undefined];
-  if (isUndef(pat) || isUndef(l)) return UNDEFINED;
-  const delims = optsArg(d);
+  const delims = d === undefined ? ", " : d;
   const opts = optsArg(o);
-  if (typeof pat !== "string" || typeof l !== "string" || delims === null || opts === null) return ERROR;
-  const items = splitStringList(l, delims === "" && d === undefined ? ", " : delims);
+  if (typeof pat !== "string" || typeof l !== "string" || typeof delims !== "string" || opts === null) return ERROR;
+  const items = splitStringList(l, delims);
   if (items.length === 0) return UNDEFINED;
-  const re = compile(pat, opts.replace("g", ""));
+  // This compat function also accepts upper-case option letters.
+  const re = compile(pat, opts.toLowerCase().replace(/[fg]/g, ""));
   if (re === null) return ERROR;
   return items.some((it) => re.test(it));
 }
