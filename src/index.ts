@@ -122,3 +122,14 @@ export type {
   CronTable,
   CronJobConfig,
 } from "./condor/index.js";
+
+// --- daemon and CLI ---
+export { startDaemon, runDaemonUntilSignal } from "./server/daemon.js";
+export type { Daemon, DaemonOptions } from "./server/daemon.js";
+export { connectDaemon } from "./server/client.js";
+export type { DaemonClient } from "./server/client.js";
+export { checkConfigFile, loadConfigFile } from "./server/config.js";
+export type { DaemonConfig, DaemonSettings, ShutdownPolicy } from "./server/config.js";
+export type { JobView, PluginView, Methods, MethodName } from "./server/protocol.js";
+export { runCli } from "./cli/main.js";
+export type { CliIO, Subcommand } from "./cli/io.js";
