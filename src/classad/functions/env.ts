@@ -12,8 +12,19 @@ export function registerEnv(r: Registry): void {
   r.addFunction("mergeEnvironment", mergeEnvironment);
   r.addFunction("listToArgs", arity(1, 1, ([v]) => listToArgs(v!)));
   r.addFunction("argsToList", arity(1, 1, ([v]) => argsToList(v!)));
-  r.addFunction("userHome", arity(1, 2, (a) => (isErr(a[0]!) ? ERROR : (a[1] ?? UNDEFINED))));
+  r.addFunction("userHome", arity(1, 2, (a) => userHome(a[0]!, a[1])));
   r.addFunction("userMap", arity(2, 4, (a) => (isErr(a[0]!) || isErr(a[1]!) ? ERROR : (a[3] ?? UNDEFINED))));
+}
+
+/**
+ * userHome(user[, default]): home lookups are disabled (as HTCondor without
+ * CLASSAD_ENABLE_USER_HOME), so a non-empty string default wins, an undefined user is
+ * undefined, a non-string user is error, and otherwise the result is undefined.
+ */
+function userHome(user: Value, dflt: Value | undefined): Value {
+  if (typeof dflt === "string" && dflt !== "") return dflt;
+  if (isUndef(user)) return UNDEFINED;
+  return typeof user === "string" ? UNDEFINED : ERROR;
 }
 
 /** V2 quoting of one word: single quotes when it has spaces or quotes ('' escapes '). */
