@@ -14,9 +14,9 @@
  *   non-fatal `epilog` exception (severity 2).
  */
 import { constants, hostname } from "node:os";
-import type { EventArgs, JobId, PluginContext } from "jobtap/plugin";
+import type { EventArgs, JobArgs, JobId, PluginContext } from "jobtap/plugin";
 import { formatJobId } from "jobtap/plugin";
-import { queryConf, readPerilogConfig, type PerilogConf, type PerilogConfig } from "./config.js";
+import { queryConf, readPerilogConfig, type PerilogConfig } from "./config.js";
 import { PerilogProc, type ProcExit } from "./proc.js";
 
 const PROLOG = "job-manager.prolog";
@@ -40,120 +40,119 @@ function waitStatus(x: ProcExit): number {
   return x.code << 8;
 }
 
+/** The plugin's state: configuration and the one running process per job. */
+class Perilog {
+  cfg: PerilogConfig = { prolog: undefined, epilog: undefined, logIgnore: [] };
+  readonly procs = new Map<JobId, PerilogProc>();
+  /** Jobs whose prolog failed: their epilog starts from the exception callback. */
+  private readonly prologFailed = new Set<JobId>();
+  private readonly host = hostname();
+
+  constructor(private readonly p: PluginContext) {}
+
+  private spawn(id: JobId, userid: number, which: "prolog" | "epilog", done: (x: ProcExit) => void): void {
+    const c = this.cfg[which]!;
+    const proc = new PerilogProc({
+      name: which,
+      command: c.command,
+      env: { FLUX_JOB_ID: formatJobId(id), JOBTAP_JOB_ID: formatJobId(id), FLUX_JOB_USERID: String(userid) },
+      clock: this.p.clock,
+      timeoutMs: c.timeout * 1000,
+      killTimeoutMs: c.killTimeout * 1000,
+      onLine: (stream, line) => this.logLine(id, which, stream, line),
+      onExit: (x) => {
+        this.procs.delete(id);
+        this.guard(id, () => done(x));
+      },
+    });
+    this.procs.set(id, proc);
+  }
+
+  private logLine(id: JobId, which: string, stream: string, line: string): void {
+    if (line.trim() === "" || this.cfg.logIgnore.some((r) => r.test(line))) return;
+    this.p.log.info(`${formatJobId(id)}: ${which}: ${stream}: ${line}`);
+  }
+
+  /** Process exits happen outside callbacks: a refused call is logged, never thrown. */
+  private guard(id: JobId, fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.p.log.error(`${formatJobId(id)}: ${(e as Error).message}`);
+    }
+  }
+
+  /** `job.state.run`: subscribe (for the epilog) and start the prolog if configured. */
+  onRun(job: JobArgs): void {
+    if (this.cfg.prolog === undefined && this.cfg.epilog === undefined) return;
+    this.p.subscribe(job.id);
+    if (this.cfg.prolog === undefined) return;
+    this.spawn(job.id, job.userid, "prolog", (x) => {
+      const why = failureNote("prolog", x, this.host);
+      if (why !== undefined) {
+        this.prologFailed.add(job.id);
+        this.p.raiseException(job.id, "prolog", 0, why);
+      }
+      this.p.prologFinish(job.id, PROLOG, waitStatus(x));
+    });
+    this.p.prologStart(job.id, PROLOG);
+  }
+
+  /** Starts the epilog; only inside a callback for the job, in CLEANUP. */
+  startEpilog(job: EventArgs): void {
+    if (this.cfg.epilog === undefined || this.procs.has(job.id)) return;
+    this.spawn(job.id, job.userid, "epilog", (x) => {
+      const why = failureNote("epilog", x, this.host);
+      if (why !== undefined) this.p.raiseException(job.id, "epilog", 2, why);
+      this.p.epilogFinish(job.id, EPILOG, waitStatus(x));
+    });
+    this.p.epilogStart(job.id, EPILOG);
+  }
+
+  /** A fatal exception: the failed prolog's epilog, or cancel a running process. */
+  onException(job: EventArgs): void {
+    if (job.entry.context?.severity !== 0) return;
+    if (this.prologFailed.delete(job.id)) {
+      this.startEpilog(job);
+      return;
+    }
+    const proc = this.procs.get(job.id);
+    if (proc !== undefined && this.cfg[proc.name]?.cancelOnException) proc.cancel();
+  }
+
+  query(): Record<string, unknown> {
+    const procs = [...this.procs].map(([id, proc]) => [
+      formatJobId(id),
+      {
+        name: proc.name,
+        state: proc.state,
+        total: 1,
+        active: 1,
+        active_ranks: "0",
+        remaining_time: (proc.remainingMs() ?? 0) / 1000,
+      },
+    ]);
+    return { conf: { prolog: queryConf(this.cfg.prolog), epilog: queryConf(this.cfg.epilog) }, procs: Object.fromEntries(procs) };
+  }
+}
+
 /** Registers the perilog topics and plugin.query. */
 export default function perilog(p: PluginContext): void {
-  let cfg: PerilogConfig = { prolog: undefined, epilog: undefined, logIgnore: [] };
-  const procs = new Map<JobId, PerilogProc>();
-  /** Jobs whose prolog failed: their epilog starts from the exception callback. */
-  const prologFailed = new Set<JobId>();
-  const host = hostname();
-
+  const pl = new Perilog(p);
   p.on("conf.update", ({ conf }) => {
     try {
-      cfg = readPerilogConfig(conf);
+      pl.cfg = readPerilogConfig(conf);
     } catch (e) {
       return p.reject((e as Error).message);
     }
     return undefined;
   });
-
-  const spawn = (id: JobId, userid: number, which: "prolog" | "epilog", c: PerilogConf, done: (x: ProcExit) => void) => {
-    const proc = new PerilogProc({
-      name: which,
-      command: c.command,
-      env: { FLUX_JOB_ID: formatJobId(id), JOBTAP_JOB_ID: formatJobId(id), FLUX_JOB_USERID: String(userid) },
-      clock: p.clock,
-      timeoutMs: c.timeout * 1000,
-      killTimeoutMs: c.killTimeout * 1000,
-      onLine: (stream, line) => {
-        if (line.trim() === "" || cfg.logIgnore.some((r) => r.test(line))) return;
-        p.log.info(`${formatJobId(id)}: ${which}: ${stream}: ${line}`);
-      },
-      onExit: (x) => {
-        procs.delete(id);
-        done(x);
-      },
-    });
-    procs.set(id, proc);
-    return proc;
-  };
-
-  /** Runs the epilog; call only inside a callback for the job, in CLEANUP. */
-  const startEpilog = (job: EventArgs): void => {
-    const c = cfg.epilog;
-    if (c === undefined || procs.has(job.id)) return;
-    spawn(job.id, job.userid, "epilog", c, (x) => {
-      const why = failureNote("epilog", x, host);
-      guard(job.id, () => {
-        if (why !== undefined) p.raiseException(job.id, "epilog", 2, why);
-        p.epilogFinish(job.id, EPILOG, waitStatus(x));
-      });
-    });
-    p.epilogStart(job.id, EPILOG);
-  };
-
-  const guard = (id: JobId, fn: () => void): void => {
-    try {
-      fn();
-    } catch (e) {
-      p.log.error(`${formatJobId(id)}: ${(e as Error).message}`);
-    }
-  };
-
-  p.on("job.state.run", (job) => {
-    if (cfg.prolog === undefined && cfg.epilog === undefined) return;
-    p.subscribe(job.id);
-    const c = cfg.prolog;
-    if (c === undefined) return;
-    spawn(job.id, job.userid, "prolog", c, (x) => {
-      const why = failureNote("prolog", x, host);
-      guard(job.id, () => {
-        if (why !== undefined) {
-          prologFailed.add(job.id);
-          p.raiseException(job.id, "prolog", 0, why);
-        }
-        p.prologFinish(job.id, PROLOG, waitStatus(x));
-      });
-    });
-    p.prologStart(job.id, PROLOG);
-  });
-
-  p.on("job.event.exception", (job) => {
-    const ctx = job.entry.context ?? {};
-    if (ctx.severity !== 0) return;
-    if (prologFailed.delete(job.id)) {
-      startEpilog(job);
-      return;
-    }
-    const proc = procs.get(job.id);
-    const c = proc === undefined ? undefined : cfg[procName(proc)];
-    if (proc !== undefined && c?.cancelOnException) proc.cancel();
-  });
-
-  p.on("job.event.finish", (job) => startEpilog(job));
-
-  p.on("plugin.query", () => ({
-    conf: { prolog: queryConf(cfg.prolog), epilog: queryConf(cfg.epilog) },
-    procs: Object.fromEntries(
-      [...procs].map(([id, proc]) => [
-        formatJobId(id),
-        {
-          name: procName(proc),
-          state: proc.state,
-          total: 1,
-          active: 1,
-          active_ranks: "0",
-          remaining_time: (proc.remainingMs() ?? 0) / 1000,
-        },
-      ]),
-    ),
-  }));
-
+  p.on("job.state.run", (job) => pl.onRun(job));
+  p.on("job.event.exception", (job) => pl.onException(job));
+  p.on("job.event.finish", (job) => pl.startEpilog(job));
+  p.on("plugin.query", () => pl.query());
+  // Processes of a removed plugin are terminated rather than left behind.
   p.onRemove(() => {
-    for (const proc of procs.values()) proc.cancel();
+    for (const proc of pl.procs.values()) proc.cancel();
   });
-}
-
-function procName(proc: PerilogProc): "prolog" | "epilog" {
-  return proc.name;
 }
