@@ -8,6 +8,15 @@ import type { Expr } from "./expr.js";
 import { guardStack, Parser } from "./parser.js";
 import { T } from "./lexer.js";
 
+/** Options for reading old-style text. */
+export interface OldAdOptions {
+  /**
+   * Skip lines whose first non-blank character is `#`, as HTCondor does when it reads an ad
+   * from a file (hook output has no comments, so the default is false).
+   */
+  comments?: boolean;
+}
+
 /** A line of old-style text that could not be inserted, with its 1-based line number. */
 export interface FailedLine {
   line: number;
@@ -22,13 +31,14 @@ export interface FailedLine {
  * is ignored). Lines without `=`, with an empty name, a leading `'`, or an unparsable value
  * are reported in `failed`; empty lines are skipped. Later lines win over earlier ones.
  */
-export function readOldAd(text: string): { ad: ClassAd; failed: FailedLine[] } {
+export function readOldAd(text: string, opts: OldAdOptions = {}): { ad: ClassAd; failed: FailedLine[] } {
   const ad = new ClassAd();
   const failed: FailedLine[] = [];
   const lines = text.split("\n");
   const parser = new Parser("", true);
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i]!;
+    if (opts.comments && /^[ \t]*#/.test(raw)) continue;
     const r = insertLine(ad, raw, parser);
     if (r !== null) failed.push({ line: i + 1, text: raw, message: r });
   }
@@ -36,8 +46,8 @@ export function readOldAd(text: string): { ad: ClassAd; failed: FailedLine[] } {
 }
 
 /** Reads old-style ad text; any failed line throws CLASSAD_SYNTAX naming the line. */
-export function parseOldAd(text: string): ClassAd {
-  const { ad, failed } = readOldAd(text);
+export function parseOldAd(text: string, opts: OldAdOptions = {}): ClassAd {
+  const { ad, failed } = readOldAd(text, opts);
   const f = failed[0];
   if (f !== undefined) {
     throw new JobtapError(ErrorCode.CLASSAD_SYNTAX, `old-style ClassAd line ${f.line}: ${f.message}`, { line: f.line, text: f.text });
@@ -86,6 +96,6 @@ export function parseNewAd(text: string): ClassAd {
  * Parses an ad in either syntax: text starting with `[` (after whitespace/comments) is a
  * new-style record, anything else old-style lines (strict).
  */
-export function parseAd(text: string): ClassAd {
-  return /^\s*(\/\/[^\n]*\n\s*|\/\*[\s\S]*?\*\/\s*)*\[/.test(text) ? parseNewAd(text) : parseOldAd(text);
+export function parseAd(text: string, opts: OldAdOptions = {}): ClassAd {
+  return /^\s*(\/\/[^\n]*\n\s*|\/\*[\s\S]*?\*\/\s*)*\[/.test(text) ? parseNewAd(text) : parseOldAd(text, opts);
 }

@@ -41,7 +41,7 @@ export { Frame, type Compiled, MAX_EVAL_DEPTH } from "./compile.js";
 export type { Expr, BinaryOp, UnaryOp } from "./expr.js";
 export { literal, attrRef, callNode } from "./expr.js";
 export { parseExpr, parseExprPrefix, MAX_DEPTH, MAX_NESTING } from "./parser.js";
-export { readOldAd, parseOldAd, parseNewAd, parseAd, insertLine, type FailedLine } from "./adtext.js";
+export { readOldAd, parseOldAd, parseNewAd, parseAd, insertLine, type FailedLine, type OldAdOptions } from "./adtext.js";
 export { unparse, unparseValue, printOldAd, printNewAd, formatReal } from "./unparse.js";
 export { adToJSON, adFromJSON } from "./json.js";
 export {

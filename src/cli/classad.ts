@@ -114,7 +114,7 @@ async function loadAd(path: string, option: string, io: CliIO): Promise<ClassAd>
     throw usage(`${option} ${path}: ${(e as Error).message}`);
   }
   try {
-    return parseAd(text);
+    return parseAd(text, { comments: true });
   } catch (e) {
     if (isJobtapError(e)) throw new JobtapError(ErrorCode.CLASSAD_SYNTAX, `${option} ${path}: ${e.message}`);
     throw e;

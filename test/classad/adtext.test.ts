@@ -35,6 +35,17 @@ describe("old-style ad text", () => {
     expect(failed[3]!.message).toMatch(/attribute Bad: .*expected an expression/);
   });
 
+  it("skips # comment lines only when asked (ad files, not hook output)", () => {
+    const text = "# a comment\n  # another = 1\nA = 1\n";
+    // Without the option the insert rule applies: no '=' fails, a '#' name is just a name.
+    const raw = readOldAd(text);
+    expect(raw.failed.map((f) => f.line)).toEqual([1]);
+    expect(raw.ad.names()).toEqual(["# another", "A"]);
+    const { ad, failed } = readOldAd(text, { comments: true });
+    expect(failed).toEqual([]);
+    expect(ad.names()).toEqual(["A"]);
+  });
+
   it("parseOldAd throws CLASSAD_SYNTAX naming the line", () => {
     try {
       parseOldAd("A = 1\nB = (2\n");

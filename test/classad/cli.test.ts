@@ -10,7 +10,7 @@ import type { CliIO } from "../../src/cli/io.js";
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "jobtap-classad-"));
-  await writeFile(join(dir, "job.ad"), 'RequestCpus = 2\nRequestMemory = 1024\nOwner = "alice"\nRatio = 2.5\n');
+  await writeFile(join(dir, "job.ad"), '# a job\nRequestCpus = 2\nRequestMemory = 1024\nOwner = "alice"\nRatio = 2.5\n');
   await writeFile(join(dir, "machine.ad"), '[ Cpus = 4; Memory = 2048; Arch = "X86_64" ]\n');
   await writeFile(join(dir, "bad.ad"), "A = 1\nB = (2\n");
 });

@@ -213,12 +213,22 @@ function eachContext(args: readonly Compiled[], f: Frame, nodes: readonly Expr[]
   return count ? matched : new ListValue(results);
 }
 
-/** An attribute-reference argument stands for the expression it names. */
+/**
+ * An attribute-reference argument stands for the expression it names (`Filter`,
+ * `MY.Filter`, `TARGET.Filter`); a reference that names nothing is used as is, so
+ * `evalInEachContext(Capability, GPUs)` projects an attribute from each ad.
+ */
 function derefExpr(node: Expr, f: Frame): Expr {
-  if (node.type !== "attr" || node.base !== null) return node;
-  for (let s = f.scope; s !== null; s = s.parent) {
-    const e = s.entry(node.key);
-    if (e) return e.expr;
+  if (node.type !== "attr") return node;
+  if (node.base === null) {
+    for (let s = f.scope; s !== null; s = s.parent) {
+      const e = s.entry(node.key);
+      if (e) return e.expr;
+    }
+    return f.target?.entry(node.key)?.expr ?? node;
   }
-  return f.target?.entry(node.key)?.expr ?? node;
+  const b = node.base;
+  if (b.type !== "attr" || b.base !== null) return node;
+  const ad = b.key === "my" ? f.my : b.key === "target" || b.key === "other" ? f.target : null;
+  return ad?.entry(node.key)?.expr ?? node;
 }
