@@ -167,8 +167,8 @@ export default function dependencyAfter(p: PluginContext): void {
   for (const scheme of Object.keys(SCHEMES)) p.on(`job.dependency.${scheme}`, (args) => after.onScheme(args));
   p.on("job.event.start", ({ id }) => after.onStart(id));
   p.on("job.state.inactive", (args) => after.onInactive(args));
-  // A dependent rejected, cancelled or released: drop its references.
+  // A dependent rejected at submit after its entry was made: drop its references.
+  // (Released dependents are forgotten at release, cancelled ones at job.state.inactive.)
   p.on("job.destroy", ({ id }) => after.forget(id));
-  p.on("job.state.priority", ({ id }) => after.forget(id));
   p.on("plugin.query", () => after.query());
 }

@@ -147,3 +147,12 @@ describe(".dependency-after", () => {
     expect(starts[1]! >= starts[0]! + 2).toBe(true);
   });
 });
+
+describe(".dependency-after bookkeeping", () => {
+  it("a dependent rejected by a later dependency leaves no entry behind", async () => {
+    h = await host();
+    const a = await h.submit({ urgency: 0 });
+    await rejected(h, { dependencies: [...dep("afterok", a), { scheme: "nope" }] });
+    expect((await h.plugins.query(".dependency-after")).dependencies).toEqual([]);
+  });
+});
