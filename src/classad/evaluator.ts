@@ -106,13 +106,16 @@ export class Evaluator implements FunctionTable {
     return compiled(expr, this)(frame);
   }
 
+  /**
+   * Evaluation never throws: a host stack smaller than our depth bounds, or a function
+   * added by a plugin that throws, gives `error` (the latter is reported through `log`).
+   */
   private guard(run: () => Value): Value {
     try {
       return run();
     } catch (e) {
-      // A host stack smaller than our depth bounds must still not crash evaluation.
-      if (e instanceof RangeError) return ERROR;
-      throw e;
+      if (!(e instanceof RangeError)) this.log(`classad: evaluation failed: ${e instanceof Error ? e.message : String(e)}`);
+      return ERROR;
     }
   }
 }

@@ -48,6 +48,20 @@ describe("function tables belong to an instance", () => {
     expect(seen).toEqual(["1"]);
   });
 
+  it("a throwing plugin function gives error and is logged", () => {
+    const logged: string[] = [];
+    const ev = new Evaluator({ log: (m) => logged.push(m) });
+    ev.addFunction("boom", () => {
+      throw new Error("kaboom");
+    });
+    const ad = parseOldAd("x = boom()\ny = x");
+    expect(ev.evaluateAttr(ad, "y")).toBe(ERROR);
+    expect(logged).toEqual(["classad: evaluation failed: kaboom"]);
+    // the slots are usable again afterwards (no stale cycle marks)
+    ad.set("x", 3n);
+    expect(ev.evaluateAttr(ad, "y")).toBe(3n);
+  });
+
   it("rejects bad function names and the shared evaluator is sealed", () => {
     expect(() => new Evaluator().addFunction("no-dash", () => 1n)).toThrow(/not an identifier/);
     expect(() => builtinEvaluator().addFunction("x", () => 1n)).toThrow(/read-only/);
