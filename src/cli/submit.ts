@@ -5,8 +5,8 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Jobspec } from "../manager/port.js";
-import { URGENCY_MAX, URGENCY_MIN } from "../manager/states.js";
 import { optFlag, optInt, optList, optString, parseArgs, usage, type ParsedArgs } from "./args.js";
+import { parseUrgency } from "./urgency.js";
 import { currentUserid, exitStatusOf, withDaemon } from "./common.js";
 import { parseIdset } from "./idset.js";
 import type { CliIO, Subcommand } from "./io.js";
@@ -43,7 +43,7 @@ const OPTIONS = [
   { name: "help", short: "h" },
 ];
 
-export const SUBMIT_USAGE = `usage: jobtap submit [-n NTASKS] [-c CORES] [-g GPUS] [-t DURATION] [--urgency N]
+export const SUBMIT_USAGE = `usage: jobtap submit [-n NTASKS] [-c CORES] [-g GPUS] [-t DURATION] [--urgency N|hold|expedite]
        [--dependency=SCHEME:VALUE]... [--begin-time=T] [--job-name NAME] [--queue Q]
        [--setattr K=V]... [--env RULE]... [--cwd DIR] [--output F] [--error F]
        [--cc IDSET] [--jobspec FILE] [--wait] [--] COMMAND...
@@ -59,10 +59,8 @@ export const submit: Subcommand = async (argv, io) => {
   const base = jobspecFrom(p, io);
   const cc = optString(p, "cc");
   const batches = cc === undefined ? [{ jobspecs: [base] }] : ccBatches(base, parseIdset(cc, "--cc"));
-  const urgency = optInt(p, "urgency");
-  if (urgency !== undefined && (urgency < URGENCY_MIN || urgency > URGENCY_MAX)) {
-    throw usage(`--urgency ${urgency} is out of range ${URGENCY_MIN}..${URGENCY_MAX}`);
-  }
+  const urgencyArg = optString(p, "urgency");
+  const urgency = urgencyArg === undefined ? undefined : parseUrgency(urgencyArg, "--urgency");
   return withDaemon(io, async (client) => {
     const ids: string[] = [];
     let status = 0;

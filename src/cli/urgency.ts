@@ -14,11 +14,11 @@ const NAMED: Record<string, number> = {
 };
 
 /** Parses an urgency argument: 0..31 or one of the names. */
-export function parseUrgency(text: string): number {
+export function parseUrgency(text: string, what = "urgency"): number {
   const named = NAMED[text.toLowerCase()];
   if (named !== undefined) return named;
   if (!/^\d+$/.test(text) || Number(text) < URGENCY_MIN || Number(text) > URGENCY_MAX) {
-    throw usage(`urgency "${text}": expected ${URGENCY_MIN}..${URGENCY_MAX}, hold, expedite or default`);
+    throw usage(`${what} "${text}": expected ${URGENCY_MIN}..${URGENCY_MAX}, hold, expedite or default`);
   }
   return Number(text);
 }

@@ -64,6 +64,6 @@ describe("jobtap dispatcher", () => {
   it("refuses submit without a command and bad resource counts", async () => {
     expect((await run(["submit"])).stderr).toBe("jobtap submit: no COMMAND given (or use --jobspec FILE)\n");
     expect((await run(["submit", "-n", "0", "true"])).stderr).toBe("jobtap submit: --ntasks must be at least 1, got 0\n");
-    expect((await run(["submit", "--urgency", "40", "true"])).stderr).toBe("jobtap submit: --urgency 40 is out of range 0..31\n");
+    expect((await run(["submit", "--urgency", "40", "true"])).stderr).toBe('jobtap submit: --urgency "40": expected 0..31, hold, expedite or default\n');
   });
 });
