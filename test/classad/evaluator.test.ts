@@ -141,6 +141,14 @@ describe("evaluation never throws", () => {
     expect(isUndefined(v) || isError(v)).toBe(true);
   });
 
+  it("huge flat lists and deeply nested lists evaluate", () => {
+    const big = "{" + Array.from({ length: 50_000 }, (_, i) => i).join(",") + "}";
+    expect(ev.evaluate(`size(${big})`)).toBe(50_000n);
+    expect(ev.evaluate(`sum(${big})`)).toBe(1_249_975_000n);
+    const nested = "{".repeat(150) + "7" + "}".repeat(150);
+    expect(ev.evaluate(`size(${nested})`)).toBe(1n);
+  });
+
   it("a missing attribute is undefined", () => {
     expect(ev.evaluateAttr(new ClassAd(), "Nope")).toBe(UNDEFINED);
   });
