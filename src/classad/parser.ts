@@ -224,7 +224,6 @@ export class Parser {
   private sequence(close: string, what: string): Expr[] {
     const items: Expr[] = [];
     let deepest = 0;
-    this.enter();
     if (!this.isOp(close)) {
       for (;;) {
         items.push(this.expression());
@@ -234,7 +233,6 @@ export class Parser {
       }
     }
     this.expect(close, what);
-    this.nesting--;
     this.setDepth(deepest + 1);
     return items;
   }
@@ -268,7 +266,6 @@ export class Parser {
   record(): Expr {
     const attrs: (readonly [string, Expr])[] = [];
     let deepest = 0;
-    this.enter();
     for (;;) {
       while (this.isOp(";")) this.lx.next();
       if (this.isOp("]")) break;
@@ -279,7 +276,6 @@ export class Parser {
       if (!this.isOp(";") && !this.isOp("]")) this.lx.fail(`expected ';' or ']' in a record, found ${this.lx.describe()}`);
     }
     this.lx.next();
-    this.nesting--;
     this.setDepth(deepest + 1);
     return { type: "record", attrs };
   }
