@@ -227,8 +227,14 @@ function packageVersion(): string {
 export async function runDaemonUntilSignal(opts: DaemonOptions): Promise<number> {
   const daemon = await startDaemon(opts);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once("SIGTERM", () => resolve("SIGTERM"));
-    process.once("SIGINT", () => resolve("SIGINT"));
+    const on = (sig: NodeJS.Signals) => {
+      // Only the first signal shuts down cleanly; a second one gets the default (death).
+      process.off("SIGTERM", on);
+      process.off("SIGINT", on);
+      resolve(sig);
+    };
+    process.on("SIGTERM", on);
+    process.on("SIGINT", on);
   });
   await daemon.shutdown(signal);
   return 0;

@@ -11,7 +11,7 @@ import { DaemonUnderTest, requireBuild, waitFor } from "./harness.js";
 
 const TEST_EXEC = ["--setattr", "exec.test.run_duration=0.01s"];
 
-describe("jobtap daemon end to end", () => {
+describe("jobtap daemon end to end", { timeout: 90_000 }, () => {
   let d: DaemonUnderTest;
 
   beforeAll(async () => {
@@ -20,7 +20,7 @@ describe("jobtap daemon end to end", () => {
     d = new DaemonUnderTest();
     writeFileSync(join(d.statedir, "one-core.toml"), "[resources]\ncores = 1\n");
     await d.start(["--config", join(d.statedir, "one-core.toml")]);
-  });
+  }, 60_000);
   afterAll(async () => {
     await d?.dispose();
   });
@@ -50,7 +50,7 @@ describe("jobtap daemon end to end", () => {
 
   it("cancels a running job and --follow sees it end", async () => {
     const id = submit(["sleep", "300"]);
-    await waitFor(() => state(id) === "RUN", 10_000, "job to run");
+    await waitFor(() => state(id) === "RUN", 20_000, "job to run");
     const follow = d.cliAsync(["eventlog", "--follow", id]);
     const cancel = d.cli(["cancel", id, "-m", "no longer needed"]);
     expect(cancel.status).toBe(0);
@@ -63,21 +63,21 @@ describe("jobtap daemon end to end", () => {
 
   it("reorders the queue by urgency: expedite runs first, hold never runs", async () => {
     const blocker = submit(["sleep", "300"]);
-    await waitFor(() => state(blocker) === "RUN", 10_000, "blocker to run");
+    await waitFor(() => state(blocker) === "RUN", 20_000, "blocker to run");
     const a = submit([...TEST_EXEC, "true"]);
     const b = submit([...TEST_EXEC, "true"]);
     const c = submit([...TEST_EXEC, "true"]);
     expect(d.cli(["urgency", a, "hold"]).status).toBe(0);
     expect(d.cli(["urgency", c, "expedite"]).status).toBe(0);
-    await waitFor(() => [a, b, c].every((id) => state(id) === "SCHED"), 10_000, "jobs to be scheduled");
+    await waitFor(() => [a, b, c].every((id) => state(id) === "SCHED"), 20_000, "jobs to be scheduled");
     const pending = d.cli(["jobs", "--filter=pending", "-n", "-o", "{id} {priority}"]).stdout.trim().split("\n");
     expect(pending).toEqual([`${c} 4294967295`, `${b} 16`, `${a} 0`]);
     d.cli(["cancel", blocker]);
-    await waitFor(() => state(b) === "INACTIVE" && state(c) === "INACTIVE", 10_000, "b and c to finish");
+    await waitFor(() => state(b) === "INACTIVE" && state(c) === "INACTIVE", 20_000, "b and c to finish");
     expect(d.job(c)?.t_run as number).toBeLessThanOrEqual(d.job(b)?.t_run as number);
     expect(state(a)).toBe("SCHED");
     expect(d.cli(["urgency", a, "default"]).status).toBe(0);
-    await waitFor(() => state(a) === "INACTIVE", 10_000, "a to run once released");
+    await waitFor(() => state(a) === "INACTIVE", 20_000, "a to run once released");
     expect(d.job(a)?.result).toBe("COMPLETED");
   });
 
@@ -93,9 +93,9 @@ describe("jobtap daemon end to end", () => {
       };\n`,
     );
     const blocker = submit(["sleep", "300"]);
-    await waitFor(() => state(blocker) === "RUN", 10_000, "blocker to run");
+    await waitFor(() => state(blocker) === "RUN", 20_000, "blocker to run");
     const waiting = submit([...TEST_EXEC, "true"]);
-    await waitFor(() => d.job(waiting)?.priority === 16, 10_000, "default priority");
+    await waitFor(() => d.job(waiting)?.priority === 16, 20_000, "default priority");
 
     const load = d.cli(["plugin", "load", "fixed-priority.mjs", "priority.value=42", "tag=e2e"], { cwd: dir });
     expect(load).toMatchObject({ status: 0, stderr: "" });
@@ -109,7 +109,7 @@ describe("jobtap daemon end to end", () => {
       conf: { priority: { value: 42 }, tag: "e2e" },
     });
     // Loading reprioritizes every pending job (Flux's reprioritize_all after a load).
-    await waitFor(() => d.job(waiting)?.priority === 42, 10_000, "the plugin's priority");
+    await waitFor(() => d.job(waiting)?.priority === 42, 20_000, "the plugin's priority");
 
     const again = d.cli(["plugin", "load", join(dir, "fixed-priority.mjs")]);
     expect(again.status).toBe(1);
@@ -118,7 +118,7 @@ describe("jobtap daemon end to end", () => {
     expect(d.cli(["plugin", "remove", "*"]).status).toBe(0);
     expect(d.cli(["plugin", "list"]).stdout).toBe("");
     const after = submit([...TEST_EXEC, "true"]);
-    await waitFor(() => d.job(after)?.priority === 16, 10_000, "default priority after removal");
+    await waitFor(() => d.job(after)?.priority === 16, 20_000, "default priority after removal");
     const gone = d.cli(["plugin", "query", "fixed-priority.mjs"]);
     expect(gone.status).toBe(1);
     expect(gone.stderr).toContain("fixed-priority.mjs: plugin not found");
@@ -148,7 +148,7 @@ describe("jobtap daemon end to end", () => {
   });
 });
 
-describe("daemon configuration and restart", () => {
+describe("daemon configuration and restart", { timeout: 90_000 }, () => {
   beforeAll(() => requireBuild());
 
   it("refuses a bad config, naming the TOML path, and config check agrees", async () => {
@@ -173,7 +173,7 @@ describe("daemon configuration and restart", () => {
       await d.start(["--config", join(d.statedir, "c.toml")]);
       const done = d.cli(["submit", "--wait", ...TEST_EXEC, "true"]).stdout.trim();
       const running = d.cli(["submit", "sleep", "300"]).stdout.trim();
-      await waitFor(() => d.job(running)?.state === "RUN", 10_000, "job to run");
+      await waitFor(() => d.job(running)?.state === "RUN", 20_000, "job to run");
       const batch = d.cli(["submit", "--urgency", "0", "--cc", "1-20", ...TEST_EXEC, "true"]).stdout.trim().split("\n");
       expect(batch).toHaveLength(20);
       const before = d.jobs().map((j) => j.id).sort();
@@ -188,7 +188,7 @@ describe("daemon configuration and restart", () => {
 
       // A clean stop records what happened to running jobs; the next start sees it.
       const live = d.cli(["submit", ...TEST_EXEC.slice(0, 1), "exec.test.run_duration=300s", "true"]).stdout.trim();
-      await waitFor(() => ["RUN", "INACTIVE"].includes(String(d.job(live)?.state)), 10_000, "job to start");
+      await waitFor(() => ["RUN", "INACTIVE"].includes(String(d.job(live)?.state)), 20_000, "job to start");
       expect(await d.stop()).toBe(0);
       expect(d.log).toContain("store flushed and closed");
       await d.start(["--config", join(d.statedir, "c.toml")]);

@@ -47,7 +47,7 @@ export class DaemonUnderTest {
     this.child = child;
     let exited = false;
     child.once("exit", () => (exited = true));
-    await waitFor(() => exited || (existsSync(this.socket) && this.cli(["jobs"]).status === 0), 15_000, "daemon to answer");
+    await waitFor(() => exited || (existsSync(this.socket) && this.cli(["jobs"]).status === 0), 30_000, "daemon to answer");
     if (exited) throw new Error(`daemon exited at start; its log:\n${this.log}`);
   }
 
