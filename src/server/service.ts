@@ -184,7 +184,9 @@ async function follow(m: JobManager, id: JobId, ctx: CallContext): Promise<void>
         ctx.writeLine(e);
         if (isLast(e)) return;
       }
-      if (ctx.signal.aborted) return;
+      if (ctx.signal.aborted) {
+        throw new JobtapError(ErrorCode.MANAGER_CLOSED, "eventlog: follow interrupted (daemon shutting down)");
+      }
       await new Promise<void>((r) => (wake = r));
       wake = undefined;
     }
