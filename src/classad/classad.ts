@@ -3,8 +3,10 @@
  * Names keep the spelling they were first set with; iteration is in insertion order.
  * An ad may have a lexical `parent` (the enclosing ad of a nested record).
  */
+import type { Evaluator } from "./evaluator.js";
 import { literal, sameExpr, type Expr } from "./expr.js";
 import { parseExpr } from "./parser.js";
+import { builtinEvaluator } from "./shared.js";
 import type { Value } from "./values.js";
 
 /** One attribute slot. `active` marks an evaluation in progress (cycle detection). */
@@ -104,6 +106,19 @@ export class ClassAd {
       if (o === undefined || !sameExpr(e.expr, o.expr, sameValue)) return false;
     }
     return true;
+  }
+
+  /**
+   * Evaluates attribute `name` with MY = this ad and an optional TARGET (undefined if the
+   * attribute is absent). Uses `ev`, or the shared sealed builtin evaluator. Never throws.
+   */
+  evaluate(name: string, target: ClassAd | null = null, ev: Evaluator = builtinEvaluator()): Value {
+    return ev.evaluateAttr(this, name, target);
+  }
+
+  /** Evaluates an expression (tree or new-syntax text) with MY = this ad, optional TARGET. */
+  evaluateExpr(expr: Expr | string, target: ClassAd | null = null, ev: Evaluator = builtinEvaluator()): Value {
+    return ev.evaluate(expr, { my: this, target });
   }
 
   /** Removes every attribute. */

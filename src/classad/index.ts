@@ -11,7 +11,9 @@
  * Ads
  * - `new ClassAd()`: case-insensitive names keeping the first spelling, insertion order;
  *   `set(name, exprOrValue)`, `setExpr(name, text)`, `lookup(name)`, `delete`, `has`,
- *   `names()`, `attributes()`, `clone()`, `update(other)`, `parent` (lexical scope).
+ *   `names()`, `attributes()`, `clone()`, `update(other)`; `evaluate(name, target?, ev?)`
+ *   and `evaluateExpr(exprOrText, target?, ev?)` (MY = the ad); `parent` is the enclosing
+ *   (or chained) ad: unscoped names not found here are looked up there.
  *
  * Evaluation (never throws; undefined/error are values)
  * - `new Evaluator({ clock, random, log })` owns a function table:
@@ -33,9 +35,11 @@ import type { ClassAd } from "./classad.js";
 import { Evaluator, type EvalScope } from "./evaluator.js";
 import type { Expr } from "./expr.js";
 import { matches as matchWith, rank as rankWith, requirementsHold as holdsWith } from "./match.js";
+import { builtinEvaluator } from "./shared.js";
 import type { Value } from "./values.js";
 
 export { ClassAd, type AttrEntry } from "./classad.js";
+export { builtinEvaluator } from "./shared.js";
 export { Evaluator, type ClassAdFunction, type LazyClassAdFunction, type EvaluatorOptions, type EvalScope } from "./evaluator.js";
 export { Frame, type Compiled, MAX_EVAL_DEPTH } from "./compile.js";
 export type { Expr, BinaryOp, UnaryOp } from "./expr.js";
@@ -68,25 +72,6 @@ export {
   type Value,
   type ValueType,
 } from "./values.js";
-
-let shared: Evaluator | null = null;
-
-/**
- * The builtin-only evaluator behind the convenience functions. Its table is sealed: adding
- * a function to it throws, so no caller can change what another caller's expressions mean.
- */
-export function builtinEvaluator(): Evaluator {
-  if (shared === null) {
-    const ev = new Evaluator();
-    const seal = (): never => {
-      throw new Error("the shared builtin ClassAd evaluator is read-only; create your own Evaluator");
-    };
-    ev.addFunction = seal;
-    ev.addLazyFunction = seal;
-    shared = ev;
-  }
-  return shared;
-}
 
 /** Evaluates attribute `name` of `ad` (MY=ad, optional TARGET). */
 export function evalAttr(ad: ClassAd, name: string, target: ClassAd | null = null, ev: Evaluator = builtinEvaluator()): Value {

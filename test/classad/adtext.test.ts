@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import {
   ClassAd,
+  UNDEFINED,
   adFromJSON,
   adToJSON,
   evalAttr,
@@ -135,5 +136,22 @@ describe("JSON ads", () => {
     expect(() => adFromJSON({ ok: 1, bad: "/Expr(1 +)/" })).toThrow(/JSON ClassAd bad: .*expected an expression/);
     expect(() => adFromJSON("[1]")).toThrow(/expected an object/);
     expect(() => adFromJSON("{nope")).toThrow(/JSON ClassAd/);
+  });
+});
+
+describe("ClassAd evaluation helpers", () => {
+  it("evaluate / evaluateExpr use MY = the ad, optional TARGET and evaluator", () => {
+    const job = parseOldAd("RequestCpus = 2\nNeed = TARGET.Cpus >= RequestCpus");
+    const slot = parseOldAd("Cpus = 4");
+    expect(job.evaluate("Need", slot)).toBe(true);
+    expect(job.evaluate("Need")).toBe(UNDEFINED);
+    expect(job.evaluateExpr("RequestCpus * 2")).toBe(4n);
+  });
+  it("a chained parent ad supplies attributes the child lacks", () => {
+    const cluster = parseOldAd('Owner = "alice"\nCmd = "/bin/sim"');
+    const proc = parseOldAd("ProcId = 3\nCmd = \"/bin/other\"");
+    proc.parent = cluster;
+    expect(proc.evaluateExpr('strcat(Owner, ":", Cmd, ":", string(ProcId))')).toBe("alice:/bin/other:3");
+    expect(printOldAd(proc)).toBe('ProcId = 3\nCmd = "/bin/other"\n');
   });
 });
