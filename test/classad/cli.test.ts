@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { classad } from "../../src/cli/classad.js";
+import { runCli } from "../../src/cli/main.js";
 import type { CliIO } from "../../src/cli/io.js";
 
 let dir: string;
@@ -91,5 +92,14 @@ describe("classad eval", () => {
     expect(lines[3].line).toBe(5);
     expect(lines[4]).toEqual({ value: '"ab"', type: "string" });
     expect(lines[5]).toEqual({ value: "{ 1,undefined }", type: "list" });
+  });
+});
+
+describe("dispatch", () => {
+  it("jobtap classad eval reaches this subcommand through the CLI entry point", async () => {
+    let out = "";
+    const io: CliIO = { stdin: Readable.from([]), stdout: (t) => void (out += t), stderr: () => {}, env: {}, cwd: dir };
+    expect(await runCli(["classad", "eval", "1 + 1", "2.5 * 2"], io)).toBe(0);
+    expect(out).toBe("2\n5.0\n");
   });
 });
