@@ -4,6 +4,7 @@
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { ErrorCode, JobtapError } from "../errors.js";
 import { formatJobId, parseJobId } from "../manager/ids.js";
 import { connectDaemon, type DaemonClient } from "../server/client.js";
 import type { JobView } from "../server/protocol.js";
@@ -50,7 +51,11 @@ export function exitStatusOf(job: JobView): number {
   return 1;
 }
 
-/** A job id argument in any encoding, returned as canonical f58; BAD_JOBID names it. */
+/** A job id argument in any encoding, returned as canonical f58; a USAGE error names it. */
 export function jobIdArg(text: string): string {
-  return formatJobId(parseJobId(text));
+  try {
+    return formatJobId(parseJobId(text));
+  } catch (e) {
+    throw new JobtapError(ErrorCode.USAGE, (e as Error).message);
+  }
 }

@@ -39,7 +39,7 @@ describe("jobtap dispatcher", () => {
 
   it("rejects an id that does not parse before contacting any daemon", async () => {
     const r = await run(["cancel", "not-a-job-id!"]);
-    expect(r.status).toBe(1);
+    expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^jobtap cancel: .*not-a-job-id!/);
   });
 

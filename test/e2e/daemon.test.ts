@@ -140,7 +140,7 @@ describe("jobtap daemon end to end", { timeout: 90_000 }, () => {
 
   it("refuses bad ids and unknown jobs with clear messages", () => {
     const bad = d.cli(["job", "info", "ƒ0OIl"]);
-    expect(bad.status).toBe(1);
+    expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/^jobtap job: .*ƒ0OIl/);
     const unknown = d.cli(["cancel", "ƒ2222222"]);
     expect(unknown.status).toBe(1);
