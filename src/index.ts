@@ -91,6 +91,7 @@ export {
   intValue,
   listValue,
   toJS,
+  fromJS,
 } from "./classad/index.js";
 export type { Value as ClassAdValue, ValueType as ClassAdValueType, Expr as ClassAdExpr, ClassAdFunction, LazyClassAdFunction, EvaluatorOptions } from "./classad/index.js";
 

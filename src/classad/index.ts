@@ -26,6 +26,7 @@
  * Values: `Value` = boolean | bigint (64-bit integer) | number (real) | string | ListValue |
  * ClassAd | AbsTime | RelTime | UNDEFINED | ERROR. Helpers: `typeOf`, `isUndefined`,
  * `isError`, `isTrue` (HTCondor's boolean-equivalent truth), `intValue`, `listValue`, `toJS`,
+ * `fromJS` (integral JS numbers become integers),
  * `sameAs` (=?=).
  *
  * Printing: `unparse(expr, old?)`, `unparseValue(value, old?)`, `printOldAd(ad)` (sPrintAd:
@@ -47,7 +48,7 @@ export { literal, attrRef, callNode } from "./expr.js";
 export { parseExpr, parseExprPrefix, MAX_DEPTH, MAX_NESTING } from "./parser.js";
 export { readOldAd, parseOldAd, parseNewAd, parseAd, insertLine, type FailedLine, type OldAdOptions } from "./adtext.js";
 export { unparse, unparseValue, printOldAd, printNewAd, formatReal } from "./unparse.js";
-export { adToJSON, adFromJSON } from "./json.js";
+export { adToJSON, adFromJSON, fromJS } from "./json.js";
 export {
   UNDEFINED,
   ERROR,

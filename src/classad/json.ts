@@ -9,7 +9,7 @@ import { ClassAd } from "./classad.js";
 import { literal, type Expr } from "./expr.js";
 import { parseExpr } from "./parser.js";
 import { unparse } from "./unparse.js";
-import { ERROR, UNDEFINED, intValue } from "./values.js";
+import { ERROR, ListValue, UNDEFINED, intValue, type Value } from "./values.js";
 
 const EXPR_RE = /^\/Expr\(([\s\S]*)\)\/$/;
 
@@ -44,6 +44,30 @@ function exprToJSON(e: Expr): unknown {
     return out;
   }
   return `/Expr(${unparse(e)})/`;
+}
+
+/**
+ * A ClassAd value from a plain JS value, with JSON ad rules: integral numbers (and bigints)
+ * are integers, other numbers reals, null/undefined is `undefined`, arrays are lists and
+ * plain objects nested ads. Strings are plain strings (no `/Expr(...)/` decoding).
+ */
+export function fromJS(v: unknown): Value {
+  if (v === null || v === undefined) return UNDEFINED;
+  switch (typeof v) {
+    case "boolean":
+    case "string":
+      return v;
+    case "bigint":
+      return intValue(v);
+    case "number":
+      return Number.isInteger(v) ? intValue(v) : v;
+    case "object":
+      if (Array.isArray(v)) return new ListValue(v.map(fromJS));
+      if (v instanceof ClassAd) return v;
+      return new ClassAd(Object.entries(v as object).map(([k, x]) => [k, fromJS(x)] as const));
+    default:
+      return ERROR;
+  }
 }
 
 /** Builds an ad from a parsed JSON object or JSON text; throws CLASSAD_SYNTAX naming the path. */

@@ -5,6 +5,7 @@ import {
   UNDEFINED,
   adFromJSON,
   adToJSON,
+  fromJS,
   evalAttr,
   parseAd,
   parseNewAd,
@@ -132,6 +133,11 @@ describe("JSON ads", () => {
     expect(printOldAd(back)).toBe(printOldAd(ad));
     expect(evalAttr(back, "R")).toBe(2n);
   });
+  it("fromJS maps plain JS values with the JSON rules", () => {
+    const ad = new ClassAd().set("n", fromJS(5)).set("r", fromJS(2.5)).set("l", fromJS([1, "a", null])).set("o", fromJS({ q: true }));
+    expect(printOldAd(ad)).toBe('n = 5\nr = 2.5\nl = { 1,"a",undefined }\no = [ q = true ]\n');
+  });
+
   it("names the bad attribute", () => {
     expect(() => adFromJSON({ ok: 1, bad: "/Expr(1 +)/" })).toThrow(/JSON ClassAd bad: .*expected an expression/);
     expect(() => adFromJSON("[1]")).toThrow(/expected an object/);
