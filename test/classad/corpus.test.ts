@@ -12,6 +12,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ClassAd, Evaluator, matches, parseExpr, parseNewAd, rank, unparseValue, formatReal } from "../../src/classad/index.js";
 import { isJobtapError } from "../../src/errors.js";
@@ -24,7 +25,7 @@ interface Case {
   run: () => void;
 }
 
-const dir = join(import.meta.dirname, "corpus");
+const dir = fileURLToPath(new URL("./corpus", import.meta.url));
 const ev = new Evaluator({ clock: () => 1700000000, random: () => 0.25 });
 
 function loadCases(file: string): Case[] {
