@@ -16,6 +16,7 @@ export interface AttrEntry {
   active: boolean;
 }
 
+/** A ClassAd (see the module comment); also the value of a nested record. */
 export class ClassAd {
   readonly kind = "classad" as const;
   /** The enclosing ad for lexical scoping (`parent.x`, outward lookup), or null. */

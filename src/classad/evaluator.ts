@@ -33,6 +33,7 @@ export interface EvalScope {
   target?: ClassAd | null;
 }
 
+/** Owns a function table and a clock; compiles and evaluates expressions (never throws). */
 export class Evaluator implements FunctionTable {
   version: object = {};
   readonly clock: () => number;

@@ -8,6 +8,7 @@
  */
 import { ErrorCode, JobtapError } from "../errors.js";
 
+/** Token kinds. */
 export const T = {
   EOF: 0,
   INT: 1,
@@ -27,6 +28,7 @@ const ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "\r", a: "\x07", 
 const OPS2 = ["<=", ">=", "==", "!=", "&&", "||", "<<", ">>", "?:"];
 const OPS1 = ".*/%+-~^&|!<>?:;,[](){}=";
 
+/** The tokenizer: `next()` advances; `kind`/`text`/`int`/`real` describe the token. */
 export class Lexer {
   pos = 0;
   kind: TokenKind = T.EOF;

@@ -32,6 +32,7 @@ LEVELS.forEach((ops, i) => ops.forEach((op) => OP_LEVEL.set(op, i)));
 
 const CANONICAL: Record<string, BinaryOp> = { "=?=": "is", "=!=": "isnt" };
 
+/** A recursive-descent parser over one text (reusable through `reset`). */
 export class Parser {
   readonly lx: Lexer;
   /** Depth of the tree most recently returned by a production. */
