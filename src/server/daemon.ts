@@ -82,7 +82,15 @@ async function launch(
     ...managerOptions(s),
   });
   let accepting = true;
-  const handlers = createHandlers({ manager, host: () => host, version: packageVersion(), startedAt: Date.now(), accepting: () => accepting });
+  const handlers = createHandlers({
+    manager,
+    host: () => host,
+    version: packageVersion(),
+    startedAt: Date.now(),
+    accepting: () => accepting,
+    log: (level, message) => log(level, message),
+  });
+  log("info", `plugins: ${host?.list({ all: true }).map((p) => p.name).join(" ") ?? "(no host)"}`);
   let server: SocketServer;
   try {
     server = await startSocketServer({ socketPath, handlers, maxRequestBytes: s.maxRequestBytes, log: (l) => log("warn", l) });

@@ -21,6 +21,8 @@ export interface ServiceDeps {
   startedAt: number;
   /** False once shutdown began: new submissions are refused. */
   accepting: () => boolean;
+  /** The daemon's log (runtime plugin loads and removals are recorded there). */
+  log: (level: "info" | "warn", message: string) => void;
 }
 
 /** Builds the method table the socket server serves. */
@@ -68,10 +70,21 @@ export function createHandlers(d: ServiceDeps): Handlers {
     "plugin.load": async (req) => {
       const conf = req.conf ?? {};
       if (typeof conf !== "object" || conf === null || Array.isArray(conf)) bad("plugin.load", "conf must be an object");
-      const info = await host(d).load(str("plugin.load", "path", req.path), conf);
-      return { name: info.name };
+      const path = str("plugin.load", "path", req.path);
+      try {
+        const info = await host(d).load(path, conf);
+        d.log("info", `plugin ${info.name} loaded from ${info.path} at runtime`);
+        return { name: info.name };
+      } catch (e) {
+        d.log("warn", `plugin load ${path} refused: ${(e as Error).message}`);
+        throw e;
+      }
     },
-    "plugin.remove": (req) => ({ removed: host(d).remove(str("plugin.remove", "name", req.name)) }),
+    "plugin.remove": (req) => {
+      const removed = host(d).remove(str("plugin.remove", "name", req.name));
+      if (removed.length > 0) d.log("info", `plugins removed at runtime: ${removed.join(", ")}`);
+      return { removed };
+    },
     "plugin.query": (req) => host(d).query(str("plugin.query", "name", req.name)),
   };
 }

@@ -115,6 +115,8 @@ describe("jobtap daemon end to end", { timeout: 90_000 }, () => {
     expect(again.status).toBe(1);
     expect(again.stderr).toContain("fixed-priority.mjs already loaded");
 
+    const logged = `plugin fixed-priority.mjs loaded from ${join(dir, "fixed-priority.mjs")} at runtime`;
+    await waitFor(() => d.log.includes(logged), 20_000, "the load in the daemon's log");
     expect(d.cli(["plugin", "remove", "*"]).status).toBe(0);
     expect(d.cli(["plugin", "list"]).stdout).toBe("");
     const after = submit([...TEST_EXEC, "true"]);
@@ -135,7 +137,7 @@ describe("jobtap daemon end to end", { timeout: 90_000 }, () => {
     });
     expect(reply).toMatch(/^HTTP\/1\.1 400/);
     expect(d.cli(["jobs"]).status).toBe(0);
-    expect(d.log).toContain("malformed request");
+    await waitFor(() => d.log.includes("malformed request"), 20_000, "the garbage in the daemon's log");
   });
 
   it("refuses bad ids and unknown jobs with clear messages", () => {
