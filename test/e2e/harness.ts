@@ -98,7 +98,8 @@ export class DaemonUnderTest {
   private async signal(sig: NodeJS.Signals): Promise<number | null> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return child?.exitCode ?? null;
-    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    // "close" (not "exit"): its stderr, the daemon's log, has been read to the end by then.
+    const exited = new Promise<number | null>((r) => child.once("close", (code) => r(code)));
     child.kill(sig);
     const code = await exited;
     this.child = undefined;
