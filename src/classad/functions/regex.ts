@@ -32,6 +32,13 @@ type Compile = (pat: string, opts: string) => RegExp | null;
 
 /** A JS RegExp for a PCRE pattern and HTCondor option letters, or null if invalid. */
 export function buildRegExp(pat: string, opts: string): RegExp | null {
+  // PCRE spellings JavaScript lacks: a leading inline option group, \A, \z and \Z.
+  const inline = /^\(\?([imsx]+)\)/.exec(pat);
+  if (inline) {
+    opts += inline[1];
+    pat = pat.slice(inline[0].length);
+  }
+  pat = pat.replace(/(^|[^\\])((?:\\\\)*)\\A/g, "$1$2^").replace(/(^|[^\\])((?:\\\\)*)\\[zZ]/g, "$1$2$$");
   let flags = "";
   if (opts.includes("i")) flags += "i";
   if (opts.includes("m")) flags += "m";
