@@ -46,9 +46,13 @@ export class DaemonUnderTest {
     child.stderr?.on("data", (d) => (this.log += d.toString()));
     this.child = child;
     let exited = false;
+    const closed = new Promise<void>((r) => child.once("close", () => r()));
     child.once("exit", () => (exited = true));
     await waitFor(() => exited || (existsSync(this.socket) && this.cli(["jobs"]).status === 0), 30_000, "daemon to answer");
-    if (exited) throw new Error(`daemon exited at start; its log:\n${this.log}`);
+    if (exited) {
+      await closed;
+      throw new Error(`daemon exited at start; its log:\n${this.log}`);
+    }
   }
 
   /** Runs `jobtap ARGS` against this daemon (synchronously: one short-lived process). */
