@@ -38,6 +38,11 @@ export class ClassAd {
     return this.entries.get(name.toLowerCase())?.expr;
   }
 
+  /** Same as `lookup`: the expression bound to `name`, or undefined. */
+  get(name: string): Expr | undefined {
+    return this.lookup(name);
+  }
+
   /** Internal: the slot for an already lower-cased key. */
   entry(key: string): AttrEntry | undefined {
     return this.entries.get(key);

@@ -102,6 +102,7 @@ describe("ClassAd", () => {
     expect(ad.names()).toEqual(["RequestCpus", "Owner"]);
     expect(evalAttr(ad, "REQUESTCPUS")).toBe(4n);
     expect(unparse(ad.lookup("requestCPUs")!)).toBe("2 + 2");
+    expect(ad.get("REQUESTCPUS")).toBe(ad.lookup("requestcpus"));
     expect(ad.delete("OWNER")).toBe(true);
     expect(ad.has("owner")).toBe(false);
     expect(ad.size).toBe(1);
