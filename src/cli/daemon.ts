@@ -23,11 +23,16 @@ export const daemon: Subcommand = async (argv, io) => {
   const configPath = at(optString(p, "config"));
   // `jobtap --socket PATH daemon` reaches here as $JOBTAP_SOCKET; the daemon's own option wins.
   const socketPath = at(optString(p, "socket")) ?? at(io.env.JOBTAP_SOCKET || undefined);
-  return runDaemonUntilSignal({
-    statedir,
-    env: io.env,
-    log: (line) => io.stderr(line + "\n"),
-    ...(configPath === undefined ? {} : { configPath }),
-    ...(socketPath === undefined ? {} : { socketPath }),
-  });
+  try {
+    return await runDaemonUntilSignal({
+      statedir,
+      env: io.env,
+      log: (line) => io.stderr(line + "\n"),
+      ...(configPath === undefined ? {} : { configPath }),
+      ...(socketPath === undefined ? {} : { socketPath }),
+    });
+  } catch {
+    // startDaemon has logged why it could not start; the exit status says the rest.
+    return 1;
+  }
 };

@@ -41,25 +41,39 @@ const MAX_SOCKET_PATH = 107;
 /** Grace beyond the executor's SIGTERM→SIGKILL delay before shutdown stops waiting. */
 const KILL_GRACE_MS = 10_000;
 
-/** Starts a daemon; throws (CONFIG, STORE_OPEN, ...) if it cannot, having cleaned up. */
+/**
+ * Starts a daemon; throws (CONFIG, STORE_OPEN, ...) if it cannot, having cleaned up and
+ * logged why (so a caller that only needs the exit status may drop the error).
+ */
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const log = leveled(opts.log, opts.env.JOBTAP_DEBUG !== undefined);
-  mkdirSync(opts.statedir, { recursive: true, mode: 0o700 });
-  const config = readConfig(opts, log);
-  const socketPath = opts.socketPath ?? config.settings.socket ?? join(opts.statedir, "jobtap.sock");
-  if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
+  try {
+    mkdirSync(opts.statedir, { recursive: true, mode: 0o700 });
+    const config = opts.configPath === undefined ? defaultConfig() : loadConfigFile(opts.configPath, opts.env);
+    if (opts.configPath !== undefined) log("info", `configuration ${opts.configPath} accepted`);
+    const socketPath = opts.socketPath ?? config.settings.socket ?? join(opts.statedir, "jobtap.sock");
+    checkSocketPathLength(socketPath);
+    await assertSocketFree(socketPath);
+    const unlock = lockStatedir(opts.statedir);
+    try {
+      return await launch(opts, config, socketPath, log, unlock);
+    } catch (e) {
+      unlock();
+      throw e;
+    }
+  } catch (e) {
+    log("error", `cannot start: ${(e as Error).message}`);
+    throw e;
+  }
+}
+
+function checkSocketPathLength(socketPath: string): void {
+  const bytes = Buffer.byteLength(socketPath);
+  if (bytes > MAX_SOCKET_PATH) {
     throw new JobtapError(
       ErrorCode.INVALID_ARGUMENT,
-      `socket path ${socketPath} is ${Buffer.byteLength(socketPath)} bytes, longer than a Unix socket allows (${MAX_SOCKET_PATH}); use --socket with a shorter path`,
+      `socket path ${socketPath} is ${bytes} bytes, longer than a Unix socket allows (${MAX_SOCKET_PATH}); use --socket with a shorter path`,
     );
-  }
-  await assertSocketFree(socketPath);
-  const unlock = lockStatedir(opts.statedir);
-  try {
-    return await launch(opts, config, socketPath, log, unlock);
-  } catch (e) {
-    unlock();
-    throw e;
   }
 }
 
@@ -104,27 +118,21 @@ async function launch(
     stopping ??= (async () => {
       accepting = false;
       log("info", `shutting down (${reason}): no longer accepting connections`);
-      await server.close();
-      await settleRunningJobs(manager, s, log);
-      await manager.close();
-      unlock();
+      try {
+        await server.close();
+        await settleRunningJobs(manager, s, log);
+        await manager.close();
+      } catch (e) {
+        log("error", `shutdown: ${(e as Error).message}`);
+        throw e;
+      } finally {
+        unlock();
+      }
       log("info", "store flushed and closed; stopped");
     })();
     return stopping;
   };
   return { socketPath, manager, shutdown };
-}
-
-function readConfig(opts: DaemonOptions, log: Leveled): DaemonConfig {
-  if (opts.configPath === undefined) return defaultConfig();
-  try {
-    const config = loadConfigFile(opts.configPath, opts.env);
-    log("info", `configuration ${opts.configPath} accepted`);
-    return config;
-  } catch (e) {
-    log("error", (e as Error).message);
-    throw e;
-  }
 }
 
 function managerOptions(s: DaemonSettings) {
