@@ -18,6 +18,8 @@ export function registerRegex(r: Registry): void {
       if (cache.size > 500) cache.clear();
       cache.set(key, re);
     }
+    // A cached global RegExp keeps lastIndex between calls; start every use afresh.
+    if (re !== null) re.lastIndex = 0;
     return re;
   };
   r.addFunction("regexp", (a) => regexpFn(a, compile));
@@ -86,7 +88,7 @@ function regexpFn(args: Value[], compile: Compile): Value {
   if (isUndef(pat) || isUndef(s) || (o !== undefined && isUndef(o))) return UNDEFINED;
   const opts = optsArg(o);
   if (typeof pat !== "string" || typeof s !== "string" || opts === null) return ERROR;
-  const re = compile(pat, opts.replace("g", ""));
+  const re = compile(pat, opts.replace(/g/g, ""));
   return re === null ? ERROR : re.test(s);
 }
 
@@ -97,7 +99,7 @@ function regexpMember(args: Value[], compile: Compile): Value {
   if (isUndef(pat) || isUndef(l)) return UNDEFINED;
   const opts = optsArg(o);
   if (typeof pat !== "string" || !(l instanceof ListValue) || opts === null) return ERROR;
-  const re = compile(pat, opts.replace("g", ""));
+  const re = compile(pat, opts.replace(/g/g, ""));
   if (re === null) return ERROR;
   let sawUndefined = false;
   for (const it of l.items) {
@@ -121,7 +123,6 @@ function substitute(args: Value[], compile: Compile, forced: string): Value {
   const global = all.includes("g");
   const re = compile(pat, all.replace(/[fg]/g, "") + (global ? "g" : ""));
   if (re === null) return ERROR;
-  re.lastIndex = 0;
   const first = re.exec(s);
   if (first === null) return full ? s : "";
   // Without `f` the result is only the substitution text (of every match with `g`).
