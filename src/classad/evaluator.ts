@@ -25,6 +25,8 @@ export interface EvaluatorOptions {
   log?: (message: string) => void;
   /** Omit the builtin table (for a minimal sandbox); default false. */
   bare?: boolean;
+  /** Refuse every later addFunction/addLazyFunction (the shared builtin evaluator). */
+  sealed?: boolean;
 }
 
 /** Where an evaluation happens: MY (the ad itself) and, for matchmaking, TARGET. */
@@ -35,7 +37,8 @@ export interface EvalScope {
 
 /** Owns a function table and a clock; compiles and evaluates expressions (never throws). */
 export class Evaluator implements FunctionTable {
-  version: object = {};
+  private tableVersion: object = {};
+  private readonly sealed: boolean;
   readonly clock: () => number;
   readonly random: () => number;
   readonly log: (message: string) => void;
@@ -45,7 +48,14 @@ export class Evaluator implements FunctionTable {
     this.clock = opts.clock ?? (() => Date.now() / 1000);
     this.random = opts.random ?? Math.random;
     this.log = opts.log ?? (() => {});
+    this.sealed = false;
     if (!opts.bare) registerBuiltins(this);
+    this.sealed = opts.sealed === true;
+  }
+
+  /** Identity of the current function table; replaced by every change (see compile.ts). */
+  get version(): object {
+    return this.tableVersion;
   }
 
   /** The function registered under `key` (lower-cased name). */
@@ -69,11 +79,14 @@ export class Evaluator implements FunctionTable {
   }
 
   private install(name: string, impl: FunctionImpl): this {
+    if (this.sealed) {
+      throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `this ClassAd evaluator is sealed (read-only); create your own Evaluator to add "${name}"`);
+    }
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
       throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `ClassAd function name "${name}" is not an identifier`);
     }
     this.functions.set(name.toLowerCase(), impl);
-    this.version = {};
+    this.tableVersion = {};
     return this;
   }
 

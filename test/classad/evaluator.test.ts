@@ -6,6 +6,7 @@ import {
   Evaluator,
   UNDEFINED,
   builtinEvaluator,
+  evalExpr,
   isError,
   isUndefined,
   matches,
@@ -65,6 +66,19 @@ describe("function tables belong to an instance", () => {
   it("rejects bad function names and the shared evaluator is sealed", () => {
     expect(() => new Evaluator().addFunction("no-dash", () => 1n)).toThrow(/not an identifier/);
     expect(() => builtinEvaluator().addFunction("x", () => 1n)).toThrow(/read-only/);
+    expect(() => builtinEvaluator().addLazyFunction("x", () => 1n)).toThrow(/read-only/);
+  });
+
+  it("sealing belongs to the instance: nothing reaches the shared table, and it still evaluates", () => {
+    const shared = builtinEvaluator();
+    // even the untyped path a JavaScript plugin could take is refused
+    expect(() => (shared as unknown as { install(n: string, i: unknown): void }).install("x", { lazy: false, fn: () => 1n })).toThrow(/sealed/);
+    expect(shared.get("x")).toBeUndefined();
+    expect(evalExpr("x()")).toEqual(ERROR);
+    expect(evalExpr('strcat("a", "b")')).toBe("ab");
+    const own = new Evaluator({ sealed: true, clock: () => 5 });
+    expect(own.evaluate("time()")).toBe(5n);
+    expect(() => own.addFunction("y", () => 1n)).toThrow(/sealed/);
   });
 
   it("a bare evaluator has no builtins", () => {
