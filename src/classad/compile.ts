@@ -22,6 +22,12 @@ export interface EvalRun {
   depth: number;
   /** Epoch seconds, read once per run so `time()` and `CurrentTime` agree. */
   now(): number;
+  /**
+   * Nested ads built from record literals in this run, per literal and scope ad. They live
+   * only as long as the run, so a caller that changes a returned ad cannot change what the
+   * next evaluation sees, while cycles through a record are still detected within a run.
+   */
+  records?: Map<RecordNode, Map<ClassAd | null, ClassAd>>;
 }
 
 /** Where an expression is being evaluated. */
@@ -309,21 +315,20 @@ function compileCall(key: string, args: readonly Expr[], t: FunctionTable): Comp
 
 /**
  * A record literal evaluates to a nested ad whose parent is the current scope. The ad is
- * reused per scope so cycle detection sees the same attribute slots on re-entry.
+ * reused per scope within one evaluation run, so cycle detection sees the same attribute
+ * slots on re-entry; the next run builds new ones (a caller may change what it got back).
  */
 function compileRecord(e: RecordNode): Compiled {
-  const perScope = new WeakMap<ClassAd, ClassAd>();
-  let unscoped: ClassAd | null = null;
-  const build = (parent: ClassAd | null): ClassAd => {
-    const ad = new ClassAd(e.attrs);
-    ad.parent = parent;
-    return ad;
-  };
   return (f) => {
-    const scope = f.scope;
-    if (scope === null) return (unscoped ??= build(null));
-    let ad = perScope.get(scope);
-    if (ad === undefined) perScope.set(scope, (ad = build(scope)));
+    const records = (f.run.records ??= new Map());
+    let perScope = records.get(e);
+    if (perScope === undefined) records.set(e, (perScope = new Map()));
+    let ad = perScope.get(f.scope);
+    if (ad === undefined) {
+      ad = new ClassAd(e.attrs);
+      ad.parent = f.scope;
+      perScope.set(f.scope, ad);
+    }
     return ad;
   };
 }

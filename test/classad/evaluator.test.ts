@@ -155,6 +155,20 @@ describe("evaluation never throws", () => {
     expect(isUndefined(v) || isError(v)).toBe(true);
   });
 
+  it("a cycle through a record attribute gives undefined (the nested ad is reused within a run)", () => {
+    const job = parseOldAd("R = [x = R.x; y = 2]\n");
+    expect(ev.evaluate("R.x", { my: job })).toBe(UNDEFINED);
+    expect(ev.evaluate("R.y", { my: job })).toBe(2n);
+  });
+
+  it("changing a nested ad that evaluation returned does not change the next evaluation", () => {
+    const job = parseOldAd("R = [a = 1; b = a + 1]\n");
+    const first = ev.evaluateAttr(job, "R") as ClassAd;
+    first.set("a", 10n);
+    expect(ev.evaluate("R.b", { my: job })).toBe(2n);
+    expect(unparseValue(ev.evaluateAttr(job, "R"), false)).toBe("[ a = 1; b = a + 1 ]");
+  });
+
   it("huge flat lists and deeply nested lists evaluate", () => {
     const big = "{" + Array.from({ length: 50_000 }, (_, i) => i).join(",") + "}";
     expect(ev.evaluate(`size(${big})`)).toBe(50_000n);
