@@ -48,6 +48,7 @@ export { literal, attrRef, callNode } from "./expr.js";
 export { parseExpr, parseExprPrefix, MAX_DEPTH, MAX_NESTING } from "./parser.js";
 export { readOldAd, parseOldAd, parseNewAd, parseAd, insertLine, type FailedLine, type OldAdOptions } from "./adtext.js";
 export { unparse, unparseValue, printOldAd, printNewAd, formatReal } from "./unparse.js";
+export { formatE, formatF, formatG } from "./cformat.js";
 export { adToJSON, adFromJSON, fromJS } from "./json.js";
 export {
   UNDEFINED,

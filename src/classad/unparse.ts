@@ -9,6 +9,7 @@
  * records as `[ a = 1; b = 2 ]`. Parentheses written by the author are kept.
  */
 import { ClassAd } from "./classad.js";
+import { formatE, formatG } from "./cformat.js";
 import type { Expr } from "./expr.js";
 import { AbsTime, ListValue, RelTime, type Value } from "./values.js";
 
@@ -160,32 +161,6 @@ export function formatReal(x: number, old: boolean): string {
   if (!old) return formatE(x, 15);
   const g = formatG(x, 16);
   return /[.Ee]/.test(g) ? g : g + ".0";
-}
-
-/** C's `%1.<digits>E`. */
-export function formatE(x: number, digits: number): string {
-  const s = x.toExponential(digits);
-  const i = s.indexOf("e");
-  const exp = s.slice(i + 1);
-  const sign = exp[0] === "-" ? "-" : "+";
-  const mag = exp.replace(/^[+-]/, "");
-  return `${s.slice(0, i).toUpperCase()}E${sign}${mag.length < 2 ? "0" + mag : mag}`;
-}
-
-/** C's `%.<precision>G`: shortest of fixed/exponent, trailing zeros removed. */
-export function formatG(x: number, precision: number): string {
-  const e = x.toExponential(precision - 1);
-  const exp = Number(e.slice(e.indexOf("e") + 1));
-  if (exp < -4 || exp >= precision) {
-    const [mant, ex] = formatE(x, precision - 1).split("E") as [string, string];
-    return `${stripZeros(mant)}E${ex}`;
-  }
-  return stripZeros(x.toFixed(Math.max(0, precision - 1 - exp)));
-}
-
-function stripZeros(s: string): string {
-  if (!s.includes(".")) return s;
-  return s.replace(/0+$/, "").replace(/\.$/, "");
 }
 
 /**
