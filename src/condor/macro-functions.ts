@@ -3,6 +3,7 @@
  * `$RANDOM_CHOICE`, `$RANDOM_INTEGER`, `$F<flags>`, `$DIRNAME`, `$BASENAME`.
  * Function names are case-sensitive, as in HTCondor; an unknown `$NAME(...)` is left as text.
  */
+import { formatE, formatF, formatG } from "./classad-bridge.js";
 import type { EvaluatedMacro, Expander } from "./macros.js";
 
 /** Splits a function macro's argument text at top-level commas (outside parens and quotes). */
@@ -52,11 +53,12 @@ export function formatNumber(value: number, format: string): string {
   if ("diu".includes(conv)) body = String(Math.trunc(value));
   else if (conv === "o") body = Math.trunc(value).toString(8);
   else if (conv === "x" || conv === "X") body = Math.trunc(value).toString(16);
-  else if (conv === "f" || conv === "F") body = value.toFixed(p ?? 6);
-  else if (conv === "e" || conv === "E") body = value.toExponential(p ?? 6);
-  else if (conv === "g" || conv === "G") body = String(Number(value.toPrecision(p || 6)));
+  else if (!Number.isFinite(value)) body = Number.isNaN(value) ? "nan" : value > 0 ? "inf" : "-inf";
+  else if (conv === "f" || conv === "F") body = formatF(value, p ?? 6);
+  else if (conv === "e" || conv === "E") body = formatE(value, p ?? 6).toLowerCase();
+  else if (conv === "g" || conv === "G") body = formatG(value, p === 0 ? 1 : (p ?? 6)).toLowerCase();
   else body = String(value);
-  if (conv === "X" || conv === "E" || conv === "G") body = body.toUpperCase();
+  if ("XEFG".includes(conv)) body = body.toUpperCase();
   if (flags.includes("+") && value >= 0) body = "+" + body;
   const w = Number(width || 0);
   if (body.length < w) {
@@ -156,8 +158,12 @@ export function expandFunctionMacro(
       return args[1] ? formatNumber(n, args[1]) : String(n);
     }
     case "REAL": {
+      // HTCondor: `%.16G` by default; with a format, `.0` is added when the result has no
+      // `.` (not after an exponent or inf/nan, where HTCondor's `1E-07.0` would not parse).
       const n = numeric(ex, fn, args, stack);
-      return args[1] ? formatNumber(n, args[1]) : String(n);
+      if (!args[1]) return Number.isFinite(n) ? formatG(n, 16) : formatNumber(n, "%G");
+      const text = formatNumber(n, args[1]);
+      return /[.eEnN]/.test(text) ? text : text + ".0";
     }
     case "STRING":
     case "EVAL":

@@ -138,6 +138,22 @@ describe("macros inside transforms", () => {
     expect([text(ad, "Sub"), text(ad, "Ch")]).toEqual(['"bcd"', '"b"']);
   });
 
+  it("$REAL prints %.16G by default and forces a '.' into a formatted result, as HTCondor does", () => {
+    const { ad } = run(
+      'SET A "$REAL(ResidentSetSize / 4.0)"\nSET B "$REAL(1e20)"\nSET C "$REAL(RequestCpus)"\n' +
+        'SET D "$REAL(RequestCpus,%.0f)"\nSET E "$REAL(2.5,%.0f)"\nSET F "$REAL(1024.5,%.3e)"\nSET G "$REAL(1e-7,%G)"\n',
+    );
+    expect(["A", "B", "C", "D", "E", "F", "G"].map((n) => text(ad, n))).toEqual([
+      '"125"',
+      '"1E+20"',
+      '"1"',
+      '"1.0"',
+      '"2.0"',
+      '"1.024e+03"',
+      '"1E-07"',
+    ]);
+  });
+
   it("a recursive macro fails the whole transform with its line", () => {
     const outcome = new TransformRun({ evaluator: new Evaluator() }).apply(
       parseTransform("A = $(B)\nB = $(A)\nSET X $(A)\n", { file: "t.rules" }),
