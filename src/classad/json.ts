@@ -47,8 +47,8 @@ function exprToJSON(e: Expr): unknown {
 }
 
 /**
- * A ClassAd value from a plain JS value, with JSON ad rules: integral numbers (and bigints)
- * are integers, other numbers reals, null/undefined is `undefined`, arrays are lists and
+ * A ClassAd value from a plain JS value, with JSON ad rules: integral numbers within the
+ * 64-bit range (and bigints) are integers, other numbers reals, null/undefined is `undefined`, arrays are lists and
  * plain objects nested ads. Strings are plain strings (no `/Expr(...)/` decoding).
  */
 export function fromJS(v: unknown): Value {
@@ -60,7 +60,7 @@ export function fromJS(v: unknown): Value {
     case "bigint":
       return intValue(v);
     case "number":
-      return Number.isInteger(v) ? intValue(v) : v;
+      return jsonNumber(v);
     case "object":
       if (Array.isArray(v)) return new ListValue(v.map(fromJS));
       if (v instanceof ClassAd) return v;
@@ -68,6 +68,14 @@ export function fromJS(v: unknown): Value {
     default:
       return ERROR;
   }
+}
+
+/**
+ * JSON cannot tell 1.0 from 1: integral numbers are integers, unless outside the 64-bit range
+ * (1e300), where they stay reals rather than wrapping.
+ */
+function jsonNumber(n: number): Value {
+  return Number.isInteger(n) && Math.abs(n) < 2 ** 63 ? intValue(n) : n;
 }
 
 /** Builds an ad from a parsed JSON object or JSON text; throws CLASSAD_SYNTAX naming the path. */
@@ -94,7 +102,7 @@ function jsonToExpr(v: unknown, path: string): Expr {
     case "boolean":
       return literal(v);
     case "number":
-      return literal(Number.isInteger(v) ? intValue(v) : v);
+      return literal(jsonNumber(v));
     case "string": {
       const m = EXPR_RE.exec(v);
       if (!m) return literal(v);

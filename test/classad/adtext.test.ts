@@ -139,6 +139,11 @@ describe("JSON ads", () => {
     expect(printOldAd(ad)).toBe('n = 5\nr = 2.5\nl = { 1,"a",undefined }\no = [ q = true ]\n');
   });
 
+  it("integral JSON numbers beyond the 64-bit range stay reals instead of wrapping", () => {
+    const ad = adFromJSON('{"huge": 1e300, "over": 12345678901234567890, "edge": 9007199254740992, "neg": -4611686018427387904}');
+    expect(printOldAd(ad)).toBe("huge = 1E+300\nover = 1.234567890123457E+19\nedge = 9007199254740992\nneg = -4611686018427387904\n");
+  });
+
   it("names the bad attribute", () => {
     expect(() => adFromJSON({ ok: 1, bad: "/Expr(1 +)/" })).toThrow(/JSON ClassAd bad: .*expected an expression/);
     expect(() => adFromJSON("[1]")).toThrow(/expected an object/);
