@@ -19,12 +19,13 @@ afterEach(async () => {
 });
 
 /** A manager on a SQLite store in `dir`, with every builtin, on a simulated clock. */
-async function start(clock: SimulatedClock): Promise<{ m: JobManager; host: JobtapHost }> {
+async function start(clock: SimulatedClock, config: Record<string, unknown> = {}): Promise<{ m: JobManager; host: JobtapHost }> {
   let host: JobtapHost | undefined;
-  const factory = jobtapPlugins({ config: {}, pluginPath: [], log: () => undefined });
+  const factory = jobtapPlugins({ config, pluginPath: [], log: () => undefined });
   const m = await createJobManager({
     statedir: dir,
     clock,
+    config,
     resources: { cores: 4 },
     log: () => undefined,
     plugins: async (port) => (host = await factory(port)),
@@ -80,5 +81,21 @@ describe("builtin dependencies across a restart", () => {
     expect(m.job(d).result).toBe("COMPLETED");
     const hist = (await second.host.callService("history", "get", {}, { userid: m.owner, owner: true })) as { jobs: string[] };
     expect(hist.jobs).toEqual([d, e, c, b, a].map((id) => formatJobId(id)));
+  });
+});
+
+describe(".update-queue across a restart", () => {
+  it("keeps a disabled queue disabled", async () => {
+    const clock = new SimulatedClock();
+    const config = { queues: { a: {}, b: {} } };
+    const first = await start(clock, config);
+    const owner = { userid: first.m.owner, owner: true };
+    await first.host.callService("update-queue", "disable", { name: "a", reason: "down" }, owner);
+    await first.m.close();
+    const second = await start(clock, config);
+    await expect(second.m.submit(testJobspec({ system: { queue: "a" } }))).rejects.toThrow(
+      "job submission to a is disabled: down",
+    );
+    await submit(second.m, clock, { system: { queue: "b" } });
   });
 });
