@@ -5,6 +5,7 @@
  * COPY, DELETE, SET and EVALSET groups, each sorted by attribute name.
  */
 import { readFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { ErrorCode, JobtapError } from "../errors.js";
 import { attrRef, ClassAd, type Expr, parseNewAd, unparse } from "./classad-bridge.js";
 import { type CondorConfig, formatSource } from "./config.js";
@@ -174,6 +175,18 @@ export function convertOldRouteText(defaultsText: string | undefined, entriesTex
   return [...routes.values()];
 }
 
+/** JOB_ROUTER_ENTRIES_FILE, relative to the folder of the file that set it (as `include`). */
+function readEntriesFile(config: CondorConfig, file: string): string {
+  const source = config.source("JOB_ROUTER_ENTRIES_FILE");
+  const path = source && !isAbsolute(file) ? resolve(dirname(source.file), file) : file;
+  try {
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    const where = source ? `${formatSource(source)}: JOB_ROUTER_ENTRIES_FILE` : "JOB_ROUTER_ENTRIES_FILE";
+    return fail(where, `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
 /** Reads and converts the old-syntax knobs of `config` (JOB_ROUTER_ENTRIES[_FILE], _DEFAULTS). */
 export function convertOldRoutes(config: CondorConfig): {
   routes: { name: string; source: TransformSource }[];
@@ -184,7 +197,7 @@ export function convertOldRoutes(config: CondorConfig): {
   const where = source ? `${formatSource(source)}: JOB_ROUTER_ENTRIES` : "JOB_ROUTER_ENTRIES";
   let entries = config.get("JOB_ROUTER_ENTRIES") ?? "";
   const file = config.get("JOB_ROUTER_ENTRIES_FILE");
-  if (file !== undefined) entries += "\n" + readFileSync(file, "utf8");
+  if (file !== undefined) entries += "\n" + readEntriesFile(config, file);
   const warnings = [`${where}: deprecated ClassAd route syntax converted to transforms`];
   if (config.has("JOB_ROUTER_ENTRIES_CMD")) warnings.push("JOB_ROUTER_ENTRIES_CMD is not supported (ignored)");
   const converted = convertOldRouteText(config.get("JOB_ROUTER_DEFAULTS"), entries, where);

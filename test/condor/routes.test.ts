@@ -1,3 +1,6 @@
+import { fileURLToPath } from "node:url";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Evaluator, parseOldAd, unparse } from "../../src/classad/index.js";
@@ -9,7 +12,7 @@ import { routerConfigFromToml } from "../../src/condor/router-toml.js";
 import type { RouterConfig } from "../../src/condor/routes.js";
 import { isJobtapError } from "../../src/errors.js";
 
-const FIXTURES = join(import.meta.dirname, "fixtures");
+const FIXTURES = fileURLToPath(new URL("./fixtures", import.meta.url));
 const EXAMPLE = join(FIXTURES, "router-example.config");
 
 /** Route objects without source positions (which necessarily differ between front ends). */
@@ -273,6 +276,21 @@ describe("deprecated JOB_ROUTER_ENTRIES / JOB_ROUTER_DEFAULTS", () => {
     expect(text).toContain("MaxJobs = 5\n");
     expect(text).toContain("COPY Cmd OrigCmd\n");
     expect(text).toContain("EVALSET Slots 5 * 2\n");
+  });
+
+  it("JOB_ROUTER_ENTRIES_FILE is read relative to its config file; an unreadable one names its line", () => {
+    const dir = mkdtempSync(join(tmpdir(), "jobtap-entries-"));
+    try {
+      writeFileSync(join(dir, "routes.txt"), '[ Name = "A"; GridResource = "g"; Requirements = true ]\n');
+      writeFileSync(join(dir, "router.cfg"), "# old routes\nJOB_ROUTER_ENTRIES_FILE = routes.txt\n");
+      expect(readRouterConfig(readCondorConfigFile(join(dir, "router.cfg"))).routes.map((r) => r.name)).toEqual(["A"]);
+      writeFileSync(join(dir, "broken.cfg"), "\nJOB_ROUTER_ENTRIES_FILE = missing.txt\n");
+      expect(routerError(() => readRouterConfig(readCondorConfigFile(join(dir, "broken.cfg"))))).toBe(
+        `${join(dir, "broken.cfg")}:2: JOB_ROUTER_ENTRIES_FILE: cannot read ${join(dir, "missing.txt")}: ENOENT`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("a broken entry is an error naming the knob's file and line", () => {
