@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { condor, splitAds } from "../../src/cli/condor.js";
 import type { CliIO } from "../../src/cli/io.js";
 
-const FIXTURES = join(import.meta.dirname, "fixtures");
+const FIXTURES = fileURLToPath(new URL("./fixtures", import.meta.url));
 
 interface Captured {
   io: CliIO;

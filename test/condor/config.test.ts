@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,7 +7,7 @@ import { parseCondorConfig, readCondorConfigFile } from "../../src/condor/config
 import { readLogicalLines } from "../../src/condor/lines.js";
 import { isJobtapError } from "../../src/errors.js";
 
-const FIXTURES = join(import.meta.dirname, "fixtures");
+const FIXTURES = fileURLToPath(new URL("./fixtures", import.meta.url));
 
 function configError(fn: () => unknown): string {
   try {

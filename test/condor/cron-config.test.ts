@@ -1,9 +1,9 @@
-import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseCondorConfig, readCondorConfigFile } from "../../src/condor/config-reader.js";
 import { cronBool, cronTableFromConfig, parseCronEnv, parseCronPeriod, splitCronArgs } from "../../src/condor/cron-config.js";
 
-const example = readCondorConfigFile(join(import.meta.dirname, "fixtures", "cron-example.config"), {
+const example = readCondorConfigFile(fileURLToPath(new URL("./fixtures/cron-example.config", import.meta.url)), {
   defaults: { LIBEXEC: "/usr/libexec/condor" },
 });
 
