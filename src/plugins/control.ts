@@ -7,6 +7,7 @@ import type { JobId } from "../manager/ids.js";
 import type { JobArgs, StackResult } from "../manager/port.js";
 import { STATE_BIT } from "../manager/states.js";
 import { BUILTINS, type BuiltinEntry } from "./builtins.js";
+import { readPluginConfig } from "./config.js";
 import { createContext } from "./context.js";
 import { PluginHost, msg, type HostOptions } from "./host.js";
 import { fileListName, importPlugin, internalName, pluginShape, resolvePlugin } from "./loader.js";
@@ -236,9 +237,12 @@ export class JobtapHost extends PluginHost {
   /**
    * Config reload: `conf.update` on every plugin in load order. The first failure fails the
    * reload; plugins that already accepted the new config get the old one back, so the
-   * instance keeps running with the old config.
+   * instance keeps running with the old config. A malformed `[job-manager]` plugin section
+   * fails the reload before any plugin is asked (the `plugins` list itself is not
+   * re-applied, as in Flux).
    */
   async reloadConfig(config: Record<string, unknown>): Promise<void> {
+    readPluginConfig(config);
     const old = this.config;
     const accepted: PluginRecord[] = [];
     for (const rec of [...this.plugins]) {

@@ -138,6 +138,11 @@ describe("loading", () => {
     expect(host.config).toEqual({ fixture: { limit: 2 } });
     // conf-check accepted 3, then got the old config (2) back.
     expect(seen).toEqual([1, 2, 3, 2]);
+    // A malformed plugin section fails before any plugin is asked.
+    await expect(
+      host.reloadConfig({ fixture: { limit: 4 }, "job-manager": { plugins: "x" } }),
+    ).rejects.toMatchObject({ code: "CONFIG", message: "[job-manager.plugins]: config must be an array" });
+    expect(seen).toEqual([1, 2, 3, 2]);
   });
 
   it("logs, never throws, handler errors during the runtime-load replay", async () => {
