@@ -15,6 +15,7 @@ import { PRIORITY_UNAVAILABLE } from "../manager/port.js";
 import type { JobResult } from "../manager/states.js";
 import type { PluginHost } from "./host.js";
 import { auxDelete, auxSet, pluginState } from "./aux.js";
+import { msg } from "./host.js";
 import type { LoadSortOrder, PluginRecord, ServiceCred } from "./record.js";
 import { compileTopicGlob } from "./record.js";
 import type { AnyHandler, HandlerFor, Rejection } from "./topics.js";
@@ -155,7 +156,7 @@ export function createContext(host: PluginHost, rec: PluginRecord): PluginContex
   return {
     name: rec.name,
     conf: rec.conf,
-    clock: host.clock,
+    clock: pluginClock(host, rec),
     log: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
     state: pluginState(host, rec, g.live),
     reject: (message) => ({ reject: message ?? "" }),
@@ -163,6 +164,29 @@ export function createContext(host: PluginHost, rec: PluginRecord): PluginContex
     ...setupApi(host, rec, g),
     ...jobApi(host, rec, g),
     ...auxApi(host, rec, g),
+  };
+}
+
+/**
+ * The manager's clock as a plugin sees it: a timer callback that throws (or whose Promise
+ * rejects) is logged with the plugin's name instead of taking the manager down.
+ */
+function pluginClock(host: PluginHost, rec: PluginRecord): Clock {
+  const report = (e: unknown) =>
+    host.report("warn", `plugin ${rec.name}: timer callback failed: ${msg(e)}`, rec.name);
+  return {
+    now: () => host.clock.now(),
+    setTimeout(fn, ms) {
+      return host.clock.setTimeout(() => {
+        try {
+          const r = fn() as unknown;
+          if (r instanceof Promise) r.catch(report);
+        } catch (e) {
+          report(e);
+        }
+      }, ms);
+    },
+    clearTimeout: (h) => host.clock.clearTimeout(h),
   };
 }
 

@@ -173,4 +173,21 @@ describe("plugin context", () => {
     await host.callService("aux-replace", "go", null, owner);
     expect(log).toEqual(["destroy first", "get second", "destroy second", "after delete undefined"]);
   });
+
+  it("logs a plugin timer callback that throws or rejects instead of crashing", async () => {
+    const { host, mgr, logged } = makeHost();
+    await host.loadDefinition("timers", (p) => {
+      p.clock.setTimeout(() => {
+        throw new Error("tick failed");
+      }, 10);
+      p.clock.setTimeout(async () => {
+        throw new Error("async tick failed");
+      }, 20);
+    });
+    await mgr.clock.advance(30);
+    expect(logged.filter((l) => l.includes("timer callback failed"))).toEqual([
+      "warn: plugin timers: timer callback failed: tick failed",
+      "warn: plugin timers: timer callback failed: async tick failed",
+    ]);
+  });
 });
