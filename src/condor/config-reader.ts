@@ -9,6 +9,7 @@ import { ErrorCode, JobtapError } from "../errors.js";
 import { evaluateCondition, IfStack } from "./conditions.js";
 import { CondorConfig, type CondorConfigOptions, type ConfigEntry } from "./config.js";
 import { readLogicalLines, type LogicalLine } from "./lines.js";
+import { MACRO_EXPANSION_LIMIT } from "./macros.js";
 
 /** How to read configuration text. */
 export interface ConfigReadOptions extends CondorConfigOptions {
@@ -121,6 +122,9 @@ class FileReader {
     value = expandSelf(value, name, old);
     if (op.startsWith("+") && old !== "" && value !== "") value = old + appendSeparator(op) + value;
     else if (op.startsWith("+") && value === "") value = old;
+    if (value.length > MACRO_EXPANSION_LIMIT) {
+      throw new Error(`${name} grows beyond ${MACRO_EXPANSION_LIMIT} characters (self-references doubling it?)`);
+    }
     const entry: ConfigEntry = { name, value, source: { file: this.file, line: line.line } };
     if (lines) entry.lines = lines;
     this.config.define(entry);

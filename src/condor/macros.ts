@@ -43,6 +43,12 @@ export interface MacroScope {
 export const MACRO_DEPTH_LIMIT = 64;
 
 /**
+ * Longest text one expansion may produce. Macros that double at each level (`A1 = $(A0)$(A0)`,
+ * `A2 = $(A1)$(A1)`, ...) are not recursive, but would otherwise run out of memory or time.
+ */
+export const MACRO_EXPANSION_LIMIT = 1 << 20;
+
+/**
  * Expands every `$(...)` in `text`; `$$(...)` is left alone (it belongs to match time).
  * `expanding` names macros already being expanded (a reference back to one is recursion).
  */
@@ -90,6 +96,9 @@ export class Expander {
       const body = text.slice(dollar + m[0].length, close);
       const expanded = this.expandOne(m[1]!, body, stack);
       out += expanded ?? text.slice(dollar, close + 1);
+      if (out.length > MACRO_EXPANSION_LIMIT) {
+        this.fail(`expanding ${stack.length > 0 ? `macro ${stack[stack.length - 1]}` : "this value"} gives more than ${MACRO_EXPANSION_LIMIT} characters`);
+      }
       i = close + 1;
     }
     return out;

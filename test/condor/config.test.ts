@@ -92,6 +92,16 @@ describe("config reader", () => {
     expect(msg).toMatch(/loop\.cfg:[12]/);
   });
 
+  it("macros that double at every level are an error, not a hang or an out-of-memory crash", () => {
+    const levels = ["A0 = xxxxxxxxxx", ...Array.from({ length: 40 }, (_, i) => `A${i + 1} = $(A${i})$(A${i})`)];
+    const laughs = parseCondorConfig(levels.join("\n") + "\nX = $(A40)\n", { file: "laughs.cfg" });
+    expect(configError(() => laughs.get("X"))).toMatch(/^laughs\.cfg:42: expanding macro a\d+ gives more than 1048576 characters$/);
+    const selfDoubling = ["Y = xxxxxxxxxx", ...Array.from({ length: 40 }, () => "Y = $(Y)$(Y)")].join("\n");
+    expect(configError(() => parseCondorConfig(selfDoubling, { file: "grow.cfg" }))).toBe(
+      "grow.cfg:18: Y grows beyond 1048576 characters (self-references doubling it?)",
+    );
+  });
+
   it("@=tag blocks keep lines trimmed, drop comments and blanks, still join continuations", () => {
     const text = "R @=end\n  SET A 1\n\n  # gone\nSET B \\\n  2\n@end\nAFTER = yes\n";
     const c = parseCondorConfig(text, { file: "b.cfg" });
