@@ -46,6 +46,7 @@ export {
   BUILTINS,
   parseToml,
   readPluginConfig,
+  reapplyPlugins,
   DEFAULT_DEADLINE_MS,
 } from "./plugins/index.js";
 export type {

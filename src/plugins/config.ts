@@ -18,6 +18,7 @@ import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import { parseFSD } from "../manager/fsd.js";
 import type { JobtapHost } from "./control.js";
 import { msg } from "./host.js";
+import { resolvePlugin } from "./loader.js";
 
 /** One `[job-manager] plugins` entry, validated. */
 export interface PluginDirective {
@@ -124,10 +125,14 @@ function readDirective(entry: unknown, i: number): PluginDirective {
   return d;
 }
 
-/** Applies the directives in order at start; the first failure names its TOML path. */
+/**
+ * Applies the directives in order (at start, or when re-applying a changed list); the
+ * first failure names its TOML path. `replay`: replay active jobs to each loaded plugin.
+ */
 export async function applyDirectives(
   host: JobtapHost,
   directives: readonly PluginDirective[],
+  replay = false,
 ): Promise<void> {
   for (const d of directives) {
     const at = `[job-manager.plugins][${d.index}]`;
@@ -140,11 +145,58 @@ export async function applyDirectives(
     }
     if (d.load === undefined) continue;
     try {
-      const opts = d.deadlineMs === undefined ? { replay: false } : { replay: false, deadlineMs: d.deadlineMs };
-      await host.load(d.load, d.conf ?? {}, opts);
+      const deadline = d.deadlineMs === undefined ? {} : { deadlineMs: d.deadlineMs };
+      await host.load(d.load, d.conf ?? {}, { replay, ...deadline });
     } catch (e) {
       const cause = isJobtapError(e) ? e.code : ErrorCode.INTERNAL;
       throw new JobtapError(ErrorCode.CONFIG, `${at}.load: ${msg(e)}`, { path: `${at}.load`, cause });
     }
   }
+  host.appliedDirectives = directives;
+}
+
+/**
+ * Beyond Flux: re-applies a changed `[job-manager] plugins` list at runtime. The new list
+ * is validated and every `load` target resolved before anything changes; an unchanged
+ * list is a no-op (returns false). Otherwise every non-builtin is removed, removed
+ * builtins come back in table order, and the directives run again with the runtime-load
+ * replay. If a directive fails, the previous list is re-applied and the error (naming
+ * its TOML path) is thrown. Plugins lose in-memory state (their `p.state` is kept).
+ */
+export async function reapplyPlugins(
+  host: JobtapHost,
+  config: Record<string, unknown>,
+): Promise<boolean> {
+  const { directives } = readPluginConfig(config);
+  for (const d of directives) {
+    if (d.load === undefined) continue;
+    try {
+      resolvePlugin(d.load, host.builtins, host.searchPath);
+    } catch (e) {
+      throw configError(`[job-manager.plugins][${d.index}].load`, msg(e));
+    }
+  }
+  if (JSON.stringify(directives) === JSON.stringify(host.appliedDirectives)) return false;
+  const old = host.appliedDirectives;
+  try {
+    await resetTo(host, directives);
+  } catch (e) {
+    await resetTo(host, old).catch((e2: unknown) =>
+      host.report("error", `re-applying the previous plugin list failed: ${msg(e2)}`),
+    );
+    throw e;
+  }
+  return true;
+}
+
+async function resetTo(host: JobtapHost, directives: readonly PluginDirective[]): Promise<void> {
+  host.remove("all");
+  for (const b of host.builtins) {
+    if (host.find(b.name) === undefined) await host.load(b.name, {}, { replay: true });
+  }
+  // Only builtins are loaded now: put them back in table order.
+  const rank = (name: string) => host.builtins.findIndex((b) => b.name === name);
+  host.plugins.sort((a, b) => rank(a.name) - rank(b.name));
+  host.invalidate();
+  await applyDirectives(host, directives, true);
 }

@@ -7,7 +7,7 @@ import type { JobId } from "../manager/ids.js";
 import type { JobArgs, StackResult } from "../manager/port.js";
 import { STATE_BIT } from "../manager/states.js";
 import { BUILTINS, type BuiltinEntry } from "./builtins.js";
-import { readPluginConfig } from "./config.js";
+import { readPluginConfig, type PluginDirective } from "./config.js";
 import { createContext } from "./context.js";
 import { PluginHost, msg, type HostOptions } from "./host.js";
 import { fileListName, importPlugin, internalName, pluginShape, resolvePlugin } from "./loader.js";
@@ -42,6 +42,8 @@ export interface PluginInfo {
 export class JobtapHost extends PluginHost {
   readonly builtins: readonly BuiltinEntry[];
   searchPath: readonly string[];
+  /** The `[job-manager] plugins` directives last applied (see reapplyPlugins). */
+  appliedDirectives: readonly PluginDirective[] = [];
   private loads = 0;
 
   constructor(opts: JobtapHostOptions) {

@@ -73,6 +73,6 @@ export { JobtapHost } from "./control.js";
 export type { JobtapHostOptions, LoadOptions, PluginInfo } from "./control.js";
 export { BUILTINS } from "./builtins.js";
 export type { BuiltinEntry } from "./builtins.js";
-export { parseToml, readPluginConfig } from "./config.js";
+export { parseToml, readPluginConfig, reapplyPlugins } from "./config.js";
 export type { HostLogger } from "./host.js";
 export { DEFAULT_DEADLINE_MS } from "./host.js";
