@@ -16,10 +16,19 @@ import { ERROR, ListValue, UNDEFINED, type Value } from "./values.js";
 /** Deepest chain of attribute dereferences one evaluation may follow before giving error. */
 export const MAX_EVAL_DEPTH = 300;
 
+/**
+ * Most attribute dereferences one evaluation may make; later ones give error. Ads whose
+ * attributes each use the previous one twice (`a2 = a1 + a1`) need 2^n of them, which would
+ * otherwise run for hours; real policy expressions need a few hundred at most.
+ */
+export const MAX_EVAL_STEPS = 2_000_000;
+
 /** Per-evaluation state shared by every frame of one top-level evaluate call. */
 export interface EvalRun {
   readonly table: FunctionTable;
   depth: number;
+  /** Attribute dereferences so far (bounded by MAX_EVAL_STEPS). */
+  steps: number;
   /** Epoch seconds, read once per run so `time()` and `CurrentTime` agree. */
   now(): number;
   /**
@@ -79,11 +88,11 @@ export function compiled(e: Expr, table: FunctionTable): Compiled {
   return fn;
 }
 
-/** Evaluates an attribute slot in `f`, with cycle and depth protection. */
+/** Evaluates an attribute slot in `f`, with cycle, depth and step protection. */
 export function evalEntry(e: AttrEntry, f: Frame): Value {
   if (e.active) return UNDEFINED;
   const run = f.run;
-  if (run.depth >= MAX_EVAL_DEPTH) return ERROR;
+  if (run.depth >= MAX_EVAL_DEPTH || ++run.steps > MAX_EVAL_STEPS) return ERROR;
   e.active = true;
   run.depth++;
   try {

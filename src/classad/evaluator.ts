@@ -94,7 +94,7 @@ export class Evaluator implements FunctionTable {
   newRun(): EvalRun {
     let now: number | undefined;
     const clock = this.clock;
-    return { table: this, depth: 0, now: () => (now ??= clock()) };
+    return { table: this, depth: 0, steps: 0, now: () => (now ??= clock()) };
   }
 
   /**

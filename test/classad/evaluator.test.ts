@@ -169,6 +169,16 @@ describe("evaluation never throws", () => {
     expect(unparseValue(ev.evaluateAttr(job, "R"), false)).toBe("[ a = 1; b = a + 1 ]");
   });
 
+  it("attributes that each use the previous one twice give error instead of running for hours", () => {
+    const chain = (n: number) => "[a0 = 1; " + Array.from({ length: n }, (_, i) => `a${i + 1} = a${i} + a${i}; `).join("") + `].a${n}`;
+    expect(ev.evaluate(chain(19))).toBe(524288n); // 2^20 dereferences: still fine
+    expect(ev.evaluate(chain(60))).toEqual(ERROR);
+    const strings = "[s0 = \"xxxxxxxxxx\"; " + Array.from({ length: 60 }, (_, i) => `s${i + 1} = strcat(s${i}, s${i}); `).join("") + "].s60";
+    expect(ev.evaluate(`size(${strings})`)).toEqual(ERROR);
+    // the budget is per evaluation: the next one starts afresh
+    expect(ev.evaluate(chain(3))).toBe(8n);
+  });
+
   it("huge flat lists and deeply nested lists evaluate", () => {
     const big = "{" + Array.from({ length: 50_000 }, (_, i) => i).join(",") + "}";
     expect(ev.evaluate(`size(${big})`)).toBe(50_000n);
