@@ -56,6 +56,8 @@ export type {
   PluginInfo,
   BuiltinEntry,
   HostLogger,
+  HandlerRecord,
+  HandlerOutcome,
 } from "./plugins/index.js";
 export type { PluginConfig, PluginDirective } from "./plugins/config.js";
 export type { ServiceCred } from "./plugins/record.js";

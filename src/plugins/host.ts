@@ -18,7 +18,7 @@ import type {
 } from "../manager/port.js";
 import type { PluginRecord } from "./record.js";
 import { destroyJobAux } from "./record.js";
-import type { DeadlineTimer, Frame, StackEntry, StackHost } from "./stack.js";
+import type { DeadlineTimer, Frame, HandlerRecord, StackEntry, StackHost } from "./stack.js";
 import { runStack, stackCall } from "./stack.js";
 import { isStateTopic } from "./topics.js";
 
@@ -64,6 +64,9 @@ export class PluginHost implements PluginPort, StackHost {
   /** Per job: the plugins subscribed to its `job.event.*`. */
   private subscribers = new Map<JobId, Set<PluginRecord>>();
   private memoryState: PluginStateStore | undefined;
+  private inspectors = new Set<(record: HandlerRecord) => void>();
+  /** True while the inspection stream has listeners (the stack checks it per handler). */
+  inspecting = false;
 
   constructor(opts: HostOptions) {
     this.clock = opts.clock;
@@ -231,6 +234,31 @@ export class PluginHost implements PluginPort, StackHost {
   label(plugin: PluginRecord, topic: string, id: JobId | undefined): string {
     const job = id === undefined ? "" : `: job ${formatJobId(id)}`;
     return `plugin ${plugin.name}: ${topic}${job}`;
+  }
+
+  // --- inspection stream (beyond Flux) -------------------------------------------------
+
+  /**
+   * Listens to every handler call: topic, plugin, job, duration, outcome. Costs nothing
+   * while nobody listens. Returns the function that stops listening.
+   */
+  inspect(listener: (record: HandlerRecord) => void): () => void {
+    this.inspectors.add(listener);
+    this.inspecting = true;
+    return () => {
+      this.inspectors.delete(listener);
+      this.inspecting = this.inspectors.size > 0;
+    };
+  }
+
+  inspected(record: HandlerRecord): void {
+    for (const listener of this.inspectors) {
+      try {
+        listener(record);
+      } catch (e) {
+        this.report("warn", `inspection listener failed: ${msg(e)}`);
+      }
+    }
   }
 
   // --- subscriptions ---------------------------------------------------------------------

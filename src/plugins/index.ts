@@ -75,4 +75,5 @@ export { BUILTINS } from "./builtins.js";
 export type { BuiltinEntry } from "./builtins.js";
 export { parseToml, readPluginConfig, reapplyPlugins } from "./config.js";
 export type { HostLogger } from "./host.js";
+export type { HandlerRecord, HandlerOutcome } from "./stack.js";
 export { DEFAULT_DEADLINE_MS } from "./host.js";

@@ -49,6 +49,25 @@ export interface StackHost {
   report(level: "debug" | "warn", message: string): void;
   /** "plugin: topic: job id" prefix for messages. */
   label(plugin: PluginRecord, topic: string, id: JobId | undefined): string;
+  /** True while someone listens to the inspection stream (checked per handler). */
+  inspecting: boolean;
+  inspected(record: HandlerRecord): void;
+}
+
+/** How one handler call ended, as the inspection stream reports it. */
+export type HandlerOutcome = "ok" | "rejected" | "error" | "deadline";
+
+/** One record of the inspection stream: a handler call, its outcome and duration. */
+export interface HandlerRecord {
+  topic: string;
+  plugin: string;
+  id?: JobId;
+  /** Real elapsed milliseconds, including the wait for an async handler. */
+  ms: number;
+  async: boolean;
+  outcome: HandlerOutcome;
+  /** The rejection or error message. */
+  message?: string;
 }
 
 /** The state of one stack call. */
@@ -63,6 +82,10 @@ export interface StackCall {
   out: StackOut;
   handled: number;
   error?: { plugin: string; message: string };
+  /** Inspection of the handler in progress (only maintained while someone listens). */
+  t0: number;
+  outcome: HandlerOutcome;
+  message: string | undefined;
 }
 
 /** Creates the state for one stack call. */
@@ -74,7 +97,10 @@ export function stackCall(
 ): StackCall {
   const info: CallInfo = id === undefined ? { topic } : { topic, id };
   const stopOnError = topicKind(topic) !== "notify";
-  return { topic, args, id, entries, stopOnError, info, out: {}, handled: 0 };
+  return {
+    topic, args, id, entries, stopOnError, info, out: {}, handled: 0,
+    t0: 0, outcome: "ok", message: undefined,
+  };
 }
 
 /** Runs the call from entry `start`; synchronous unless some handler returned a Promise. */
@@ -87,13 +113,16 @@ export function runStack(
     const entry = call.entries[i]!;
     if (entry.plugin.removed) continue;
     call.handled++;
+    if (host.inspecting) begin(call);
     const frame = host.enter(call.id, entry.plugin, call.topic);
     let result: unknown;
     try {
       result = entry.fn(call.args as never, call.info);
     } catch (e) {
       host.leave(frame);
-      if (fail(host, call, entry.plugin, e)) return finish(call);
+      if (done(host, call, entry.plugin, fail(host, call, entry.plugin, e), false)) {
+        return finish(call);
+      }
       continue;
     }
     if (isThenable(result)) {
@@ -101,7 +130,9 @@ export function runStack(
       return settle(host, call, i, frame, result);
     }
     host.leave(frame);
-    if (absorb(host, call, entry.plugin, result)) return finish(call);
+    if (done(host, call, entry.plugin, absorb(host, call, entry.plugin, result), false)) {
+      return finish(call);
+    }
   }
   return finish(call);
 }
@@ -114,17 +145,46 @@ async function settle(
   pending: PromiseLike<unknown>,
 ): Promise<StackResult> {
   const plugin = call.entries[index]!.plugin;
-  let result: unknown;
+  let stop: boolean;
   try {
-    result = await withDeadline(host, plugin, call, pending);
+    const result = await withDeadline(host, plugin, call, pending);
+    host.leave(frame);
+    stop = absorb(host, call, plugin, result);
   } catch (e) {
     host.leave(frame);
-    if (fail(host, call, plugin, e)) return finish(call);
-    return runStack(host, call, index + 1);
+    stop = fail(host, call, plugin, e);
   }
-  host.leave(frame);
-  if (absorb(host, call, plugin, result)) return finish(call);
+  if (done(host, call, plugin, stop, true)) return finish(call);
   return runStack(host, call, index + 1);
+}
+
+function begin(call: StackCall): void {
+  call.t0 = performance.now();
+  call.outcome = "ok";
+  call.message = undefined;
+}
+
+/** Reports the finished handler to the inspection stream; passes `stop` through. */
+function done(
+  host: StackHost,
+  call: StackCall,
+  plugin: PluginRecord,
+  stop: boolean,
+  async: boolean,
+): boolean {
+  if (!host.inspecting || call.t0 === 0) return stop;
+  const record: HandlerRecord = {
+    topic: call.topic,
+    plugin: plugin.name,
+    ms: performance.now() - call.t0,
+    async,
+    outcome: call.outcome,
+  };
+  if (call.id !== undefined) record.id = call.id;
+  if (call.message !== undefined) record.message = call.message;
+  call.t0 = 0;
+  host.inspected(record);
+  return stop;
 }
 
 function finish(call: StackCall): StackResult {
@@ -177,6 +237,8 @@ function fail(host: StackHost, call: StackCall, plugin: PluginRecord, e: unknown
   // Context calls already label their errors (host.wrapError); do not say it twice.
   const message = why.startsWith(label) ? why : `${label}: ${why}`;
   host.report("warn", message);
+  call.outcome = isJobtapError(e, ErrorCode.PLUGIN_DEADLINE) ? "deadline" : "error";
+  call.message = message;
   if (!call.stopOnError) return false;
   call.error = { plugin: plugin.name, message };
   call.out.errmsg = message;
@@ -202,6 +264,8 @@ function absorb(host: StackHost, call: StackCall, plugin: PluginRecord, result: 
 function rejected(host: StackHost, call: StackCall, plugin: PluginRecord, why: unknown): boolean {
   const text = typeof why === "string" && why.length > 0 ? why : "";
   const message = text || defaultRejection(call.topic, plugin.name);
+  call.outcome = "rejected";
+  call.message = message;
   host.report("debug", `${host.label(plugin, call.topic, call.id)}: rejected: ${message}`);
   if (!call.stopOnError) return false;
   call.error = { plugin: plugin.name, message };
