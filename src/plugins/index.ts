@@ -47,15 +47,14 @@ export function jobtapPlugins(
       ...(envPath ?? "").split(":").filter((d) => d.length > 0),
       ...pc.pluginPath,
     ];
+    const deadlineMs = opts.deadlineMs ?? pc.deadlineMs;
     const host = new JobtapHost({
       clock: mgr.clock ?? opts.clock ?? new RealClock(),
       config,
       searchPath,
       ...(opts.log ? { log: opts.log } : {}),
       ...(opts.builtins ? { builtins: opts.builtins } : {}),
-      ...(opts.deadlineMs ?? pc.deadlineMs) !== undefined
-        ? { deadlineMs: (opts.deadlineMs ?? pc.deadlineMs)! }
-        : {},
+      ...(deadlineMs !== undefined ? { deadlineMs } : {}),
     });
     host.attach(mgr);
     await host.loadBuiltins();
