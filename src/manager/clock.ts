@@ -43,15 +43,19 @@ interface SimTimer {
   cancelled: boolean;
 }
 
+const before = (a: SimTimer, b: SimTimer) => a.at < b.at || (a.at === b.at && a.seq < b.seq);
+
 /**
  * A simulated clock. Time moves only in `advance(ms)`, which fires due timers in (time,
  * creation) order, letting promise callbacks run between timers so async work that a timer
- * starts can schedule follow-up timers inside the same advance.
+ * starts can schedule follow-up timers inside the same advance. Timers live in a binary
+ * heap, so thousands of pending timers stay cheap.
  */
 export class SimulatedClock implements Clock {
   private t: number;
   private seq = 0;
-  private timers: SimTimer[] = [];
+  private heap: SimTimer[] = [];
+  private live = 0;
 
   constructor(startMs = Date.UTC(2026, 0, 1)) {
     this.t = startMs;
@@ -63,47 +67,74 @@ export class SimulatedClock implements Clock {
 
   setTimeout(fn: () => void, ms: number): TimerHandle {
     const timer: SimTimer = { at: this.t + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
-    this.timers.push(timer);
+    this.push(timer);
+    this.live++;
     return timer as unknown as TimerHandle;
   }
 
   clearTimeout(h: TimerHandle): void {
-    (h as unknown as SimTimer).cancelled = true;
+    const t = h as unknown as SimTimer;
+    if (!t.cancelled) {
+      t.cancelled = true;
+      this.live--;
+    }
   }
 
   /** Number of timers not yet fired or cancelled. */
   pending(): number {
-    return this.timers.filter((t) => !t.cancelled).length;
+    return this.live;
   }
 
   /** Moves time forward by `ms`, firing every timer that falls due, in order. */
   async advance(ms = 0): Promise<void> {
     const end = this.t + ms;
     await flushMicrotasks();
-    for (;;) {
-      const next = this.nextDue(end);
-      if (!next) break;
-      this.t = Math.max(this.t, next.at);
+    for (let fired = 0; ; fired++) {
+      if (fired > 1_000_000) throw new Error(`SimulatedClock: runaway timers (over a million fired in one advance)`);
+      const next = this.heap[0];
+      if (!next || next.at > end) break;
+      this.pop();
+      if (next.cancelled) continue;
       next.cancelled = true;
+      this.live--;
+      this.t = Math.max(this.t, next.at);
       next.fn();
       await flushMicrotasks();
     }
     this.t = end;
-    this.timers = this.timers.filter((t) => !t.cancelled);
+    await new Promise<void>((r) => setImmediate(r));
   }
 
-  private nextDue(end: number): SimTimer | undefined {
-    let best: SimTimer | undefined;
-    for (const t of this.timers) {
-      if (t.cancelled || t.at > end) continue;
-      if (!best || t.at < best.at || (t.at === best.at && t.seq < best.seq)) best = t;
+  private push(t: SimTimer): void {
+    const h = this.heap;
+    h.push(t);
+    for (let i = h.length - 1; i > 0; ) {
+      const p = (i - 1) >> 1;
+      if (!before(h[i]!, h[p]!)) break;
+      [h[i], h[p]] = [h[p]!, h[i]!];
+      i = p;
     }
-    return best;
+  }
+
+  private pop(): void {
+    const h = this.heap;
+    const last = h.pop()!;
+    if (h.length === 0) return;
+    h[0] = last;
+    for (let i = 0; ; ) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < h.length && before(h[l]!, h[m]!)) m = l;
+      if (r < h.length && before(h[r]!, h[m]!)) m = r;
+      if (m === i) break;
+      [h[i], h[m]] = [h[m]!, h[i]!];
+      i = m;
+    }
   }
 }
 
 /** Lets pending promise reactions (and a few rounds of their follow-ups) run. */
 async function flushMicrotasks(): Promise<void> {
-  for (let i = 0; i < 5; i++) await Promise.resolve();
-  await new Promise<void>((r) => setImmediate(r));
+  for (let i = 0; i < 10; i++) await Promise.resolve();
 }

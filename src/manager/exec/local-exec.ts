@@ -12,7 +12,8 @@
  *   exception.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
+import { makeDirs } from "../fsutil.js";
 import { constants as osConstants } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import type { Clock, TimerHandle } from "../clock.js";
@@ -175,8 +176,8 @@ export class LocalExecutor implements Executor {
       return isAbsolute(expanded) ? expanded : join(cwd, expanded);
     };
     const paths = { stdout: pick("stdout"), stderr: pick("stderr") };
-    mkdirSync(dirname(paths.stdout), { recursive: true });
-    mkdirSync(dirname(paths.stderr), { recursive: true });
+    makeDirs(dirname(paths.stdout));
+    makeDirs(dirname(paths.stderr));
     return paths;
   }
 }

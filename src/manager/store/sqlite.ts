@@ -8,9 +8,9 @@
  * machine; `synchronous: "normal"` keeps WAL's crash-of-the-process guarantee and is faster.
  */
 import Database from "better-sqlite3";
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { ErrorCode, JobtapError } from "../../errors.js";
+import { makeDirs } from "../fsutil.js";
 import type { JobId } from "../ids.js";
 import type { JobStore, StoreBatch, StoredJobText } from "./types.js";
 
@@ -53,7 +53,7 @@ export class SqliteStore implements JobStore {
     opts: SqliteStoreOptions = {},
   ) {
     try {
-      mkdirSync(dirname(path), { recursive: true });
+      makeDirs(dirname(path));
       this.db = new Database(path);
       this.db.pragma("journal_mode = WAL");
       this.db.pragma(`synchronous = ${opts.synchronous === "normal" ? "NORMAL" : "FULL"}`);
