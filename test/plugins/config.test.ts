@@ -78,6 +78,7 @@ plugins = [ { remove = "all" }, { load = "x.js", conf = { k = 1 }, deadline = 0.
     const mgr = new FakeManager();
     const dir = fixture("");
     const config = parseToml(`[job-manager]
+plugin-deadline = "2s"
 plugins = [
   { load = "order-a.js", conf = { topic = "job.new" } },
   { remove = "order-a.js", load = "order-b" },
@@ -95,7 +96,7 @@ plugins = [
       "async-hang.js",
     ]);
     expect(host.find("async-hang.js")!.deadlineMs).toBe(1000);
-    expect(host.find("order-b.js")!.deadlineMs).toBe(30_000);
+    expect(host.find("order-b.js")!.deadlineMs).toBe(2000); // [job-manager] plugin-deadline
     // Loaded at start: no runtime replay, no reprioritize-all.
     expect(mgr.calls).toEqual([]);
   });
