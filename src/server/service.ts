@@ -143,11 +143,11 @@ function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?
     view: info.state === "INACTIVE" ? jobView(info, undefined, undefined) : fullView(m, info),
   }));
   const limit = req.limit === undefined ? Infinity : int("list", "limit", req.limit);
-  const byId = new Map(rows.map((r) => [r.view, r.info]));
+  const infoOf = new Map(rows.map((r) => [r.view, r.info]));
   return sortForListing(rows)
     .slice(0, limit)
     .map((v) => {
-      const info = byId.get(v);
+      const info = infoOf.get(v);
       return info && info.state === "INACTIVE" ? fullView(m, info) : v;
     });
 }
