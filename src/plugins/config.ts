@@ -171,7 +171,7 @@ export async function reapplyPlugins(
   for (const d of directives) {
     if (d.load === undefined) continue;
     try {
-      resolvePlugin(d.load, host.builtins, host.searchPath);
+      resolvePlugin(d.load, host.builtins, host.searchPath, host.shipped);
     } catch (e) {
       throw configError(`[job-manager.plugins][${d.index}].load`, msg(e));
     }

@@ -6,7 +6,7 @@ import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import type { JobId } from "../manager/ids.js";
 import type { JobArgs, StackResult } from "../manager/port.js";
 import { STATE_BIT } from "../manager/states.js";
-import { BUILTINS, type BuiltinEntry } from "./builtins.js";
+import { BUILTINS, SHIPPED, type BuiltinEntry, type ShippedEntry } from "./builtins.js";
 import { readPluginConfig, type PluginDirective } from "./config.js";
 import { createContext } from "./context.js";
 import { PluginHost, msg, type HostOptions } from "./host.js";
@@ -19,6 +19,9 @@ import { runStack, stackCall } from "./stack.js";
 /** Options of the controllable host. */
 export interface JobtapHostOptions extends HostOptions {
   builtins?: readonly BuiltinEntry[];
+  /** Plugins shipped but not loaded by default, found by plain name after the search
+   *  path (default: SHIPPED, i.e. alloc-bypass and perilog). */
+  shipped?: readonly ShippedEntry[];
   /** Directories searched for plugin names that are not paths. */
   searchPath?: readonly string[];
 }
@@ -41,6 +44,7 @@ export interface PluginInfo {
 /** The plugin host plus its control API. */
 export class JobtapHost extends PluginHost {
   readonly builtins: readonly BuiltinEntry[];
+  readonly shipped: readonly ShippedEntry[];
   searchPath: readonly string[];
   /** The `[job-manager] plugins` directives last applied (see reapplyPlugins). */
   appliedDirectives: readonly PluginDirective[] = [];
@@ -49,6 +53,7 @@ export class JobtapHost extends PluginHost {
   constructor(opts: JobtapHostOptions) {
     super(opts);
     this.builtins = opts.builtins ?? BUILTINS;
+    this.shipped = opts.shipped ?? SHIPPED;
     this.searchPath = opts.searchPath ?? [];
   }
 
@@ -66,11 +71,11 @@ export class JobtapHost extends PluginHost {
     conf: Record<string, unknown> = {},
     opts: LoadOptions = {},
   ): Promise<PluginInfo> {
-    const source = resolvePlugin(nameOrPath, this.builtins, this.searchPath);
-    const listName = source.kind === "builtin" ? source.name : fileListName(source.path);
+    const source = resolvePlugin(nameOrPath, this.builtins, this.searchPath, this.shipped);
+    const listName = source.kind === "file" ? fileListName(source.path) : source.name;
     this.checkUnique(listName);
     const mod = await importPlugin(source, ++this.loads);
-    const path = source.kind === "builtin" ? "builtin" : source.path;
+    const path = source.kind === "file" ? source.path : source.kind;
     return this.install(listName, path, mod, conf, opts);
   }
 
@@ -101,7 +106,7 @@ export class JobtapHost extends PluginHost {
     conf: Record<string, unknown>,
     opts: LoadOptions,
   ): Promise<PluginInfo> {
-    const shape = pluginShape(mod, path === "builtin" ? listName : path);
+    const shape = pluginShape(mod, path === "builtin" || path === "shipped" ? listName : path);
     const deadline = opts.deadlineMs ?? this.defaultDeadlineMs;
     const rec = newRecord(listName, shape.name, path, conf, deadline);
     await this.setup(rec, shape.setup);

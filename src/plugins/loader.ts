@@ -3,7 +3,9 @@
  *
  * Resolution: a dot-name without `/` is a builtin (table lookup, a miss is an error); an
  * absolute path or one starting with `./` or `../` is used as is; any other name is tried in
- * each directory of the search path in order (as given, then with .js, .mjs, .ts appended).
+ * each directory of the search path in order (as given, then with .js, .mjs, .ts appended),
+ * and finally in the table of plugins shipped with jobtap but not loaded by default
+ * (alloc-bypass, perilog: Flux finds their .so files in its default plugin path).
  * A `.ts`/`.mts` file is transpiled on load with typescript.transpileModule, so plugin
  * authors need no build step.
  */
@@ -12,7 +14,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { ErrorCode, JobtapError } from "../errors.js";
-import type { BuiltinEntry } from "./builtins.js";
+import { SHIPPED, type BuiltinEntry, type ShippedEntry } from "./builtins.js";
 import type { PluginContext } from "./context.js";
 
 /** A plugin's setup function. */
@@ -29,15 +31,17 @@ export interface PluginModule {
 /** Where a plugin comes from, after resolution. */
 export type PluginSource =
   | { kind: "builtin"; name: string; entry: BuiltinEntry }
+  | { kind: "shipped"; name: string; entry: ShippedEntry }
   | { kind: "file"; path: string };
 
 const EXTENSIONS = ["", ".js", ".mjs", ".ts"];
 
-/** Resolves a load argument to a builtin entry or an absolute file path. */
+/** Resolves a load argument to a builtin entry, an absolute file path or a shipped entry. */
 export function resolvePlugin(
   nameOrPath: string,
   builtins: readonly BuiltinEntry[],
   searchPath: readonly string[],
+  shipped: readonly ShippedEntry[] = SHIPPED,
 ): PluginSource {
   if (nameOrPath.length === 0) {
     throw new JobtapError(ErrorCode.INVALID_ARGUMENT, "plugin name must not be empty");
@@ -49,13 +53,14 @@ export function resolvePlugin(
     }
     return { kind: "builtin", name: entry.name, entry };
   }
-  const direct =
-    isAbsolute(nameOrPath) || /^\.\.?\//.test(nameOrPath) || searchPath.length === 0;
-  const dirs = direct ? [""] : searchPath;
+  const isPath = isAbsolute(nameOrPath) || /^\.\.?\//.test(nameOrPath);
+  const dirs = isPath || searchPath.length === 0 ? [""] : searchPath;
   for (const dir of dirs) {
     const found = withExtension(resolve(dir, nameOrPath));
     if (found !== undefined) return { kind: "file", path: found };
   }
+  const entry = isPath ? undefined : shipped.find((s) => s.name === nameOrPath);
+  if (entry !== undefined) return { kind: "shipped", name: entry.name, entry };
   throw new JobtapError(ErrorCode.PLUGIN_NOT_FOUND, `${nameOrPath}: No such plugin found`);
 }
 
@@ -82,7 +87,7 @@ export function internalName(listName: string, own: string | undefined): string 
 
 /** Imports a plugin module; every import of a file is fresh (a reload gets new state). */
 export async function importPlugin(source: PluginSource, seq: number): Promise<PluginModule> {
-  if (source.kind === "builtin") return source.entry.load();
+  if (source.kind !== "file") return source.entry.load();
   const path = source.path;
   try {
     if (/\.m?ts$/.test(path)) return await importCode(path, await transpile(path), seq);

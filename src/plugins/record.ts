@@ -52,7 +52,7 @@ export interface PluginRecord {
   name: PluginName;
   /** Service namespace: the plugin's own name, or the basename cut at its first `.`. */
   internalName: string;
-  /** Absolute module path, or "builtin". */
+  /** Absolute module path, "builtin", "shipped" (alloc-bypass, perilog) or "inline". */
   path: string;
   builtin: boolean;
   conf: Record<string, unknown>;
