@@ -4,9 +4,7 @@
  * flux-jobtap §8). At validate the submitter must be the owner and R must be an object
  * with an `execution` table; the job gets the `alloc-bypass` flag (so the manager makes no
  * alloc request). In SCHED the plugin returns OUT `R` and posts `alloc {bypass: true}`.
- *
- * The plugin API has no notion of the instance owner yet: it is the plugin conf `owner`
- * (a uid) when given, else the uid of the process running the job manager.
+ * The owner is the instance owner (`p.owner`), as in Flux.
  */
 import type { JobArgs, PluginContext } from "jobtap/plugin";
 
@@ -26,11 +24,10 @@ export function checkR(R: unknown): string | undefined {
 
 /** Registers job.validate (owner check, flag) and job.state.sched (supply R, post alloc). */
 export default function allocBypass(p: PluginContext): void {
-  const owner = typeof p.conf.owner === "number" ? p.conf.owner : (process.getuid?.() ?? 0);
   p.on("job.validate", (job) => {
     const R = bypassR(job);
     if (R === undefined) return undefined;
-    if (job.userid !== owner) return p.reject("Guest user cannot use alloc bypass");
+    if (job.userid !== p.owner) return p.reject("Guest user cannot use alloc bypass");
     const why = checkR(R);
     if (why !== undefined) return p.reject(why);
     p.setFlag(job.id, "alloc-bypass");

@@ -161,6 +161,9 @@ export interface ManagerPort {
   /** Persistent per-plugin key/value state kept in the job store (survives restarts).
    *  Values are JSON-serializable. Added by the job manager; absent in bare fakes. */
   readonly pluginState?: PluginStateStore;
+  /** The instance owner's uid, handed to plugins as `p.owner`. Optional: when absent the
+   *  host uses its own `owner` option, else this process's uid. */
+  readonly owner?: number;
 }
 
 /** Per-plugin key/value state in the job store; writes are durable when the call returns. */

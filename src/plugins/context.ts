@@ -50,6 +50,8 @@ export interface PluginContext {
   /** The plugin's own configuration (the TOML `conf` table or `load` arguments). */
   readonly conf: Readonly<Record<string, unknown>>;
   readonly log: PluginLog;
+  /** The instance owner's uid (Flux's instance owner: full rights over every job). */
+  readonly owner: number;
   /** The manager's clock: simulated in tests, so plugins never read Date.now directly. */
   readonly clock: Clock;
   /** This plugin's persistent state (beyond Flux): rebuilt state need not be replayed. */
@@ -156,6 +158,9 @@ export function createContext(host: PluginHost, rec: PluginRecord): PluginContex
   return {
     name: rec.name,
     conf: rec.conf,
+    get owner() {
+      return host.owner;
+    },
     clock: pluginClock(host, rec),
     log: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
     state: pluginState(host, rec, g.live),
@@ -226,7 +231,7 @@ type JobApi = Omit<
   PluginContext,
   | keyof SetupApi
   | "auxGet" | "auxSet" | "auxDelete"
-  | "name" | "conf" | "log" | "clock" | "state" | "reject" | "priorityUnavailable"
+  | "name" | "conf" | "owner" | "log" | "clock" | "state" | "reject" | "priorityUnavailable"
 >;
 
 /** The Flux job API: each call checked, then handed to the manager. */

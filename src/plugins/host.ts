@@ -40,6 +40,8 @@ export interface HostOptions {
   deadlineMs?: number;
   /** The whole instance configuration, as `conf.update` receives it. */
   config?: Record<string, unknown>;
+  /** The instance owner's uid (`p.owner`); default: the manager's, else this process's. */
+  owner?: number;
 }
 
 const NO_ENTRIES: readonly StackEntry[] = [];
@@ -56,6 +58,7 @@ export class PluginHost implements PluginPort, StackHost {
   plugins: PluginRecord[] = [];
   config: Record<string, unknown>;
   private mgr: ManagerPort | undefined;
+  private readonly ownerOption: number | undefined;
   private matchCache = new Map<string, readonly StackEntry[]>();
   /** Callbacks running synchronously, innermost last (Flux's current-job stack). */
   private frames: Frame[] = [];
@@ -73,6 +76,7 @@ export class PluginHost implements PluginPort, StackHost {
     this.log = opts.log ?? defaultLogger;
     this.defaultDeadlineMs = opts.deadlineMs ?? DEFAULT_DEADLINE_MS;
     this.config = opts.config ?? {};
+    this.ownerOption = opts.owner;
     this.timer = (ms, onExpire) => {
       const h = this.clock.setTimeout(onExpire, ms);
       return () => this.clock.clearTimeout(h);
@@ -95,6 +99,14 @@ export class PluginHost implements PluginPort, StackHost {
   /** The manager's per-plugin state store, or an in-memory one (fakes, no manager). */
   stateStore(): PluginStateStore {
     return this.mgr?.pluginState ?? (this.memoryState ??= memoryStateStore());
+  }
+
+  /**
+   * The instance owner's uid: the host's `owner` option, else the manager's (ManagerPort
+   * `owner`), else the uid of this process (what a manager defaults to).
+   */
+  get owner(): number {
+    return this.ownerOption ?? this.mgr?.owner ?? process.getuid?.() ?? 0;
   }
 
   /** True once a manager is attached. */

@@ -27,6 +27,8 @@ export interface JobtapPluginsOptions {
   deadlineMs?: number;
   /** Used when the manager offers no clock. */
   clock?: Clock;
+  /** The instance owner's uid for `p.owner`; default: the manager's, else the process uid. */
+  owner?: number;
   /** The environment to read JOBTAP_PLUGIN_PATH from (default process.env). */
   env?: Record<string, string | undefined>;
 }
@@ -55,6 +57,7 @@ export function jobtapPlugins(
       ...(opts.log ? { log: opts.log } : {}),
       ...(opts.builtins ? { builtins: opts.builtins } : {}),
       ...(deadlineMs !== undefined ? { deadlineMs } : {}),
+      ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
     });
     host.attach(mgr);
     await host.loadBuiltins();

@@ -29,6 +29,8 @@ export interface TestHostOptions {
   resources?: { cores?: number; gpus?: number; memory?: number };
   /** Async-handler deadline in ms (default 30 s, on the simulated clock). */
   deadlineMs?: number;
+  /** The instance owner's uid (manager and `p.owner`; default: this process's uid). */
+  owner?: number;
 }
 
 /** A job to submit: everything optional. */
@@ -95,10 +97,12 @@ export async function createTestHost(opts: TestHostOptions = {}): Promise<TestHo
     log: (level, message) => void log.push(`${level}: ${message}`),
     clock,
     ...(opts.deadlineMs !== undefined ? { deadlineMs: opts.deadlineMs } : {}),
+    ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
   });
   let host: JobtapHost | undefined;
   const manager = await createJobManager({
     clock,
+    ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
     store: "memory",
     config: opts.config ?? {},
     resources: { cores: 4, gpus: 0, memory: 16 * 2 ** 30, ...opts.resources },

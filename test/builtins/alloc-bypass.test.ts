@@ -18,7 +18,7 @@ describe("alloc-bypass", () => {
   });
 
   it("runs an owner's job on the given R without the scheduler", async () => {
-    h = await host({}, { plugin: allocBypass, name: "alloc-bypass", conf: { owner: 0 }, resources: { cores: 1 } });
+    h = await host({}, { plugin: allocBypass, name: "alloc-bypass", owner: 0, resources: { cores: 1 } });
     // 64 cores on a 1-core pool: only possible without the scheduler.
     const id = await h.submit({ userid: 0, cores: 64, runDuration: 1, system: { "alloc-bypass": { R } } });
     const info = await h.runToCompletion(id);
@@ -33,7 +33,7 @@ describe("alloc-bypass", () => {
   });
 
   it("refuses guests and malformed R", async () => {
-    h = await host({}, { plugin: allocBypass, name: "alloc-bypass", conf: { owner: 0 } });
+    h = await host({}, { plugin: allocBypass, name: "alloc-bypass", owner: 0 });
     expect(await rejected(h, { userid: 12, system: { "alloc-bypass": { R } } })).toBe("Guest user cannot use alloc bypass");
     expect(await rejected(h, { userid: 0, system: { "alloc-bypass": { R: "x" } } })).toBe("alloc-bypass: R must be an object");
     expect(checkR({ version: 1 })).toBe("alloc-bypass: R: missing execution object");
