@@ -46,22 +46,27 @@ function rss(): number {
 interface Round {
   submit_per_s: number;
   end_to_end_per_s: number;
+  /** CPU time (user + system) of this process per job: insensitive to other load. */
+  cpu_us_per_job: number;
 }
 
 /** Submits n jobs at once and waits until every one is INACTIVE. */
 async function round(mgr: JobManager, n: number): Promise<Round> {
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const ids: Array<Promise<JobId>> = [];
   for (let i = 0; i < n; i++) ids.push(mgr.submit(jobspec()));
   const waits = (await Promise.all(ids)).map((id) => mgr.wait(id));
   const tSubmit = performance.now();
   const results = await Promise.all(waits);
   const tEnd = performance.now();
+  const cpu = process.cpuUsage(cpu0);
   const failed = results.filter((r) => !r.success).length;
   if (failed > 0) throw new Error(`${failed} jobs did not complete`);
   return {
     submit_per_s: Math.round(n / ((tSubmit - t0) / 1000)),
     end_to_end_per_s: Math.round(n / ((tEnd - t0) / 1000)),
+    cpu_us_per_job: Math.round((cpu.user + cpu.system) / n),
   };
 }
 
@@ -97,6 +102,7 @@ export async function main(args: string[]): Promise<void> {
       jobs: n,
       submit_per_s: warm.submit_per_s,
       end_to_end_per_s: warm.end_to_end_per_s,
+      cpu_us_per_job: warm.cpu_us_per_job,
       rss_bytes_per_job: Math.max(0, Math.round((rss1 - rss0) / n)),
       heap_bytes_per_job: Math.max(0, Math.round((heap1 - heap0) / n)),
       cold_submit_per_s: cold.submit_per_s,

@@ -10,7 +10,7 @@ import { formatJobId, type JobId } from "./ids.js";
 import { newActiveJob, redactedJobspec, type ActiveJob } from "./job.js";
 import { isPlainObject, mergeNullDeletes } from "./jobspec.js";
 import { NO_PLUGINS, PRIORITY_UNAVAILABLE, type EventEntry, type JobArgs, type PluginPort, type StackResult } from "./port.js";
-import { PRIORITY_MAX, stateTopic, URGENCY_EXPEDITE, URGENCY_HOLD, type State } from "./states.js";
+import { PRIORITY_MAX, STATES, stateTopic, URGENCY_EXPEDITE, URGENCY_HOLD, type State } from "./states.js";
 import { batchIsEmpty, emptyBatch, type JobStore } from "./store/types.js";
 import { transition, updateCore } from "./transition.js";
 
@@ -88,7 +88,7 @@ export class Engine {
   /** Builds an entry stamped with the clock, in seconds as RFC 18 wants. */
   entry(name: string, context?: Record<string, unknown>): EventEntry {
     const e: EventEntry = { timestamp: this.clock.now() / 1000, name };
-    if (context !== undefined && Object.keys(context).length > 0) e.context = context;
+    if (context !== undefined && hasKeys(context)) e.context = context;
     return e;
   }
 
@@ -164,7 +164,7 @@ export class Engine {
       if (step === 0) pending = this.notifySubscribers(job, e);
       else if (step === 1 && e.name === "jobspec-update") pending = this.callJob(job, "job.update", { updates: e.context ?? {} });
       else if (step === 2 && job.core.state !== prev) {
-        pending = this.callJob(job, stateTopic(job.core.state), { entry: e, prev_state: prev });
+        pending = this.callJob(job, STATE_TOPIC[job.core.state], { entry: e, prev_state: prev });
       } else if (step === 3) {
         if (e.name === "resource-update") this.actions.resourceUpdate(job);
         this.actions.run(job);
@@ -178,7 +178,7 @@ export class Engine {
 
   private notifySubscribers(job: ActiveJob, e: EventEntry): void | Promise<void> {
     const port = this.port as PluginPort & { hasSubscribers?: (id: JobId) => boolean };
-    const listens = port.hasSubscribers ? port.hasSubscribers(job.core.id) : port.matches(`job.event.${e.name}`);
+    const listens = port.hasSubscribers ? port.hasSubscribers(job.core.id) : port.matches(eventTopic(e.name));
     if (!listens) return;
     const r = port.notifyEvent(this.args(job, { entry: e }));
     return r instanceof Promise ? r.catch((err: unknown) => this.log("error", `event.${e.name} callback failed: ${err}`)) : undefined;
@@ -370,6 +370,24 @@ export class Engine {
   }
 }
 
+/** Topic strings built once, not per event. */
+const STATE_TOPIC = Object.fromEntries(STATES.map((s) => [s, stateTopic(s)])) as Record<State, string>;
+const EVENT_TOPIC = new Map<string, string>();
+
+function eventTopic(name: string): string {
+  let t = EVENT_TOPIC.get(name);
+  if (t === undefined) {
+    t = `job.event.${name}`;
+    if (EVENT_TOPIC.size < 1024) EVENT_TOPIC.set(name, t);
+  }
+  return t;
+}
+
+function hasKeys(o: object): boolean {
+  for (const _k in o) return true;
+  return false;
+}
+
 /** R as plugins see it: the top-level `scheduling` key removed. */
 function redactR(R: Record<string, unknown>): Record<string, unknown> {
   if (!("scheduling" in R)) return R;
@@ -377,11 +395,18 @@ function redactR(R: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
-/** One RFC 18 eventlog line. Values JSON cannot carry (bigint) are written as strings. */
+/**
+ * One RFC 18 eventlog line. Built by hand around the context (names are plain words, so
+ * quoting them is enough); values JSON cannot carry (bigint) are written as strings.
+ */
 export function eventLine(e: EventEntry): string {
+  const head = `{"timestamp":${e.timestamp},"name":${JSON.stringify(e.name)}`;
+  if (e.context === undefined) return `${head}}\n`;
+  let ctx: string;
   try {
-    return JSON.stringify(e) + "\n";
+    ctx = JSON.stringify(e.context);
   } catch {
-    return JSON.stringify(e, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)) + "\n";
+    ctx = JSON.stringify(e.context, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
   }
+  return `${head},"context":${ctx}}\n`;
 }

@@ -68,6 +68,11 @@ function badSpec(msg: string): JobtapError {
  * naming the offending path otherwise. Extra keys are allowed (plugins read them).
  */
 export function validateJobspec(js: unknown): Jobspec {
+  return checkJobspec(js).jobspec;
+}
+
+/** validateJobspec that also returns the resource request it computed on the way. */
+export function checkJobspec(js: unknown): { jobspec: Jobspec; request: ResourceRequest } {
   if (!isPlainObject(js)) throw badSpec("must be an object");
   if (js.version !== 1) throw badSpec(`version: expected 1, got ${JSON.stringify(js.version)}`);
   if (!Array.isArray(js.resources) || js.resources.length === 0) throw badSpec("resources: must be a non-empty array");
@@ -81,8 +86,8 @@ export function validateJobspec(js: unknown): Jobspec {
   if (!isPlainObject(js.attributes)) throw badSpec("attributes: must be an object");
   const sys = js.attributes.system;
   if (sys !== undefined && !isPlainObject(sys)) throw badSpec("attributes.system: must be an object");
-  resourceRequest(js as unknown as Jobspec);
-  return js as unknown as Jobspec;
+  const jobspec = js as unknown as Jobspec;
+  return { jobspec, request: resourceRequest(jobspec) };
 }
 
 /** Sums a jobspec v1 resource tree into a request: slots × (cores, gpus, memory), × nodes. */

@@ -8,7 +8,7 @@ import type { Engine } from "./engine.js";
 import { SUBMIT_FLAG } from "./events.js";
 import { type FluidGenerator, type JobId } from "./ids.js";
 import { newActiveJob, type ActiveJob } from "./job.js";
-import { isPlainObject, validateJobspec } from "./jobspec.js";
+import { checkJobspec, isPlainObject } from "./jobspec.js";
 import type { Jobspec, StackResult } from "./port.js";
 import { URGENCY_DEFAULT, URGENCY_MAX, URGENCY_MIN } from "./states.js";
 import { newJobCore } from "./transition.js";
@@ -59,7 +59,7 @@ export class Submitter {
   async submit(jobspecIn: unknown, opts: SubmitOptions = {}): Promise<JobId> {
     const e = this.engine;
     if (e.fatal) throw e.fatal;
-    const jobspec = validateJobspec(jobspecIn);
+    const { jobspec, request } = checkJobspec(jobspecIn);
     const urgency = checkUrgency(opts.urgency ?? URGENCY_DEFAULT);
     const userid = opts.userid ?? this.owner;
     const flags = submitFlags(opts.flags);
@@ -67,6 +67,7 @@ export class Submitter {
       throw new JobtapError(ErrorCode.PERMISSION_DENIED, "novalidate flag requires instance owner");
     }
     const job = newActiveJob(newJobCore(this.ids.next(), jobspec));
+    job.request = request;
     // Held from the start: events plugins post during submit queue behind `submit`.
     job.hold++;
     job.unstored = "";

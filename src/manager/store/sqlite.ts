@@ -2,7 +2,7 @@
  * The SQLite job store (better-sqlite3, WAL). One transaction per batch window with
  * prepared statements. The jobspec is one row per job; the eventlog is JSON Lines text
  * appended as one chunk row per job per batch window (insert-only: cheaper than rewriting
- * a growing row), read back in insertion order.
+ * a growing row), keyed (job, batch number) in a clustered WITHOUT ROWID table.
  *
  * Durability: `synchronous=FULL` by default, so a committed batch survives a crash of the
  * machine; `synchronous: "normal"` keeps WAL's crash-of-the-process guarantee and is faster.
@@ -23,8 +23,8 @@ export interface SqliteStoreOptions {
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (id INTEGER PRIMARY KEY, jobspec TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS eventlog (id INTEGER NOT NULL, lines TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS eventlog_by_job ON eventlog (id);
+CREATE TABLE IF NOT EXISTS eventlog (id INTEGER NOT NULL, batch INTEGER NOT NULL, lines TEXT NOT NULL,
+  PRIMARY KEY (id, batch)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lost_found (id INTEGER PRIMARY KEY, reason TEXT NOT NULL,
   jobspec TEXT, eventlog TEXT);
 CREATE TABLE IF NOT EXISTS plugin_kv (plugin TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS plugin_kv (plugin TEXT NOT NULL, key TEXT NOT NULL, v
 
 /** The concatenated eventlog chunks of a job, in insertion order. */
 const EVENTLOG_OF = (idExpr: string) =>
-  `coalesce((SELECT group_concat(lines, '') FROM (SELECT lines FROM eventlog WHERE eventlog.id = ${idExpr} ORDER BY rowid)), '')`;
+  `coalesce((SELECT group_concat(lines, '') FROM (SELECT lines FROM eventlog WHERE eventlog.id = ${idExpr} ORDER BY batch)), '')`;
 
 /** Job ids are unsigned 64-bit; SQLite integers are signed: store the two's-complement. */
 const toRow = (id: JobId): bigint => BigInt.asIntN(64, id);
@@ -44,6 +44,8 @@ export class SqliteStore implements JobStore {
   private readonly db: Database.Database;
   private readonly epochMs: number;
   private closed = false;
+  /** Number of the next batch: orders a job's eventlog chunks, continues across restarts. */
+  private batchSeq = 1;
   private readonly st: ReturnType<SqliteStore["prepare"]>;
   private readonly commitTxn: (b: StoreBatch) => void;
 
@@ -66,13 +68,15 @@ export class SqliteStore implements JobStore {
     this.st = this.prepare();
     this.epochMs = this.initEpoch(opts.epochMs ?? Date.now());
     this.commitTxn = this.db.transaction((b: StoreBatch) => this.write(b));
+    const last = this.db.prepare("SELECT max(batch) AS b FROM eventlog").get() as { b: number | null };
+    this.batchSeq = (last.b ?? 0) + 1;
   }
 
   private prepare() {
     const db = this.db;
     return {
       insert: db.prepare("INSERT INTO jobs (id, jobspec) VALUES (?, ?)"),
-      append: db.prepare("INSERT INTO eventlog (id, lines) VALUES (?, ?)"),
+      append: db.prepare("INSERT INTO eventlog (id, batch, lines) VALUES (?, ?, ?)"),
       purge: db.prepare("DELETE FROM jobs WHERE id = ?"),
       purgeLog: db.prepare("DELETE FROM eventlog WHERE id = ?"),
       all: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog FROM jobs ORDER BY id`).safeIntegers(true),
@@ -106,7 +110,8 @@ export class SqliteStore implements JobStore {
   /** New jobs, then eventlog chunks, then purges (a job may do all three in one window). */
   private write(b: StoreBatch): void {
     for (const j of b.newJobs) this.st.insert.run(toRow(j.id), j.jobspec);
-    for (const [id, lines] of b.appends) this.st.append.run(toRow(id), lines);
+    const seq = this.batchSeq++;
+    for (const [id, lines] of b.appends) this.st.append.run(toRow(id), seq, lines);
     for (const id of b.purged) this.purgeRow(toRow(id));
   }
 
