@@ -7,7 +7,7 @@ import { MAX_EVAL_DEPTH, type Compiled, type Frame } from "../compile.js";
 import type { Expr } from "../expr.js";
 import { parseExpr } from "../parser.js";
 import { unparse } from "../unparse.js";
-import { AbsTime, ERROR, ListValue, RelTime, UNDEFINED, intValue, typeOf, wrapInt, type Value, type ValueType } from "../values.js";
+import { AbsTime, ERROR, ListValue, RelTime, UNDEFINED, intValue, numberOf, typeOf, wrapInt, type Value, type ValueType } from "../values.js";
 import { arity, isErr, isUndef, stringOf, type Registry } from "./util.js";
 
 const TYPE_TESTS: [string, ValueType][] = [
@@ -216,20 +216,11 @@ export function toInt(v: Value): Value {
 
 /** `real(x)`: numbers, booleans, strings (`"1e3"`, `"INF"`, `"NaN"`); undefined stays undefined. */
 export function toReal(v: Value): Value {
-  switch (typeof v) {
-    case "bigint":
-      return Number(v);
-    case "number":
-      return v;
-    case "boolean":
-      return v ? 1 : 0;
-    case "string": {
-      const n = leadingNumber(v);
-      return n === null ? ERROR : n;
-    }
-  }
+  const n = numberOf(v);
+  if (n !== undefined) return n;
+  if (typeof v === "string") return leadingNumber(v) ?? ERROR;
   if (v instanceof AbsTime || v instanceof RelTime) return v.secs;
-  return v.kind === "undefined" ? UNDEFINED : ERROR;
+  return isUndef(v) ? UNDEFINED : ERROR;
 }
 
 /** `bool(x)`: numbers non-zero; `"true"`/`"false"` any case; other strings undefined. */
