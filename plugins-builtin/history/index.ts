@@ -5,47 +5,33 @@
  * Service `history.get`, open to guests: `{ slice?: "[a:b:c]" }` → `{ jobs: [f58 ids] }`
  * for the caller's own uid (uid 0 included).
  */
-import type { JobArgs, JobId, PluginContext } from "jobtap/plugin";
+import type { JobArgs, PluginContext } from "jobtap/plugin";
 import { formatJobId } from "jobtap/plugin";
+import { UserHistory } from "./list.js";
 import { applySlice, parseSlice } from "./slice.js";
-
-interface Entry {
-  id: JobId;
-  t_submit: number;
-}
-
-/** Inserts keeping newest first (t_submit descending, then id descending); no duplicates. */
-function insert(list: Entry[], e: Entry): void {
-  if (list.some((x) => x.id === e.id)) return;
-  const newer = (x: Entry) => x.t_submit > e.t_submit || (x.t_submit === e.t_submit && x.id > e.id);
-  let i = 0;
-  while (i < list.length && newer(list[i]!)) i++;
-  list.splice(i, 0, e);
-}
 
 /** Registers the topics, the `get` service and plugin.query. */
 export default function history(p: PluginContext): void {
-  const users = new Map<number, Entry[]>();
+  const users = new Map<number, UserHistory>();
   const add = (job: JobArgs): void => {
     let list = users.get(job.userid);
-    if (list === undefined) users.set(job.userid, (list = []));
-    insert(list, { id: job.id, t_submit: job.t_submit });
+    if (list === undefined) users.set(job.userid, (list = new UserHistory()));
+    list.add({ id: job.id, t_submit: job.t_submit });
   };
   p.on("job.new", add);
   p.on("job.inactive-add", add);
   p.on("job.inactive-remove", (job) => {
     const list = users.get(job.userid);
     if (list === undefined) return;
-    const kept = list.filter((e) => e.id !== job.id);
-    if (kept.length > 0) users.set(job.userid, kept);
-    else users.delete(job.userid);
+    list.remove({ id: job.id, t_submit: job.t_submit });
+    if (list.size === 0) users.delete(job.userid);
   });
 
   p.serviceRegister(
     "get",
     (payload, cred) => {
       const raw = (payload as { slice?: unknown } | null)?.slice;
-      const list = users.get(cred.userid) ?? [];
+      const list = users.get(cred.userid)?.newestFirst() ?? [];
       if (raw === undefined) return { jobs: list.map((e) => formatJobId(e.id)) };
       const s = typeof raw === "string" ? parseSlice(raw) : undefined;
       if (s === undefined) throw new Error(`get: invalid slice ${JSON.stringify(raw)}`);
@@ -55,6 +41,6 @@ export default function history(p: PluginContext): void {
   );
 
   p.on("plugin.query", () => ({
-    users: Object.fromEntries([...users].map(([uid, list]) => [String(uid), list.length])),
+    users: Object.fromEntries([...users].map(([uid, list]) => [String(uid), list.size])),
   }));
 }

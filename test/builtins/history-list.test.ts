@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import { UserHistory, type HistoryEntry } from "../../plugins-builtin/history/list.js";
+import type { JobId } from "../../src/manager/ids.js";
+
+const entry = (id: number, t: number): HistoryEntry => ({ id: BigInt(id) as JobId, t_submit: t });
+
+/** A backing array that counts element reads (numeric index gets). */
+function counted(): { arr: HistoryEntry[]; reads: () => number } {
+  let n = 0;
+  const arr = new Proxy<HistoryEntry[]>([], {
+    get(target, key, recv) {
+      if (typeof key === "string" && /^\d+$/.test(key)) n++;
+      return Reflect.get(target, key, recv) as unknown;
+    },
+  });
+  return { arr, reads: () => n };
+}
+
+/** A deterministic pseudo-random sequence (no Math.random in tests). */
+function lcg(seed: number): () => number {
+  let s = seed;
+  return () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+}
+
+describe(".history list", () => {
+  it("in-order arrivals append: reads stay linear in the number of jobs, not quadratic", () => {
+    const { arr, reads } = counted();
+    const h = new UserHistory(arr);
+    const n = 3000;
+    for (let i = 1; i <= n; i++) h.add(entry(i, 1000 + i));
+    expect(h.size).toBe(n);
+    // A scan per insert would read ~n²/2 = 4.5 million elements.
+    expect(reads()).toBeLessThanOrEqual(2 * n);
+  });
+
+  it("an out-of-order arrival binary-searches its place", () => {
+    const { arr, reads } = counted();
+    const h = new UserHistory(arr);
+    for (let i = 1; i <= 1024; i++) h.add(entry(2 * i, 2 * i));
+    const before = reads();
+    h.add(entry(2047, 2047));
+    // One check against the newest, ~11 binary-search probes, and splice moving one entry.
+    expect(reads() - before).toBeLessThan(30);
+    expect(h.newestFirst().slice(0, 3).map((e) => Number(e.id))).toEqual([2048, 2047, 2046]);
+    h.add(entry(3, 3));
+    expect(h.newestFirst().slice(-3).map((e) => Number(e.id))).toEqual([4, 3, 2]);
+  });
+
+  it("keeps newest first by (t_submit, id), without duplicates, through adds and removes", () => {
+    const rnd = lcg(42);
+    const h = new UserHistory();
+    const ref = new Map<number, HistoryEntry>();
+    for (let step = 0; step < 2000; step++) {
+      const id = 1 + Math.floor(rnd() * 400);
+      // Mostly increasing submit times, some ties and some late (restart-like) arrivals.
+      const t = rnd() < 0.8 ? step : Math.floor(rnd() * step);
+      if (rnd() < 0.25) {
+        const had = ref.get(id);
+        expect(h.remove(had ?? entry(id, t))).toBe(had !== undefined);
+        ref.delete(id);
+      } else {
+        const added = h.add(entry(id, t));
+        expect(added).toBe(!ref.has(id));
+        if (added) ref.set(id, entry(id, t));
+      }
+    }
+    const expected = [...ref.values()].sort((a, b) => b.t_submit - a.t_submit || Number(b.id - a.id));
+    expect(h.newestFirst()).toEqual(expected);
+  });
+
+  it("removes a job even if the caller's t_submit does not match the stored one", () => {
+    const h = new UserHistory();
+    h.add(entry(1, 10));
+    h.add(entry(2, 20));
+    expect(h.remove(entry(1, 99))).toBe(true);
+    expect(h.newestFirst().map((e) => Number(e.id))).toEqual([2]);
+  });
+});
