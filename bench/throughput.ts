@@ -71,9 +71,10 @@ async function round(mgr: JobManager, n: number): Promise<Round> {
 }
 
 /**
- * Two rounds of N jobs: the first warms up (JIT, heap and SQLite cache high-water marks),
- * the second is measured. RSS per job is the growth across the second round, i.e. what N
- * more inactive jobs cost once the transient peak of N in-flight jobs has been paid.
+ * Three rounds of N jobs: the first warms up (JIT, heap and SQLite cache high-water marks),
+ * the second is timed, the third measures memory. RSS per job is the growth across the
+ * third round after full GCs, i.e. what N more inactive jobs cost once the transient peak
+ * of N in-flight jobs has been paid.
  */
 export async function main(args: string[]): Promise<void> {
   const n = Number(arg(args, "jobs", "10000"));
@@ -87,13 +88,15 @@ export async function main(args: string[]): Promise<void> {
       sqliteSynchronous: sync,
       ...(cores ? { resources: { cores: Number(cores) } } : {}),
     });
-    const rssStart = rss();
+    const rssStart = process.memoryUsage().rss;
     const cold = await round(mgr, n);
     process.stderr.write(`throughput: warm-up round ${JSON.stringify(cold)}\n`);
-    await new Promise((r) => setTimeout(r, 50));
+    const warm = await round(mgr, n);
+    // Memory is measured on a third, untimed round: forcing GC needs a V8 flag that would
+    // otherwise slow the timed rounds down.
     const rss0 = rss();
     const heap0 = process.memoryUsage().heapUsed;
-    const warm = await round(mgr, n);
+    await round(mgr, n);
     await new Promise((r) => setTimeout(r, 50));
     const rss1 = rss();
     const heap1 = process.memoryUsage().heapUsed;

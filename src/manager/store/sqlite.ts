@@ -1,8 +1,9 @@
 /**
  * The SQLite job store (better-sqlite3, WAL). One transaction per batch window with
  * prepared statements. The jobspec is one row per job; the eventlog is JSON Lines text
- * appended as one chunk row per job per batch window (insert-only: cheaper than rewriting
- * a growing row), keyed (job, batch number) in a clustered WITHOUT ROWID table.
+ * written with the job's row for its first window, then appended as one chunk row per job
+ * per later window (insert-only: cheaper than rewriting a growing row), keyed (job, batch
+ * number) in a clustered WITHOUT ROWID table.
  *
  * Durability: `synchronous=FULL` by default, so a committed batch survives a crash of the
  * machine; `synchronous: "normal"` keeps WAL's crash-of-the-process guarantee and is faster.
@@ -22,7 +23,7 @@ export interface SqliteStoreOptions {
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS jobs (id INTEGER PRIMARY KEY, jobspec TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (id INTEGER PRIMARY KEY, jobspec TEXT NOT NULL, eventlog0 TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS eventlog (id INTEGER NOT NULL, batch INTEGER NOT NULL, lines TEXT NOT NULL,
   PRIMARY KEY (id, batch)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lost_found (id INTEGER PRIMARY KEY, reason TEXT NOT NULL,
@@ -33,7 +34,7 @@ CREATE TABLE IF NOT EXISTS plugin_kv (plugin TEXT NOT NULL, key TEXT NOT NULL, v
 
 /** The concatenated eventlog chunks of a job, in insertion order. */
 const EVENTLOG_OF = (idExpr: string) =>
-  `coalesce((SELECT group_concat(lines, '') FROM (SELECT lines FROM eventlog WHERE eventlog.id = ${idExpr} ORDER BY batch)), '')`;
+  `jobs.eventlog0 || coalesce((SELECT group_concat(lines, '') FROM (SELECT lines FROM eventlog WHERE eventlog.id = ${idExpr} ORDER BY batch)), '')`;
 
 /** Job ids are unsigned 64-bit; SQLite integers are signed: store the two's-complement. */
 const toRow = (id: JobId): bigint => BigInt.asIntN(64, id);
@@ -75,7 +76,7 @@ export class SqliteStore implements JobStore {
   private prepare() {
     const db = this.db;
     return {
-      insert: db.prepare("INSERT INTO jobs (id, jobspec) VALUES (?, ?)"),
+      insert: db.prepare("INSERT INTO jobs (id, jobspec, eventlog0) VALUES (?, ?, ?)"),
       append: db.prepare("INSERT INTO eventlog (id, batch, lines) VALUES (?, ?, ?)"),
       purge: db.prepare("DELETE FROM jobs WHERE id = ?"),
       purgeLog: db.prepare("DELETE FROM eventlog WHERE id = ?"),
@@ -107,11 +108,18 @@ export class SqliteStore implements JobStore {
     return this.epochMs;
   }
 
-  /** New jobs, then eventlog chunks, then purges (a job may do all three in one window). */
+  /**
+   * New jobs (with their first chunk of eventlog in the same row), then later eventlog
+   * chunks, then purges (a job may do all three in one window).
+   */
   private write(b: StoreBatch): void {
-    for (const j of b.newJobs) this.st.insert.run(toRow(j.id), j.jobspec);
+    const first = new Set<JobId>();
+    for (const j of b.newJobs) {
+      this.st.insert.run(toRow(j.id), j.jobspec, b.appends.get(j.id) ?? "");
+      first.add(j.id);
+    }
     const seq = this.batchSeq++;
-    for (const [id, lines] of b.appends) this.st.append.run(toRow(id), seq, lines);
+    for (const [id, lines] of b.appends) if (!first.has(id)) this.st.append.run(toRow(id), seq, lines);
     for (const id of b.purged) this.purgeRow(toRow(id));
   }
 
