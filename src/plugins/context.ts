@@ -267,7 +267,7 @@ function jobApi(host: PluginHost, rec: PluginRecord, g: Guards): JobApi {
       job("epilogFinish", id, (m) => m.epilogFinish(id, nonEmpty(d), status)),
     lookup(id) {
       g.live("lookup");
-      return host.manager(`plugin ${rec.name}: lookup`).lookup(id);
+      return host.shield.args(host.manager(`plugin ${rec.name}: lookup`).lookup(id));
     },
     jobResult: (id) => job("jobResult", id, (m) => m.jobResult(id)),
     eventPosted: (id, name) => job("eventPosted", id, (m) => m.eventPosted(id, name)),

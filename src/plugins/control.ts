@@ -149,7 +149,7 @@ export class JobtapHost extends PluginHost {
   ): StackResult | Promise<StackResult> | undefined {
     const h = rec.handlers.find((e) => e.matches(topic));
     if (h === undefined) return undefined;
-    return runStack(this, stackCall(topic, args, id, [{ plugin: rec, fn: h.fn }]));
+    return runStack(this, stackCall(topic, this.shield.args(args), id, [{ plugin: rec, fn: h.fn }]));
   }
 
   /** Runtime-load replay (spec §7.3 step 5–6); errors are logged, never thrown. */

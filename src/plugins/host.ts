@@ -18,6 +18,7 @@ import type {
 } from "../manager/port.js";
 import type { PluginRecord } from "./record.js";
 import { destroyJobAux } from "./record.js";
+import { JobspecShield } from "./shield.js";
 import type { DeadlineTimer, Frame, HandlerRecord, StackEntry, StackHost } from "./stack.js";
 import { runStack, stackCall } from "./stack.js";
 import { isStateTopic } from "./topics.js";
@@ -68,6 +69,8 @@ export class PluginHost implements PluginPort, StackHost {
   private subscribers = new Map<JobId, Set<PluginRecord>>();
   private memoryState: PluginStateStore | undefined;
   private inspectors = new Set<(record: HandlerRecord) => void>();
+  /** Hands plugins deep-frozen jobspecs (see shield.ts). */
+  readonly shield = new JobspecShield();
   /** True while the inspection stream has listeners (the stack checks it per handler). */
   inspecting = false;
 
@@ -125,7 +128,7 @@ export class PluginHost implements PluginPort, StackHost {
   callJob(topic: string, args: JobArgs): StackResult | Promise<StackResult> {
     const entries = this.entriesFor(topic);
     if (entries.length === 0) return { handled: 0, out: {} };
-    return runStack(this, stackCall(topic, args, args.id, entries));
+    return runStack(this, stackCall(topic, this.shield.args(args), args.id, entries));
   }
 
   /** `job.event.<name>` to the job's subscribers in load order; failures are logged. */
@@ -135,7 +138,7 @@ export class PluginHost implements PluginPort, StackHost {
     const topic = `job.event.${args.entry.name}`;
     const entries = this.entriesFor(topic).filter((e) => subs.has(e.plugin));
     if (entries.length === 0) return;
-    const r = runStack(this, stackCall(topic, args, args.id, entries));
+    const r = runStack(this, stackCall(topic, this.shield.args(args), args.id, entries));
     if (r instanceof Promise) return r.then(() => undefined);
   }
 

@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createTestHost, type TestHost } from "../../src/plugins/testhost.js";
+import type { JobArgs, PluginContext } from "../../src/plugin.js";
+
+let h: TestHost | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** Writes to the IN jobspec on job.new, catching (and keeping) what the write threw. */
+function mutator(caught: unknown[]) {
+  return (p: PluginContext) =>
+    p.on("job.new", (args: JobArgs) => {
+      try {
+        (args.jobspec.attributes.system as Record<string, unknown>).duration = 999;
+      } catch (e) {
+        caught.push(e);
+      }
+      try {
+        args.jobspec.attributes.user = { sneaky: true };
+      } catch (e) {
+        caught.push(e);
+      }
+    });
+}
+
+describe("plugins get a read-only jobspec", () => {
+  it("a write throws TypeError and changes nothing for later plugins or the manager", async () => {
+    const caught: unknown[] = [];
+    const seen: unknown[] = [];
+    const t = (h = await createTestHost({ plugin: mutator(caught), name: "mutator" }));
+    await t.plugins.loadDefinition("observer", (p) => {
+      p.on("job.new", (args) => void seen.push(args.jobspec.attributes.system?.duration, args.jobspec.attributes.user));
+      p.on("job.state.priority", (args) => void seen.push(p.lookup(args.id)?.jobspec.attributes.user));
+    });
+    const id = await t.submit({ runDuration: 1, system: { duration: 60 } });
+    await t.runToCompletion(id);
+    expect(caught).toHaveLength(2);
+    for (const e of caught) expect(e).toBeInstanceOf(TypeError);
+    expect(seen).toEqual([60, undefined, undefined]);
+    expect(t.manager.jobspec(id).attributes.system?.duration).toBe(60);
+    expect(t.manager.jobspec(id).attributes.user).toBeUndefined();
+    expect(Object.isFrozen(t.manager.jobspec(id))).toBe(false);
+  });
+
+  it("an uncaught write is a labelled handler error, and the job still runs", async () => {
+    const t = (h = await createTestHost({
+      name: "writer",
+      plugin: (p) =>
+        p.on("job.state.depend", (args) => {
+          args.jobspec.tasks.push({ command: ["rm", "-rf", "/"] });
+        }),
+    }));
+    const id = await t.submit({ runDuration: 1 });
+    expect((await t.runToCompletion(id)).result).toBe("COMPLETED");
+    expect(t.manager.jobspec(id).tasks).toHaveLength(1);
+    expect(t.log.some((l) => /plugin writer: job\.state\.depend: job .*(not extensible|read.only|Cannot add)/i.test(l))).toBe(
+      true,
+    );
+  });
+});
