@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isJobtapError } from "../../src/errors.js";
+import type { JobId } from "../../src/manager/ids.js";
 import { PRIORITY_UNAVAILABLE } from "../../src/manager/port.js";
 import { fakePort, type FakePort } from "./fake-port.js";
 import { jobspec, names, simManager, submitNow, testJob, tempDir } from "./helpers.js";
@@ -152,7 +153,7 @@ describe("inactive jobs", () => {
   it("are purged past the count limit with job.inactive-remove, oldest first", async () => {
     const removed: bigint[] = [];
     const s = await simManager({ inactiveNumLimit: 2, plugins: fakePort({ "job.inactive-remove": (a) => void removed.push(a.id) }) });
-    const ids = [];
+    const ids: JobId[] = [];
     for (let i = 0; i < 4; i++) {
       ids.push(await submitNow(s, testJob(0)));
       await s.clock.advance(1);
