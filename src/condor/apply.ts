@@ -110,6 +110,8 @@ export class TransformRun {
       lookup: (name) => this.lookup(name, ad) ?? fallback?.lookup(name),
       env: this.options.env ?? fallback?.env ?? {},
       evaluate: (text) => this.evaluateMacro(text, ad),
+      // $RANDOM_CHOICE / $RANDOM_INTEGER draw from the evaluator, so tests can fix them.
+      random: this.options.evaluator.random,
       code: ErrorCode.CONDOR_TRANSFORM,
       where,
     };

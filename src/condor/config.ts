@@ -34,6 +34,8 @@ export interface CondorConfigOptions {
   localName?: string;
   /** HTCondor version used by `if version ...` (default 25.0.0). */
   version?: string;
+  /** Source of `$RANDOM_CHOICE`/`$RANDOM_INTEGER` numbers in [0,1) (default Math.random). */
+  random?: () => number;
 }
 
 /** Formats a source as `file:line`. */
@@ -127,6 +129,7 @@ export class CondorConfig {
     return {
       lookup: (name) => this.raw(name),
       env: this.env,
+      ...(this.options.random ? { random: this.options.random } : {}),
       code: ErrorCode.CONDOR_CONFIG,
       where,
     };

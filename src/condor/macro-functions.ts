@@ -115,15 +115,33 @@ function pathParts(path: string): { dir: string; base: string; stem: string; ext
   return { dir, base, stem, ext: dot <= 0 ? "" : base.slice(dot) };
 }
 
-/** `$F<flags>(x)`: p = directory, n = name without extension, x = extension, q = quoted. */
-function fileMacro(flags: string, path: string): string {
+/**
+ * `$F<flags>(x)` as HTCondor's config.cpp: p = full directory, d = parent directory name,
+ * n = name without extension, x = extension, q = quoted (incoming quotes are stripped).
+ * A bare file name ignores p/d when n or x is given; `px` gives the whole path and `d`
+ * wins over `p` (HTCondor's own table).
+ */
+function fileMacro(flags: string, text: string): string {
+  const path = text.length >= 2 && text.startsWith('"') && text.endsWith('"') ? text.slice(1, -1) : text;
   const { dir, stem, ext } = pathParts(path);
-  let out = "";
-  if (flags.includes("p") || flags.includes("d")) out += dir;
-  if (flags.includes("n")) out += stem;
-  if (flags.includes("x")) out += ext;
-  if (!/[pdnx]/.test(flags)) out = path;
+  let p = flags.includes("p");
+  let d = flags.includes("d");
+  const n = flags.includes("n");
+  const x = flags.includes("x");
+  if (dir === "" && (n || x)) p = d = false;
+  let out: string;
+  if (d) out = dir === "" ? "" : parentName(dir) + (n ? stem : "") + (x ? (n ? ext : stem + ext) : "");
+  else if (p) out = x ? path : dir + (n ? stem : "");
+  else if (n || x) out = (n ? stem : "") + (x ? ext : "");
+  else out = path;
   return flags.includes("q") ? `"${out}"` : out;
+}
+
+/** The last directory of `dir` (which ends in a separator), separator included: `/a/b/` → `b/`. */
+function parentName(dir: string): string {
+  const inner = dir.slice(0, -1);
+  const slash = Math.max(inner.lastIndexOf("/"), inner.lastIndexOf("\\"));
+  return dir.slice(slash + 1);
 }
 
 function randomIndex(ex: Expander, n: number): number {

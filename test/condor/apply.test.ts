@@ -154,6 +154,24 @@ describe("macros inside transforms", () => {
     ]);
   });
 
+  it("$F<flags>, $BASENAME and $DIRNAME take file-name parts as HTCondor's config.cpp does", () => {
+    const forms = ["$Fn(P)", "$Fx(P)", "$Fnx(P)", "$Fp(P)", "$Fd(P)", "$Fdn(P)", "$Fpn(P)", "$Fpx(P)", "$Fp(B)", "$Fdn(B)", "$BASENAME(P)", "$DIRNAME(P)", "$F(P)"];
+    const rules = 'P = /a/b/c.txt\nB = c.txt\n' + forms.map((f, i) => `SET F${i} "${f}"\n`).join("") + "SET Q $Fqn(P)\n";
+    const { ad } = run(rules);
+    expect(forms.map((_, i) => text(ad, `F${i}`))).toEqual(
+      ['"c"', '".txt"', '"c.txt"', '"/a/b/"', '"b/"', '"b/c"', '"/a/b/c"', '"/a/b/c.txt"', '""', '"c"', '"c.txt"', '"/a/b/"', '"/a/b/c.txt"'],
+    );
+    expect(text(ad, "Q")).toBe('"c"');
+  });
+
+  it("$RANDOM_CHOICE and $RANDOM_INTEGER draw from the evaluator's random source", () => {
+    const fixed = new TransformRun({ evaluator: new Evaluator({ random: () => 0.5 }) });
+    const { ad } = run('SET C "$RANDOM_CHOICE(a,b,c,d)"\nSET I $RANDOM_INTEGER(10, 20, 5)\n', job(), fixed);
+    expect([text(ad, "C"), text(ad, "I")]).toEqual(['"c"', "15"]);
+    const low = new TransformRun({ evaluator: new Evaluator({ random: () => 0 }) });
+    expect(text(run("SET I $RANDOM_INTEGER(10, 20, 5)\n", job(), low).ad, "I")).toBe("10");
+  });
+
   it("a recursive macro fails the whole transform with its line", () => {
     const outcome = new TransformRun({ evaluator: new Evaluator() }).apply(
       parseTransform("A = $(B)\nB = $(A)\nSET X $(A)\n", { file: "t.rules" }),

@@ -75,6 +75,11 @@ describe("config reader", () => {
     expect(c.get("D")).toBe("only");
   });
 
+  it("$RANDOM_CHOICE and $RANDOM_INTEGER draw from the configured random source", () => {
+    const c = parseCondorConfig("PICK = $RANDOM_CHOICE(a, b, c)\nPORT = $RANDOM_INTEGER(9600, 9700, 10)\n", { random: () => 0.99 });
+    expect([c.get("PICK"), c.get("PORT")]).toEqual(["c", "9700"]);
+  });
+
   it("$ENV(NAME) and $ENV(NAME:default); $$(attr) and $(DOLLAR) are left for match time", () => {
     const c = parseCondorConfig("H = $ENV(HOME_X)\nP = $ENV(NOT_SET:/tmp)\nM = $$(Memory) $(DOLLAR)x\n", {
       env: { HOME_X: "/home/x" },
