@@ -102,7 +102,7 @@ export class JobManager {
   }
 
   /** Submits a job; resolves with its id once its eventlog is durable (or rejects). */
-  submit(jobspec: unknown, opts?: SubmitOptions): Promise<JobId> {
+  async submit(jobspec: unknown, opts?: SubmitOptions): Promise<JobId> {
     this.checkOpen();
     return this.submitter.submit(jobspec, opts);
   }

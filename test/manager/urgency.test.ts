@@ -63,3 +63,19 @@ describe("urgency", () => {
     expect([s.mgr.job(id).state, s.mgr.job(id).urgency, s.mgr.job(id).priority]).toEqual(["DEPEND", 3, -1]);
   });
 });
+
+describe("hold and expedite overrides", () => {
+  it("urgency 0 and 31 override whatever priority a plugin returns", async () => {
+    const { fakePort } = await import("./fake-port.js");
+    const s = await simManager({
+      resources: { cores: 1 },
+      plugins: fakePort({ "job.state.priority": () => ({ priority: 1000 }), "job.priority.get": () => ({ priority: 1000 }) }),
+    });
+    await submitNow(s, testJob("1h"));
+    const held = await submitNow(s, testJob("1h"), { urgency: 0 });
+    const normal = await submitNow(s, testJob("1h"));
+    const expedited = await submitNow(s, testJob("1h"), { urgency: 31 });
+    expect([held, normal, expedited].map((id) => s.mgr.job(id).priority)).toEqual([0, 1000, PRIORITY_MAX]);
+    expect(s.mgr.scheduler.pending()).toEqual([expedited, normal]);
+  });
+});
