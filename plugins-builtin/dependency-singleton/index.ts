@@ -5,8 +5,12 @@
  *
  * Every named job counts (singleton or not), from `job.new` until it becomes inactive; held
  * jobs count too, so they block. A waiting singleton is itself counted (from its job.new),
- * hence the release rule: when every counted job is a waiter, the oldest waiter runs. At a
- * restart the rule holds as jobs are replayed in id order, waiters after what they wait on.
+ * hence the release rule: when every counted job is a waiter, the oldest waiter runs.
+ *
+ * Replay (restart, runtime load) sees jobs one at a time in id order, so while a waiter is
+ * requeued, a later-submitted job of its name that still blocks it is not counted yet.
+ * Releases are therefore held from the first requeue until a 0 ms timer finds that no
+ * further requeue happened since (the replay is one run of callbacks), then applied.
  */
 import type { JobArgs, JobId, PluginContext } from "jobtap/plugin";
 import { formatJobId } from "jobtap/plugin";
@@ -41,7 +45,31 @@ export default function dependencySingleton(p: PluginContext): void {
     return g;
   };
 
+  /** Set while a replay is in progress: the keys whose release is held. */
+  let held: { keys: Set<string>; requeues: number; timer?: ReturnType<typeof p.clock.setTimeout> } | undefined;
+  const holdReleases = (key: string): void => {
+    if (held === undefined) {
+      held = { keys: new Set(), requeues: 0 };
+      armReplayCheck(held.requeues);
+    }
+    held.keys.add(key);
+    held.requeues++;
+  };
+  const armReplayCheck = (seen: number): void => {
+    held!.timer = p.clock.setTimeout(() => {
+      if (held === undefined) return;
+      if (held.requeues !== seen) return armReplayCheck(held.requeues);
+      const keys = held.keys;
+      held = undefined;
+      for (const key of keys) releaseOldest(key);
+    }, 0);
+  };
+  p.onRemove(() => {
+    if (held?.timer !== undefined) p.clock.clearTimeout(held.timer);
+  });
+
   const releaseOldest = (key: string): void => {
+    if (held !== undefined) return void held.keys.add(key);
     const g = groups.get(key);
     if (g === undefined || g.singletons.length === 0) return;
     // Waiters are counted from their job.new on; release when nothing else is counted.
@@ -63,7 +91,7 @@ export default function dependencySingleton(p: PluginContext): void {
     // Restart or reload: the dependency is still outstanding from the eventlog; requeue it.
     if (job.dependencies.includes(DESCRIPTION)) {
       g.singletons.push(job.id);
-      releaseOldest(key);
+      holdReleases(key);
       return undefined;
     }
     const others = g.count - (counted.has(job.id) ? 1 : 0);

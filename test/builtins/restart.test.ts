@@ -99,3 +99,58 @@ describe(".update-queue across a restart", () => {
     await submit(second.m, clock, { system: { queue: "b" } });
   });
 });
+
+describe(".dependency-singleton across a restart", () => {
+  it("a waiter replayed before a later-submitted job of its name is not released early", async () => {
+    const clock = new SimulatedClock();
+    const first = await start(clock);
+    const a = await submit(first.m, clock, { name: "x", runDuration: 10_000 });
+    const w = await submit(first.m, clock, { name: "x", runDuration: 10_000, dependencies: [{ scheme: "singleton" }] });
+    // Not a singleton itself: runs at once, and blocks the waiter as a named job.
+    const later = await submit(first.m, clock, { name: "x", runDuration: 10_000 });
+    await until(clock, () => first.m.job(later).state === "RUN");
+    first.m.cancel(a);
+    await until(clock, () => first.m.job(a).state === "INACTIVE");
+    expect(first.m.job(w).state).toBe("DEPEND");
+    await first.m.close();
+
+    const second = await start(clock);
+    const m = second.m;
+    await clock.advance(1000);
+    expect(m.job(w).state).toBe("DEPEND");
+    expect(await second.host.query(".dependency-singleton")).toMatchObject({
+      [`${m.owner}:x`]: { count: 2, singletons: [formatJobId(w)] },
+    });
+    m.cancel(later);
+    await until(clock, () => m.job(w).state === "RUN");
+  });
+
+  it("the same holds when the plugin is reloaded at runtime (replay in id order)", async () => {
+    const clock = new SimulatedClock();
+    const { m, host } = await start(clock);
+    const a = await submit(m, clock, { name: "z", runDuration: 10_000 });
+    const w = await submit(m, clock, { name: "z", runDuration: 10_000, dependencies: [{ scheme: "singleton" }] });
+    const later = await submit(m, clock, { name: "z", runDuration: 10_000 });
+    m.cancel(a);
+    await until(clock, () => m.job(a).state === "INACTIVE");
+    host.remove(".dependency-singleton");
+    await host.load(".dependency-singleton");
+    await clock.advance(1000);
+    expect(m.job(w).state).toBe("DEPEND");
+    m.cancel(later);
+    await until(clock, () => m.job(w).state === "RUN");
+  });
+
+  it("a waiter held across a restart by an earlier job is released when that job ends", async () => {
+    const clock = new SimulatedClock();
+    const first = await start(clock);
+    const a = await submit(first.m, clock, { name: "y", runDuration: 10_000 });
+    const w = await submit(first.m, clock, { name: "y", runDuration: 10_000, dependencies: [{ scheme: "singleton" }] });
+    await first.m.close();
+    const second = await start(clock);
+    await clock.advance(1000);
+    expect(second.m.job(w).state).toBe("DEPEND");
+    second.m.cancel(a);
+    await until(clock, () => second.m.job(w).state === "RUN");
+  });
+});
