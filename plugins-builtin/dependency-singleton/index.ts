@@ -10,7 +10,8 @@
  * Replay (restart, runtime load) sees jobs one at a time in id order, so while a waiter is
  * requeued, a later-submitted job of its name that still blocks it is not counted yet.
  * Releases are therefore held from the first requeue until a 0 ms timer finds that no
- * further requeue happened since (the replay is one run of callbacks), then applied.
+ * requeue or job.new happened since (replay callbacks run back to back; if an async
+ * handler lets the timer in early, the timer re-arms), then applied.
  */
 import type { JobArgs, JobId, PluginContext } from "jobtap/plugin";
 import { formatJobId } from "jobtap/plugin";
@@ -46,19 +47,20 @@ export default function dependencySingleton(p: PluginContext): void {
   };
 
   /** Set while a replay is in progress: the keys whose release is held. */
-  let held: { keys: Set<string>; requeues: number; timer?: ReturnType<typeof p.clock.setTimeout> } | undefined;
+  let held: { keys: Set<string>; seen: number; timer?: ReturnType<typeof p.clock.setTimeout> } | undefined;
   const holdReleases = (key: string): void => {
-    if (held === undefined) {
-      held = { keys: new Set(), requeues: 0 };
-      armReplayCheck(held.requeues);
+    if (held !== undefined) {
+      held.keys.add(key);
+      held.seen++;
+      return;
     }
-    held.keys.add(key);
-    held.requeues++;
+    held = { keys: new Set([key]), seen: 0 };
+    armReplayCheck(0);
   };
   const armReplayCheck = (seen: number): void => {
     held!.timer = p.clock.setTimeout(() => {
       if (held === undefined) return;
-      if (held.requeues !== seen) return armReplayCheck(held.requeues);
+      if (held.seen !== seen) return armReplayCheck(held.seen);
       const keys = held.keys;
       held = undefined;
       for (const key of keys) releaseOldest(key);
@@ -106,6 +108,7 @@ export default function dependencySingleton(p: PluginContext): void {
     if (key === undefined || counted.has(job.id)) return;
     counted.set(job.id, key);
     group(key).count++;
+    if (held !== undefined) held.seen++;
     releaseOldest(key);
   });
 
