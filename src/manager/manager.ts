@@ -102,8 +102,12 @@ export class JobManager {
   }
 
   /** Submits a job; resolves with its id once its eventlog is durable (or rejects). */
-  async submit(jobspec: unknown, opts?: SubmitOptions): Promise<JobId> {
-    this.checkOpen();
+  submit(jobspec: unknown, opts?: SubmitOptions): Promise<JobId> {
+    try {
+      this.checkOpen();
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return this.submitter.submit(jobspec, opts);
   }
 

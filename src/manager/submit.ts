@@ -56,7 +56,24 @@ export class Submitter {
    * Submits one job. Resolves with its id once the batch holding its eventlog is durable;
    * rejects with JOB_REJECTED (the plugin's errmsg) or a bad-input code.
    */
-  async submit(jobspecIn: unknown, opts: SubmitOptions = {}): Promise<JobId> {
+  submit(jobspecIn: unknown, opts: SubmitOptions = {}): Promise<JobId> {
+    let job: ActiveJob;
+    try {
+      job = this.enter(jobspecIn, opts);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    // Nobody listens and no dependencies: no awaits at all (the common, fast case).
+    if (!this.needsCallbacks(job.core.jobspec)) return this.accept(job);
+    return this.admissionCallbacks(job, job.core.jobspec, job.core.submitFlags).then((rejection) => {
+      if (rejection === undefined) return this.accept(job);
+      this.reject(job);
+      throw new JobtapError(ErrorCode.JOB_REJECTED, rejection, { id: job.core.id.toString() });
+    });
+  }
+
+  /** Checks the request, creates the job, processes `submit`; the job is held and admitted. */
+  private enter(jobspecIn: unknown, opts: SubmitOptions): ActiveJob {
     const e = this.engine;
     if (e.fatal) throw e.fatal;
     const { jobspec, request } = checkJobspec(jobspecIn);
@@ -68,23 +85,21 @@ export class Submitter {
     }
     const job = newActiveJob(newJobCore(this.ids.next(), jobspec));
     job.request = request;
-    // Held from the start: events plugins post during submit queue behind `submit`.
-    job.hold++;
     job.unstored = "";
     job.queue.push(e.entry("submit", { userid, urgency, flags, version: 1 }));
-    job.hold--;
     e.drain(job);
+    // Held from here on: events plugins post during admission queue behind `submit`, and
+    // `validate` waits for the batch commit.
     job.hold++;
     // Admitted before the callbacks so plugins can look the job up and post to it.
     e.admit(job);
-    // Nobody listens and no dependencies: skip the awaits (the common, fast case).
-    const rejection = this.needsCallbacks(jobspec) ? await this.admissionCallbacks(job, jobspec, flags) : undefined;
-    if (rejection !== undefined) {
-      this.reject(job);
-      throw new JobtapError(ErrorCode.JOB_REJECTED, rejection, { id: job.core.id.toString() });
-    }
-    e.storeNewJob(job, JSON.stringify(jobspec));
-    job.queue.push(e.entry("validate"));
+    return job;
+  }
+
+  /** The job is accepted: it enters the store, `validate` is queued behind the commit. */
+  private accept(job: ActiveJob): Promise<JobId> {
+    this.engine.storeNewJob(job, JSON.stringify(job.core.jobspec));
+    job.queue.push(this.engine.entry("validate"));
     return this.acknowledge(job);
   }
 
