@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- throughput [--jobs N] [--cores N] [--sync full|normal]`
+ * `npm run bench -- throughput [--jobs N] [--cores N] [--sync normal|full]`
  *
  * Flux's throughput.py, in-process: N jobs (default 10,000) run by the test executor with
  * run_duration 0, submitted and run to INACTIVE on a SQLite store in a temp dir. Prints
@@ -79,7 +79,7 @@ async function round(mgr: JobManager, n: number): Promise<Round> {
 export async function main(args: string[]): Promise<void> {
   const n = Number(arg(args, "jobs", "10000"));
   const cores = arg(args, "cores", "");
-  const sync = arg(args, "sync", "full") as "full" | "normal";
+  const sync = arg(args, "sync", "normal") as "full" | "normal";
   const dir = mkdtempSync(join(tmpdir(), "jobtap-bench-"));
   try {
     const mgr = await createJobManager({

@@ -37,7 +37,7 @@ export interface JobManagerOptions {
   statedir?: string;
   /** Default: "sqlite" when a statedir is given, else "memory". */
   store?: "sqlite" | "memory" | JobStore;
-  /** SQLite durability (default "full"). */
+  /** SQLite durability: "normal" (default, Flux's content-sqlite setting) or "full" (fsync per batch). */
   sqliteSynchronous?: "full" | "normal";
   clock?: Clock;
   /** Local pool; defaults: this machine's cores, 0 gpus, its total memory. */
