@@ -60,3 +60,16 @@ describe("plugins get a read-only jobspec", () => {
     );
   });
 });
+
+describe("frozenCopy", () => {
+  it("copies JSON data deeply and frozen, keeping a literal __proto__ key as data", async () => {
+    const { frozenCopy } = await import("../../src/plugins/shield.js");
+    const src = JSON.parse('{"a":[1,{"b":2}],"__proto__":{"polluted":true}}') as Record<string, unknown>;
+    const copy = frozenCopy(src);
+    expect(copy).toEqual(src);
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(Object.keys(copy)).toEqual(["a", "__proto__"]);
+    expect(Object.isFrozen((copy.a as unknown[])[1])).toBe(true);
+    expect(Object.isFrozen(src)).toBe(false);
+  });
+});
