@@ -1,17 +1,18 @@
 /**
  * The event engine: per-job mailboxes, the order of work for one event (spec §3), plugin
- * stack calls with their OUT values applied per topic, and the batched store writes.
+ * stack calls with their OUT values applied per topic. Store writes are batched in
  * State actions (what happens on entering a state) live in actions.ts.
  */
 import { ErrorCode, JobtapError } from "../errors.js";
-import type { Clock, TimerHandle } from "./clock.js";
+import type { Clock } from "./clock.js";
 import { NO_COMMIT } from "./events.js";
 import { formatJobId, type JobId } from "./ids.js";
 import { newActiveJob, redactedJobspec, type ActiveJob } from "./job.js";
 import { isPlainObject, mergeNullDeletes } from "./jobspec.js";
 import { NO_PLUGINS, PRIORITY_UNAVAILABLE, type EventEntry, type JobArgs, type PluginPort, type StackResult } from "./port.js";
 import { PRIORITY_MAX, STATES, stateTopic, URGENCY_EXPEDITE, URGENCY_HOLD, type State } from "./states.js";
-import { batchIsEmpty, emptyBatch, type JobStore } from "./store/types.js";
+import type { JobStore } from "./store/types.js";
+import { eventLine, StoreBatcher } from "./batch.js";
 import { transition, updateCore } from "./transition.js";
 
 export type LogLevel = "debug" | "info" | "error";
@@ -51,17 +52,21 @@ export class Engine {
   readonly active = new Map<JobId, ActiveJob>();
   port: PluginPort = NO_PLUGINS;
   actions!: ActionRunner;
-  private batch = emptyBatch();
-  /** Jobspecs of the current batch's new jobs, by id (readers of not-yet-stored jobs). */
-  private batchJobspecs = new Map<JobId, string>();
-  private batchTimer: TimerHandle | undefined;
-  private commitWaiters: Array<(err?: JobtapError) => void> = [];
   private readonly journalListeners = new Set<(j: JournalEntry) => void>();
-  fatal: JobtapError | undefined;
   /** Count of jobs in RUN or CLEANUP (Flux's running-job counter). */
   running = 0;
 
-  constructor(readonly opts: EngineOptions) {}
+  /** The batch window's pending store writes. */
+  readonly batch: StoreBatcher;
+
+  constructor(readonly opts: EngineOptions) {
+    this.batch = new StoreBatcher(opts.clock, opts.store, opts.batchWindowMs, opts.log);
+  }
+
+  /** Set once a store commit failed (the manager refuses further work). */
+  get fatal(): JobtapError | undefined {
+    return this.batch.fatal;
+  }
 
   get clock(): Clock {
     return this.opts.clock;
@@ -144,7 +149,7 @@ export class Engine {
     if (!NO_COMMIT.has(e.name)) {
       job.eventlog.push(e);
       if (job.unstored !== undefined) job.unstored += eventLine(e);
-      else this.append(job.core.id, e);
+      else this.batch.append(job.core.id, e);
     }
     this.countRunning(r.prev, job.core.state);
     if (this.journalListeners.size > 0) this.journal({ id: job.core.id, entry: e, state: job.core.state, prev_state: r.prev });
@@ -285,89 +290,6 @@ export class Engine {
       }
     }
   }
-
-  // --- batched store writes ------------------------------------------------------------
-
-  /**
-   * An accepted job enters the store: its jobspec (once) and the eventlog lines buffered
-   * while it was under admission go into the current batch. A rejected job never does.
-   */
-  storeNewJob(job: ActiveJob, jobspecJson: string): void {
-    this.batch.newJobs.push({ id: job.core.id, jobspec: jobspecJson });
-    this.batchJobspecs.set(job.core.id, jobspecJson);
-    const lines = job.unstored ?? "";
-    job.unstored = undefined;
-    if (lines) this.batch.appends.set(job.core.id, (this.batch.appends.get(job.core.id) ?? "") + lines);
-    this.requestCommit();
-  }
-
-  /**
-   * A job as the store will hold it after the pending batch: what is stored now plus what
-   * the current batch will add. Lets readers see a job that finished inside one window.
-   */
-  storedView(id: JobId): { id: JobId; jobspec: string; eventlog: string } | undefined {
-    const stored = this.opts.store.load(id);
-    const jobspec = stored?.jobspec ?? this.batchJobspecs.get(id);
-    if (jobspec === undefined) return undefined;
-    return { id, jobspec, eventlog: (stored?.eventlog ?? "") + (this.batch.appends.get(id) ?? "") };
-  }
-
-  /** Queues a purge of an inactive job. */
-  storePurge(id: JobId): void {
-    this.batch.purged.push(id);
-    this.requestCommit();
-  }
-
-  private append(id: JobId, e: EventEntry): void {
-    const line = eventLine(e);
-    const prev = this.batch.appends.get(id);
-    this.batch.appends.set(id, prev === undefined ? line : prev + line);
-    this.requestCommit();
-  }
-
-  /** Calls `fn` once the current batch is durable (with an error if the commit failed). */
-  afterCommit(fn: (err?: JobtapError) => void): void {
-    if (this.fatal) {
-      fn(this.fatal);
-      return;
-    }
-    this.commitWaiters.push(fn);
-    this.requestCommit();
-  }
-
-  private requestCommit(): void {
-    if (this.batchTimer || this.fatal) return;
-    this.batchTimer = this.clock.setTimeout(() => {
-      this.batchTimer = undefined;
-      this.commit();
-    }, this.opts.batchWindowMs);
-  }
-
-  /** Writes the current batch in one transaction, then releases its waiters. */
-  commit(): void {
-    if (this.batchTimer) this.clock.clearTimeout(this.batchTimer);
-    this.batchTimer = undefined;
-    const batch = this.batch;
-    const waiters = this.commitWaiters;
-    this.batch = emptyBatch();
-    this.batchJobspecs = new Map();
-    this.commitWaiters = [];
-    if (!batchIsEmpty(batch) && !this.fatal) {
-      try {
-        this.opts.store.commit(batch);
-      } catch (err) {
-        this.fatal = err instanceof JobtapError ? err : new JobtapError(ErrorCode.STORE_WRITE, String(err));
-        this.log("error", `job store commit failed, job manager stopped: ${this.fatal.message}`);
-      }
-    }
-    for (const w of waiters) w(this.fatal);
-  }
-
-  /** Stops the batch timer without writing (used by close after a final commit). */
-  stopTimers(): void {
-    if (this.batchTimer) this.clock.clearTimeout(this.batchTimer);
-    this.batchTimer = undefined;
-  }
 }
 
 /** Topic strings built once, not per event. */
@@ -393,20 +315,4 @@ function redactR(R: Record<string, unknown>): Record<string, unknown> {
   if (!("scheduling" in R)) return R;
   const { scheduling: _omit, ...rest } = R;
   return rest;
-}
-
-/**
- * One RFC 18 eventlog line. Built by hand around the context (names are plain words, so
- * quoting them is enough); values JSON cannot carry (bigint) are written as strings.
- */
-export function eventLine(e: EventEntry): string {
-  const head = `{"timestamp":${e.timestamp},"name":${JSON.stringify(e.name)}`;
-  if (e.context === undefined) return `${head}}\n`;
-  let ctx: string;
-  try {
-    ctx = JSON.stringify(e.context);
-  } catch {
-    ctx = JSON.stringify(e.context, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
-  }
-  return `${head},"context":${ctx}}\n`;
 }

@@ -246,7 +246,7 @@ export class JobManager {
 
   /** Writes the current batch now (tests, shutdown); acknowledges waiting submissions. */
   flush(): void {
-    this.engine.commit();
+    this.engine.batch.commit();
   }
 
   /** Stops timers and executors, writes the last batch, closes the store. Idempotent. */
@@ -257,8 +257,8 @@ export class JobManager {
     this.inactive.close();
     this.executors.test.close();
     this.executors.local.close();
-    this.engine.commit();
-    this.engine.stopTimers();
+    this.engine.batch.commit();
+    this.engine.batch.stopTimers();
     this.store.close();
   }
 
@@ -267,7 +267,7 @@ export class JobManager {
   /** A cached inactive job replayed from the store (no callbacks), or undefined. */
   loadInactive(id: JobId): ActiveJob | undefined {
     if (!this.inactive.get(id)) return undefined;
-    const text = this.engine.storedView(id);
+    const text = this.engine.batch.storedView(id);
     if (!text) return undefined;
     const r = replayJob(text);
     if ("error" in r) return undefined;
@@ -350,7 +350,7 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
 function purgeRecord(m: JobManager, r: InactiveRecord): void {
   const e = m.engine;
   if (e.port.matches("job.inactive-remove")) {
-    const text = e.storedView(r.id);
+    const text = e.batch.storedView(r.id);
     const replayed = text && replayJob(text);
     if (replayed && !("error" in replayed)) {
       const job = newActiveJob(replayed.core);
@@ -359,7 +359,7 @@ function purgeRecord(m: JobManager, r: InactiveRecord): void {
       if (pending) pending.catch(() => undefined);
     }
   }
-  e.storePurge(r.id);
+  e.batch.storePurge(r.id);
 }
 
 function poolOf(opts: JobManagerOptions): ResourcePool {

@@ -98,7 +98,7 @@ export class Submitter {
 
   /** The job is accepted: it enters the store, `validate` is queued behind the commit. */
   private accept(job: ActiveJob): Promise<JobId> {
-    this.engine.storeNewJob(job, JSON.stringify(job.core.jobspec));
+    this.engine.batch.storeNewJob(job, JSON.stringify(job.core.jobspec));
     job.queue.push(this.engine.entry("validate"));
     return this.acknowledge(job);
   }
@@ -106,7 +106,7 @@ export class Submitter {
   /** Releases the hold and resolves once the batch is durable. */
   private acknowledge(job: ActiveJob): Promise<JobId> {
     return new Promise<JobId>((resolve, reject) => {
-      this.engine.afterCommit((err) => {
+      this.engine.batch.afterCommit((err) => {
         if (err) {
           reject(err);
           return;

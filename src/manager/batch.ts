@@ -1,0 +1,127 @@
+/**
+ * Batched store writes (spec §3): every committed event, new job and purge of one batch
+ * window goes into one `JobStore.commit` transaction; submissions wait for the commit that
+ * makes them durable. A failed commit is fatal to the manager, as a KVS commit failure is
+ * fatal to Flux's job manager.
+ */
+import { ErrorCode, JobtapError } from "../errors.js";
+import type { Clock, TimerHandle } from "./clock.js";
+import type { JobId } from "./ids.js";
+import type { ActiveJob } from "./job.js";
+import type { EventEntry } from "./port.js";
+import { batchIsEmpty, emptyBatch, type JobStore } from "./store/types.js";
+
+export class StoreBatcher {
+  private batch = emptyBatch();
+  /** Jobspecs of the current batch's new jobs, by id (readers of not-yet-stored jobs). */
+  private batchJobspecs = new Map<JobId, string>();
+  private batchTimer: TimerHandle | undefined;
+  private commitWaiters: Array<(err?: JobtapError) => void> = [];
+  /** Set once a commit failed; every later write or submission is refused with it. */
+  fatal: JobtapError | undefined;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly store: JobStore,
+    private readonly windowMs: number,
+    private readonly log: (level: "error", msg: string) => void,
+  ) {}
+
+  /**
+   * An accepted job enters the store: its jobspec (once) and the eventlog lines buffered
+   * while it was under admission go into the current batch. A rejected job never does.
+   */
+  storeNewJob(job: ActiveJob, jobspecJson: string): void {
+    this.batch.newJobs.push({ id: job.core.id, jobspec: jobspecJson });
+    this.batchJobspecs.set(job.core.id, jobspecJson);
+    const lines = job.unstored ?? "";
+    job.unstored = undefined;
+    if (lines) this.batch.appends.set(job.core.id, (this.batch.appends.get(job.core.id) ?? "") + lines);
+    this.requestCommit();
+  }
+
+  /**
+   * A job as the store will hold it after the pending batch: what is stored now plus what
+   * the current batch will add. Lets readers see a job that finished inside one window.
+   */
+  storedView(id: JobId): { id: JobId; jobspec: string; eventlog: string } | undefined {
+    const stored = this.store.load(id);
+    const jobspec = stored?.jobspec ?? this.batchJobspecs.get(id);
+    if (jobspec === undefined) return undefined;
+    return { id, jobspec, eventlog: (stored?.eventlog ?? "") + (this.batch.appends.get(id) ?? "") };
+  }
+
+  /** Queues a purge of an inactive job. */
+  storePurge(id: JobId): void {
+    this.batch.purged.push(id);
+    this.requestCommit();
+  }
+
+  /** Adds one committed event of a stored job to the current batch. */
+  append(id: JobId, e: EventEntry): void {
+    const line = eventLine(e);
+    const prev = this.batch.appends.get(id);
+    this.batch.appends.set(id, prev === undefined ? line : prev + line);
+    this.requestCommit();
+  }
+
+  /** Calls `fn` once the current batch is durable (with an error if the commit failed). */
+  afterCommit(fn: (err?: JobtapError) => void): void {
+    if (this.fatal) {
+      fn(this.fatal);
+      return;
+    }
+    this.commitWaiters.push(fn);
+    this.requestCommit();
+  }
+
+  private requestCommit(): void {
+    if (this.batchTimer || this.fatal) return;
+    this.batchTimer = this.clock.setTimeout(() => {
+      this.batchTimer = undefined;
+      this.commit();
+    }, this.windowMs);
+  }
+
+  /** Writes the current batch in one transaction, then releases its waiters. */
+  commit(): void {
+    if (this.batchTimer) this.clock.clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+    const batch = this.batch;
+    const waiters = this.commitWaiters;
+    this.batch = emptyBatch();
+    this.batchJobspecs = new Map();
+    this.commitWaiters = [];
+    if (!batchIsEmpty(batch) && !this.fatal) {
+      try {
+        this.store.commit(batch);
+      } catch (err) {
+        this.fatal = err instanceof JobtapError ? err : new JobtapError(ErrorCode.STORE_WRITE, String(err));
+        this.log("error", `job store commit failed, job manager stopped: ${this.fatal.message}`);
+      }
+    }
+    for (const w of waiters) w(this.fatal);
+  }
+
+  /** Stops the batch timer without writing (used by close after a final commit). */
+  stopTimers(): void {
+    if (this.batchTimer) this.clock.clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+  }
+}
+
+/**
+ * One RFC 18 eventlog line. Built by hand around the context (names are plain words, so
+ * quoting them is enough); values JSON cannot carry (bigint) are written as strings.
+ */
+export function eventLine(e: EventEntry): string {
+  const head = `{"timestamp":${e.timestamp},"name":${JSON.stringify(e.name)}`;
+  if (e.context === undefined) return `${head}}\n`;
+  let ctx: string;
+  try {
+    ctx = JSON.stringify(e.context);
+  } catch {
+    ctx = JSON.stringify(e.context, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+  }
+  return `${head},"context":${ctx}}\n`;
+}
