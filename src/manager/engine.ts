@@ -1,7 +1,7 @@
 /**
  * The event engine: per-job mailboxes, the order of work for one event (spec §3), plugin
  * stack calls with their OUT values applied per topic. Store writes are batched in
- * State actions (what happens on entering a state) live in actions.ts.
+ * batch.ts; state actions (what happens on entering a state) live in actions.ts.
  */
 import { ErrorCode, JobtapError } from "../errors.js";
 import type { Clock } from "./clock.js";
