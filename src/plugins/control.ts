@@ -264,7 +264,8 @@ export class JobtapHost extends PluginHost {
     this.config = config;
   }
 
-  /** Calls a service registered with `p.serviceRegister`; owner-only unless opened. */
+  /** Calls a service registered with `p.serviceRegister`; owner-only unless opened. A
+   *  caller whose uid is the instance owner's (`owner`) has the owner role. */
   async callService(
     plugin: string,
     method: string,
@@ -276,11 +277,13 @@ export class JobtapHost extends PluginHost {
     if (rec === undefined || svc === undefined) {
       throw new JobtapError(ErrorCode.PLUGIN_NOT_FOUND, `${plugin}.${method}: no such service`);
     }
-    if (!svc.guests && !cred.owner) {
+    // The instance owner's uid is the owner role (Flux: FLUX_ROLE_OWNER), whatever the caller said.
+    const who = cred.owner || cred.userid !== this.owner ? cred : { ...cred, owner: true };
+    if (!svc.guests && !who.owner) {
       throw new JobtapError(ErrorCode.PERMISSION_DENIED, "Request requires owner credentials");
     }
     try {
-      return await svc.handler(payload, cred);
+      return await svc.handler(payload, who);
     } catch (e) {
       const code = isJobtapError(e) ? e.code : ErrorCode.PLUGIN_CALL;
       throw new JobtapError(code, `plugin ${rec.name}: service ${method}: ${msg(e)}`);

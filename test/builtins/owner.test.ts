@@ -27,6 +27,18 @@ describe("p.owner: the instance owner", () => {
     );
   });
 
+  it("gives services the owner role for the owner's uid (post-event), and only for it", async () => {
+    const owner = PROCESS_UID + 4242;
+    const t = (h = await host({}, { owner }));
+    const id = await t.submit({ runDuration: 100 });
+    const post = { id: String(id), name: "note" };
+    expect(await t.plugins.callService("post-event", "post", post, { userid: owner, owner: false })).toEqual({});
+    expect(t.events(id)).toContain("note");
+    await expect(
+      t.plugins.callService("post-event", "post", post, { userid: PROCESS_UID, owner: false }),
+    ).rejects.toThrow("Request requires owner credentials");
+  });
+
   it("comes from ManagerPort.owner when the host has no owner option, else the process uid", async () => {
     const { host: bare, mgr } = makeHost();
     const owners: number[] = [];
