@@ -182,11 +182,16 @@ export class Engine {
   }
 
   private notifySubscribers(job: ActiveJob, e: EventEntry): void | Promise<void> {
-    const port = this.port as PluginPort & { hasSubscribers?: (id: JobId) => boolean };
+    const port = this.port;
     const listens = port.hasSubscribers ? port.hasSubscribers(job.core.id) : port.matches(eventTopic(e.name));
     if (!listens) return;
-    const r = port.notifyEvent(this.args(job, { entry: e }));
-    return r instanceof Promise ? r.catch((err: unknown) => this.log("error", `event.${e.name} callback failed: ${err}`)) : undefined;
+    const fail = (err: unknown) => this.log("error", `job ${formatJobId(job.core.id)}: event.${e.name} callback failed: ${errText(err)}`);
+    try {
+      const r = port.notifyEvent(this.args(job, { entry: e }));
+      return r instanceof Promise ? r.catch(fail) : undefined;
+    } catch (err) {
+      fail(err);
+    }
   }
 
   /** Standard IN args (spec §4.1), built fresh for each stack call. */
@@ -216,8 +221,17 @@ export class Engine {
    */
   callJob(job: ActiveJob, topic: string, extra?: Partial<JobArgs>): void | Promise<void> {
     if (!this.port.matches(topic)) return;
-    const res = this.port.callJob(topic, this.args(job, extra));
-    if (res instanceof Promise) return res.then((r) => this.applyOut(job, topic, r));
+    // The host labels plugin failures itself; a throw here is a host bug, which must not
+    // take the job's mailbox (or the manager) down with it.
+    const fail = (err: unknown) => this.log("error", `job ${formatJobId(job.core.id)}: ${topic}: ${errText(err)}`);
+    let res: StackResult | Promise<StackResult>;
+    try {
+      res = this.port.callJob(topic, this.args(job, extra));
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    if (res instanceof Promise) return res.then((r) => this.applyOut(job, topic, r), fail);
     this.applyOut(job, topic, res);
   }
 
@@ -303,6 +317,10 @@ function eventTopic(name: string): string {
     if (EVENT_TOPIC.size < 1024) EVENT_TOPIC.set(name, t);
   }
   return t;
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 function hasKeys(o: object): boolean {

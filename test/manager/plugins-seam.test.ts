@@ -195,3 +195,19 @@ describe("plugin state in the store", () => {
     }
   });
 });
+
+describe("a misbehaving host", () => {
+  it("a throwing stack call is logged and the job keeps moving", async () => {
+    const s = await simManager({
+      plugins: fakePort({
+        "job.state.sched": () => {
+          throw new Error("host bug");
+        },
+      }),
+    });
+    const id = await submitNow(s, testJob(0));
+    await s.clock.advance(1);
+    expect(s.mgr.job(id).result).toBe("COMPLETED");
+    expect(s.logs.some((l) => l.includes("job.state.sched: host bug"))).toBe(true);
+  });
+});
