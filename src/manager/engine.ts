@@ -237,15 +237,15 @@ export class Engine {
 
   /** Honours the merged OUT of a generic topic (spec §4.2). */
   applyOut(job: ActiveJob, topic: string, res: StackResult): void {
-    const id = formatJobId(job.core.id);
-    if (res.error) this.log("debug", `job ${id}: ${topic}: plugin ${res.error.plugin}: ${res.error.message}`);
+    const where = () => `job ${formatJobId(job.core.id)}: ${topic}`;
+    if (res.error) this.log("debug", `${where()}: plugin ${res.error.plugin}: ${res.error.message}`);
     const out = res.out;
     if ("priority" in out) this.outPriority(job, topic, out.priority);
     if ("annotations" in out) this.outAnnotations(job, topic, out.annotations);
     if ("R" in out) {
-      if (topic !== "job.state.sched") this.log("error", `job ${id}: ${topic}: R may only be set in SCHED state`);
-      else if (job.core.R) this.log("error", `job ${id}: ${topic}: R is already set`);
-      else if (!isPlainObject(out.R)) this.log("error", `job ${id}: ${topic}: R must be an object`);
+      if (topic !== "job.state.sched") this.log("error", `${where()}: R may only be set in SCHED state`);
+      else if (job.core.R) this.log("error", `${where()}: R is already set`);
+      else if (!isPlainObject(out.R)) this.log("error", `${where()}: R must be an object`);
       else job.core = updateCore(job.core, { R: out.R });
     }
   }
