@@ -211,3 +211,41 @@ describe("a misbehaving host", () => {
     expect(s.logs.some((l) => l.includes("job.state.sched: host bug"))).toBe(true);
   });
 });
+
+describe("jobspec updates", () => {
+  it("job.update fires before the SCHED→PRIORITY kick-back re-runs job.state.priority", async () => {
+    let port!: FakePort;
+    const order: string[] = [];
+    const s = await simManager({
+      resources: { cores: 1 },
+      plugins: (m) =>
+        (port = fakePort({
+          "job.update": (a) => void order.push(`update ${JSON.stringify(a.updates)}`),
+          "job.state.priority": (a) => {
+            order.push(`priority ${a.jobspec.attributes.system?.duration}`);
+            return { priority: a.urgency };
+          },
+        })(m)),
+    });
+    await submitNow(s, testJob("1h"));
+    const id = await submitNow(s, testJob("1h"));
+    await s.clock.advance(1);
+    expect(s.mgr.job(id).state).toBe("SCHED");
+    port.mgr!.jobspecUpdate(id, { "attributes.system.duration": 120 });
+    expect(order.slice(-3)).toEqual(["priority 0", 'update {"attributes.system.duration":120}', "priority 120"]);
+    expect(s.mgr.jobspec(id).attributes.system?.duration).toBe(120);
+    expect(() => port.mgr!.jobspecUpdate(id, { "name": "x" })).toThrow(/invalid jobspec update key "name"/);
+  });
+
+  it("memo events merge into annotations.user and are kept in the eventlog", async () => {
+    let port!: FakePort;
+    const s = await simManager({ plugins: (m) => (port = fakePort({})(m)) });
+    const id = await submitNow(s, testJob("1h"));
+    port.mgr!.postEvent(id, "memo", { note: "hi", tmp: 1 });
+    port.mgr!.postEvent(id, "memo", { tmp: null });
+    expect(s.mgr.job(id).annotations).toEqual({ user: { note: "hi" } });
+    expect(names(s, id).filter((n) => n === "memo")).toHaveLength(2);
+    expect(port.mgr!.eventPosted(id, "memo")).toBe(true);
+    expect(port.mgr!.eventPosted(id, "finish")).toBe(false);
+  });
+});
