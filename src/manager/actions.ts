@@ -10,7 +10,7 @@ import { durationOf, jobName, queued, type ActiveJob } from "./job.js";
 import { resourceRequest } from "./jobspec.js";
 import type { Scheduler } from "./scheduler.js";
 import { RESULTS } from "./states.js";
-import { resultOf } from "./transition.js";
+import { eventPosted, resultOf } from "./transition.js";
 
 export interface ActionDeps {
   engine: Engine;
@@ -93,11 +93,12 @@ export class Actions implements ActionRunner {
   private cleanup(job: ActiveJob): void {
     const c = job.core;
     const id = c.id;
-    this.d.scheduler.dequeue(id);
-    const exec = this.d.executorFor(job);
-    if (exec.has(id)) {
-      // Ended by an exception while running: stop it; finish/release come back as events.
-      if (c.endEvent?.name === "exception") exec.kill(id);
+    // Only a job never allocated can still sit in the alloc queue.
+    if (!eventPosted(c, "alloc")) this.d.scheduler.dequeue(id);
+    if (job.startRequested && !eventPosted(c, "release")) {
+      // Still running: a job ended by an exception is stopped; finish/release come back as
+      // events and run this action again.
+      if (c.endEvent?.name === "exception") this.d.executorFor(job).kill(id);
       return;
     }
     const perilogBusy = c.perilog > 0 || queued(job, "epilog-start") || queued(job, "prolog-finish");

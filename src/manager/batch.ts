@@ -15,6 +15,12 @@ export class StoreBatcher {
   private batch = emptyBatch();
   /** Jobspecs of the current batch's new jobs, by id (readers of not-yet-stored jobs). */
   private batchJobspecs = new Map<JobId, string>();
+  /**
+   * Jobs with eventlog lines in this window. Lines collect on the job record itself and
+   * become `batch.appends` at commit: one map entry per job per window rather than a map
+   * lookup per event (bigint-keyed maps are not free at 200,000 events/s).
+   */
+  private dirty: ActiveJob[] = [];
   private batchTimer: TimerHandle | undefined;
   private commitWaiters: Array<(err?: JobtapError) => void> = [];
   /** Set once a commit failed; every later write or submission is refused with it. */
@@ -36,7 +42,7 @@ export class StoreBatcher {
     this.batchJobspecs.set(job.core.id, jobspecJson);
     const lines = job.unstored ?? "";
     job.unstored = undefined;
-    if (lines) this.batch.appends.set(job.core.id, (this.batch.appends.get(job.core.id) ?? "") + lines);
+    if (lines) this.addLines(job, lines);
     this.requestCommit();
   }
 
@@ -48,7 +54,8 @@ export class StoreBatcher {
     const stored = this.store.load(id);
     const jobspec = stored?.jobspec ?? this.batchJobspecs.get(id);
     if (jobspec === undefined) return undefined;
-    return { id, jobspec, eventlog: (stored?.eventlog ?? "") + (this.batch.appends.get(id) ?? "") };
+    const pending = this.dirty.find((j) => j.core.id === id)?.pendingLines ?? "";
+    return { id, jobspec, eventlog: (stored?.eventlog ?? "") + pending };
   }
 
   /** Queues a purge of an inactive job. */
@@ -58,11 +65,16 @@ export class StoreBatcher {
   }
 
   /** Adds one committed event of a stored job to the current batch. */
-  append(id: JobId, e: EventEntry): void {
-    const line = eventLine(e);
-    const prev = this.batch.appends.get(id);
-    this.batch.appends.set(id, prev === undefined ? line : prev + line);
+  append(job: ActiveJob, e: EventEntry): void {
+    this.addLines(job, eventLine(e));
     this.requestCommit();
+  }
+
+  private addLines(job: ActiveJob, lines: string): void {
+    if (job.pendingLines === undefined) {
+      job.pendingLines = lines;
+      this.dirty.push(job);
+    } else job.pendingLines += lines;
   }
 
   /** Calls `fn` once the current batch is durable (with an error if the commit failed). */
@@ -88,9 +100,14 @@ export class StoreBatcher {
     if (this.batchTimer) this.clock.clearTimeout(this.batchTimer);
     this.batchTimer = undefined;
     const batch = this.batch;
+    for (const job of this.dirty) {
+      batch.appends.set(job.core.id, job.pendingLines ?? "");
+      job.pendingLines = undefined;
+    }
     const waiters = this.commitWaiters;
     this.batch = emptyBatch();
     this.batchJobspecs = new Map();
+    this.dirty = [];
     this.commitWaiters = [];
     if (!batchIsEmpty(batch) && !this.fatal) {
       try {

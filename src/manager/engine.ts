@@ -149,7 +149,7 @@ export class Engine {
     if (!NO_COMMIT.has(e.name)) {
       job.eventlog.push(e);
       if (job.unstored !== undefined) job.unstored += eventLine(e);
-      else this.batch.append(job.core.id, e);
+      else this.batch.append(job, e);
     }
     this.countRunning(r.prev, job.core.state);
     if (this.journalListeners.size > 0) this.journal({ id: job.core.id, entry: e, state: job.core.state, prev_state: r.prev });

@@ -25,6 +25,8 @@ export interface ActiveJob {
   redacted?: Jobspec | undefined;
   /** Cached resource request (cleared on jobspec-update). */
   request?: ResourceRequest | undefined;
+  /** Eventlog lines waiting for the current batch commit (see batch.ts). */
+  pendingLines?: string | undefined;
   /** Eventlog lines of a job still under admission: it reaches the store only once accepted. */
   unstored?: string | undefined;
   /** Resolvers of `wait(id)`. */
