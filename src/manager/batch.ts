@@ -21,6 +21,8 @@ export class StoreBatcher {
    * lookup per event (bigint-keyed maps are not free at 200,000 events/s).
    */
   private dirty: ActiveJob[] = [];
+  /** Index of `dirty` by id, built only when a reader needs it during this window. */
+  private dirtyIndex: Map<JobId, ActiveJob> | undefined;
   private batchTimer: TimerHandle | undefined;
   private commitWaiters: Array<(err?: JobtapError) => void> = [];
   /** Set once a commit failed; every later write or submission is refused with it. */
@@ -54,7 +56,8 @@ export class StoreBatcher {
     const stored = this.store.load(id);
     const jobspec = stored?.jobspec ?? this.batchJobspecs.get(id);
     if (jobspec === undefined) return undefined;
-    const pending = this.dirty.find((j) => j.core.id === id)?.pendingLines ?? "";
+    this.dirtyIndex ??= new Map(this.dirty.map((j) => [j.core.id, j]));
+    const pending = this.dirtyIndex.get(id)?.pendingLines ?? "";
     return { id, jobspec, eventlog: (stored?.eventlog ?? "") + pending };
   }
 
@@ -74,6 +77,7 @@ export class StoreBatcher {
     if (job.pendingLines === undefined) {
       job.pendingLines = lines;
       this.dirty.push(job);
+      this.dirtyIndex?.set(job.core.id, job);
     } else job.pendingLines += lines;
   }
 
@@ -108,6 +112,7 @@ export class StoreBatcher {
     this.batch = emptyBatch();
     this.batchJobspecs = new Map();
     this.dirty = [];
+    this.dirtyIndex = undefined;
     this.commitWaiters = [];
     if (!batchIsEmpty(batch) && !this.fatal) {
       try {
