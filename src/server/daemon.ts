@@ -25,6 +25,8 @@ export interface DaemonOptions {
   env: Record<string, string | undefined>;
   /** One readable log line (no trailing newline). */
   log: (line: string) => void;
+  /** The instance owner's uid (job manager and `p.owner`); default: this process's uid. */
+  owner?: number;
 }
 
 /** A running daemon. */
@@ -86,9 +88,17 @@ async function launch(
 ): Promise<Daemon> {
   const s = config.settings;
   let host: JobtapHost | undefined;
-  const plugins = jobtapPlugins({ config: config.raw, env: opts.env, log: (level, message, plugin) => log(level, plugin ? `${plugin}: ${message}` : message) });
+  // One owner for both: the manager's guest rules and the plugins' `p.owner` must agree.
+  const owner = opts.owner ?? process.getuid?.() ?? 0;
+  const plugins = jobtapPlugins({
+    config: config.raw,
+    env: opts.env,
+    owner,
+    log: (level, message, plugin) => log(level, plugin ? `${plugin}: ${message}` : message),
+  });
   const manager = await createJobManager({
     statedir: opts.statedir,
+    owner,
     store: "sqlite",
     config: config.raw,
     log: (level, message) => log(level, message),
