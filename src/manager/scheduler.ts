@@ -63,6 +63,8 @@ export class Scheduler {
   private memoryFree: number;
   private readonly allocs = new Map<JobId, Allocation>();
   private passTimer: TimerHandle | undefined;
+  /** True while a pass walks the queue: compaction (which moves entries) waits for its end. */
+  private inPass = false;
   private readonly host = hostname();
 
   constructor(
@@ -108,6 +110,10 @@ export class Scheduler {
       this.head++;
       this.dead--;
     }
+    if (!this.inPass) this.maybeCompact();
+  }
+
+  private maybeCompact(): void {
     if (this.head > 1024 && this.head * 2 > this.queue.length) this.compact();
     else if (this.dead > 1024 && this.dead * 2 > this.queue.length - this.head) this.compact();
   }
@@ -195,6 +201,16 @@ export class Scheduler {
   }
 
   private pass(): void {
+    this.inPass = true;
+    try {
+      this.walkQueue();
+    } finally {
+      this.inPass = false;
+      this.maybeCompact();
+    }
+  }
+
+  private walkQueue(): void {
     let looked = 0;
     for (let i = this.head; i < this.queue.length && looked < this.queueDepth; i++) {
       const entry = this.queue[i]!;

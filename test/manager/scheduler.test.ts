@@ -59,3 +59,15 @@ describe("scheduler", () => {
     expect(ex?.context).toMatchObject({ type: "alloc", severity: 0, note: "unsatisfiable request: 3 cores requested, 2 available" });
   });
 });
+
+describe("scheduler at scale", () => {
+  it("one pass allocates every queued job that fits, even past queue compaction", async () => {
+    const s = await simManager({ resources: { cores: 3000 } });
+    const p = s.mgr.submitMany(Array.from({ length: 2500 }, () => ({ jobspec: job(3600) })));
+    await s.clock.advance(10);
+    await p;
+    await s.clock.advance(0);
+    expect(s.mgr.jobs({ states: ["RUN"] })).toHaveLength(2500);
+    expect(s.mgr.scheduler.pending()).toEqual([]);
+  });
+});
