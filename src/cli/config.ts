@@ -1,16 +1,19 @@
 /**
  * `jobtap config check FILE`: checks a TOML file exactly as `jobtap daemon --config FILE`
  * would and prints every problem with its TOML path (exit 1), or "FILE: ok" (exit 0).
+ * `jobtap config reload`: asks the daemon to re-read its `--config` file (as SIGHUP does).
  */
 import { resolve } from "node:path";
 import { checkConfigFile } from "../server/config.js";
 import { parseArgs, usage } from "./args.js";
+import { withDaemon } from "./common.js";
 import type { Subcommand } from "./io.js";
 
-/** Validates a configuration file without starting anything. */
+/** Validates a configuration file without starting anything, or reloads the daemon's. */
 export const config: Subcommand = async (argv, io) => {
   const [sub, ...rest] = argv;
-  if (sub !== "check") throw usage(`config: unknown subcommand "${sub ?? ""}" (known: check)`);
+  if (sub === "reload") return reload(rest, io);
+  if (sub !== "check") throw usage(`config: unknown subcommand "${sub ?? ""}" (known: check, reload)`);
   const p = parseArgs(rest, []);
   if (p.positionals.length !== 1) throw usage("usage: jobtap config check FILE");
   const path = resolve(io.cwd, p.positionals[0] as string);
@@ -21,4 +24,15 @@ export const config: Subcommand = async (argv, io) => {
   }
   for (const e of errors) io.stderr(`${path}: ${e.message}\n`);
   return 1;
+};
+
+/** `config reload`: prints what was re-read; a refused reload is an error with its reason. */
+const reload: Subcommand = async (argv, io) => {
+  const p = parseArgs(argv, []);
+  if (p.positionals.length > 0) throw usage("usage: jobtap config reload");
+  return withDaemon(io, async (client) => {
+    const r = await client.call("config.reload", {});
+    io.stdout(`${r.source}: reloaded${r.plugins_reapplied ? " (plugin list re-applied)" : ""}\n`);
+    return 0;
+  });
 };

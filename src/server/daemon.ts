@@ -15,6 +15,7 @@ import type { JobId } from "../manager/ids.js";
 import { jobtapPlugins, type JobtapHost } from "../plugins/index.js";
 import { defaultConfig, loadConfigFile, type DaemonConfig, type DaemonSettings } from "./config.js";
 import { assertSocketFree, startSocketServer, type SocketServer } from "./server.js";
+import { createReloader, type ReloadOutcome } from "./reload.js";
 import { createHandlers } from "./service.js";
 
 export interface DaemonOptions {
@@ -33,6 +34,8 @@ export interface DaemonOptions {
 export interface Daemon {
   readonly socketPath: string;
   readonly manager: JobManager;
+  /** Re-reads the `--config` file (SIGHUP, `jobtap config reload`); see reload.ts. */
+  reload(): Promise<ReloadOutcome>;
   /** Stops the daemon (idempotent); resolves once the store is closed. */
   shutdown(reason: string): Promise<void>;
 }
@@ -106,7 +109,9 @@ async function launch(
     ...managerOptions(s),
   });
   let accepting = true;
+  const reload = createReloader({ configPath: opts.configPath, env: opts.env, host: () => host, log });
   const handlers = createHandlers({
+    reload,
     manager,
     host: () => host,
     version: packageVersion(),
@@ -142,7 +147,7 @@ async function launch(
     })();
     return stopping;
   };
-  return { socketPath, manager, shutdown };
+  return { socketPath, manager, reload, shutdown };
 }
 
 function managerOptions(s: DaemonSettings) {
@@ -247,11 +252,14 @@ function packageVersion(): string {
 }
 
 /**
- * Runs a daemon until SIGTERM or SIGINT, then shuts it down. Resolves with the exit
- * status: 0 after a clean shutdown.
+ * Runs a daemon until SIGTERM or SIGINT, then shuts it down; SIGHUP reloads the config.
+ * Resolves with the exit status: 0 after a clean shutdown.
  */
 export async function runDaemonUntilSignal(opts: DaemonOptions): Promise<number> {
   const daemon = await startDaemon(opts);
+  // The reloader logs the outcome; a refused reload leaves the daemon running as it was.
+  const hup = () => void daemon.reload().catch(() => undefined);
+  process.on("SIGHUP", hup);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     const on = (sig: NodeJS.Signals) => {
       // Only the first signal shuts down cleanly; a second one gets the default (death).
@@ -262,6 +270,7 @@ export async function runDaemonUntilSignal(opts: DaemonOptions): Promise<number>
     process.on("SIGTERM", on);
     process.on("SIGINT", on);
   });
+  process.off("SIGHUP", hup);
   await daemon.shutdown(signal);
   return 0;
 }

@@ -74,6 +74,8 @@ export interface Methods {
   "plugin.load": { req: { path: string; conf?: Record<string, unknown> }; res: { name: string } };
   "plugin.remove": { req: { name: string }; res: { removed: string[] } };
   "plugin.query": { req: { name: string }; res: Record<string, unknown> };
+  /** Re-reads the daemon's `--config` file; `plugins_reapplied` if the plugin list changed. */
+  "config.reload": { req: Record<string, never>; res: { source: string; plugins_reapplied: boolean } };
 }
 
 export type MethodName = keyof Methods;
@@ -92,6 +94,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "plugin.load",
   "plugin.remove",
   "plugin.query",
+  "config.reload",
 ];
 
 /** True if `name` is a method the daemon serves. */

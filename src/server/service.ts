@@ -10,6 +10,7 @@ import type { EventEntry } from "../manager/port.js";
 import { STATES, type State } from "../manager/states.js";
 import type { JobtapHost } from "../plugins/index.js";
 import type { JobView } from "./protocol.js";
+import type { ReloadOutcome } from "./reload.js";
 import type { CallContext, Handlers } from "./server.js";
 import { fullView, jobView, sortForListing } from "./views.js";
 
@@ -21,6 +22,8 @@ export interface ServiceDeps {
   startedAt: number;
   /** False once shutdown began: new submissions are refused. */
   accepting: () => boolean;
+  /** Re-reads the daemon's config file (see reload.ts). */
+  reload: () => Promise<ReloadOutcome>;
   /** The daemon's log (runtime plugin loads and removals are recorded there). */
   log: (level: "info" | "warn", message: string) => void;
 }
@@ -86,6 +89,10 @@ export function createHandlers(d: ServiceDeps): Handlers {
       return { removed };
     },
     "plugin.query": (req) => host(d).query(str("plugin.query", "name", req.name)),
+    "config.reload": async () => {
+      const r = await d.reload();
+      return { source: r.source, plugins_reapplied: r.pluginsReapplied };
+    },
   };
 }
 

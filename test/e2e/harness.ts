@@ -99,6 +99,11 @@ export class DaemonUnderTest {
     return this.signal("SIGKILL");
   }
 
+  /** SIGHUP: the daemon reloads its config and keeps running. */
+  hup(): void {
+    this.child?.kill("SIGHUP");
+  }
+
   private async signal(sig: NodeJS.Signals): Promise<number | null> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return child?.exitCode ?? null;
