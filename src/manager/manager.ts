@@ -94,7 +94,7 @@ export class JobManager {
     this.commands = new JobCommands(engine, this.owner, (id) => this.inactive.get(id) !== undefined);
     this.updater = new JobUpdater(engine, this.owner, (id) => this.inactive.get(id) !== undefined);
     const conf = opts.config ?? {};
-    this.port = new ManagerPortImpl(engine, this, () => conf, store, engine.clock);
+    this.port = new ManagerPortImpl(engine, this, () => conf, store, engine.clock, this.owner);
   }
 
   get clock(): Clock {

@@ -32,6 +32,8 @@ export class ManagerPortImpl implements ManagerPort {
     private readonly conf: () => Record<string, unknown>,
     store: JobStore,
     readonly clock: Clock,
+    /** The instance owner's uid (`p.owner` for plugins). */
+    readonly owner: number,
   ) {
     this.pluginState = pluginStateOf(store);
   }
