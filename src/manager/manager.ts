@@ -234,6 +234,19 @@ export class JobManager {
     }
   }
 
+  /**
+   * Holds the whole alloc queue (daemon shutdown): no new allocations while paused; pending
+   * requests stay queued (jobs stay in SCHED) and running jobs are untouched.
+   */
+  pauseScheduling(): void {
+    this.scheduler.pause();
+  }
+
+  /** Ends `pauseScheduling()`: a scheduling pass runs over the kept requests. */
+  resumeScheduling(): void {
+    this.scheduler.resume();
+  }
+
   /** Purges an inactive job now (job.inactive-remove); false if it is not inactive. */
   purge(id: JobId): boolean {
     return this.inactive.remove(id);

@@ -65,6 +65,8 @@ export class Scheduler {
   private passTimer: TimerHandle | undefined;
   /** True while a pass walks the queue: compaction (which moves entries) waits for its end. */
   private inPass = false;
+  /** While paused no pass runs: requests stay queued, nothing is allocated. */
+  private paused = false;
   private readonly host = hostname();
 
   constructor(
@@ -166,6 +168,24 @@ export class Scheduler {
     this.allocs.set(id, a);
   }
 
+  /** Stops allocating (daemon shutdown): pending requests are kept, in order. */
+  pause(): void {
+    this.paused = true;
+    if (this.passTimer) this.clock.clearTimeout(this.passTimer);
+    this.passTimer = undefined;
+  }
+
+  /** Allocates again, starting with a pass over the kept requests. */
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.requestPass();
+  }
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
   /** Stops timers. */
   close(): void {
     if (this.passTimer) this.clock.clearTimeout(this.passTimer);
@@ -193,7 +213,7 @@ export class Scheduler {
 
   /** Passes are coalesced into one timer so a burst of submissions costs one walk. */
   private requestPass(): void {
-    if (this.passTimer || this.queued.size === 0) return;
+    if (this.passTimer || this.paused || this.queued.size === 0) return;
     this.passTimer = this.clock.setTimeout(() => {
       this.passTimer = undefined;
       this.pass();
