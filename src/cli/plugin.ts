@@ -3,16 +3,19 @@
  * - `list [--all] [--json]`: names in load order; `--all` includes dot-named builtins;
  * - `load PATH|NAME [KEY=VAL...]`: dotted keys build a nested conf, values JSON-decoded;
  * - `remove NAME|GLOB|all`;
- * - `query NAME`: the plugin's `plugin.query` JSON.
+ * - `query NAME`: the plugin's `plugin.query` JSON;
+ * - `call NAME METHOD [JSON]`: a plugin service, as the calling user (owner-only unless the
+ *   plugin opened it to guests).
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { optFlag, parseArgs, usage } from "./args.js";
-import { withDaemon } from "./common.js";
+import { currentUserid, withDaemon } from "./common.js";
+import type { DaemonClient } from "../server/client.js";
 import type { CliIO, Subcommand } from "./io.js";
 import { jsonOrString } from "./jobspec.js";
 
-const USAGE = "usage: jobtap plugin list [--all] [--json] | load PATH|NAME [KEY=VAL...] | remove NAME|GLOB|all | query NAME";
+const USAGE = "usage: jobtap plugin list [--all] [--json] | load PATH|NAME [KEY=VAL...] | remove NAME|GLOB|all | query NAME | call NAME METHOD [JSON]";
 
 /** `a.b=1 c=x` → `{a: {b: 1}, c: "x"}`; a key set twice, or both leaf and table, is an error. */
 export function confFromPairs(pairs: string[]): Record<string, unknown> {
@@ -60,6 +63,8 @@ export const plugin: Subcommand = async (argv, io) => {
       return remove(rest, io);
     case "query":
       return query(rest, io);
+    case "call":
+      return call(rest, io);
     default:
       throw usage(sub === undefined ? USAGE : `plugin: unknown subcommand "${sub}"\n${USAGE}`);
   }
@@ -105,4 +110,30 @@ async function query(argv: string[], io: CliIO): Promise<number> {
     io.stdout(JSON.stringify(out, null, 2) + "\n");
     return 0;
   });
+}
+
+async function call(argv: string[], io: CliIO): Promise<number> {
+  const p = parseArgs(argv, []);
+  const [name, method, json, ...extra] = p.positionals;
+  if (name === undefined || method === undefined || extra.length > 0) throw usage("usage: jobtap plugin call NAME METHOD [JSON]");
+  const payload = json === undefined ? {} : parseJsonArg(json, "plugin call: JSON payload");
+  return withDaemon(io, async (client) => {
+    const out = await callService(client, name, method, payload);
+    io.stdout(JSON.stringify(out ?? {}, null, 2) + "\n");
+    return 0;
+  });
+}
+
+/** Parses a JSON argument; a USAGE error names `what` and the parser's complaint. */
+export function parseJsonArg(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw usage(`${what} is not JSON: ${(e as Error).message}`);
+  }
+}
+
+/** Calls `<plugin>.<method>` on the daemon as the current user. */
+export function callService(client: DaemonClient, plugin: string, method: string, payload: unknown): Promise<unknown> {
+  return client.call("plugin.call", { plugin, method, payload, userid: currentUserid() });
 }

@@ -74,6 +74,12 @@ export interface Methods {
   "plugin.load": { req: { path: string; conf?: Record<string, unknown> }; res: { name: string } };
   "plugin.remove": { req: { name: string }; res: { removed: string[] } };
   "plugin.query": { req: { name: string }; res: Record<string, unknown> };
+  /**
+   * Calls a plugin service `<plugin>.<method>` (registered with `p.serviceRegister`) with
+   * the caller's uid: owner-only unless the plugin opened it to guests. The result is
+   * whatever the service returns.
+   */
+  "plugin.call": { req: { plugin: string; method: string; payload?: unknown; userid: number }; res: unknown };
   /** Re-reads the daemon's `--config` file; `plugins_reapplied` if the plugin list changed. */
   "config.reload": { req: Record<string, never>; res: { source: string; plugins_reapplied: boolean } };
 }
@@ -94,6 +100,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "plugin.load",
   "plugin.remove",
   "plugin.query",
+  "plugin.call",
   "config.reload",
 ];
 

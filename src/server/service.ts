@@ -89,6 +89,13 @@ export function createHandlers(d: ServiceDeps): Handlers {
       return { removed };
     },
     "plugin.query": (req) => host(d).query(str("plugin.query", "name", req.name)),
+    "plugin.call": (req) => {
+      const plugin = str("plugin.call", "plugin", req.plugin);
+      const method = str("plugin.call", "method", req.method);
+      const userid = int("plugin.call", "userid", req.userid);
+      // The host gives the instance owner's uid the owner role; anyone else is a guest.
+      return host(d).callService(plugin, method, req.payload ?? {}, { userid, owner: false });
+    },
     "config.reload": async () => {
       const r = await d.reload();
       return { source: r.source, plugins_reapplied: r.pluginsReapplied };

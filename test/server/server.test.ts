@@ -38,6 +38,7 @@ function testHandlers(onWait: () => void = () => undefined): Handlers {
     "plugin.load": fail,
     "plugin.remove": fail,
     "plugin.query": fail,
+    "plugin.call": fail,
     "config.reload": fail,
   };
 }
