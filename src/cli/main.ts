@@ -20,6 +20,7 @@ const SUBCOMMANDS: Record<string, { summary: string; load: Loader }> = {
   wait: { summary: "wait for jobs to finish", load: async () => (await import("./wait.js")).wait },
   cancel: { summary: "cancel jobs", load: async () => (await import("./cancel.js")).cancel },
   urgency: { summary: "change a job's urgency", load: async () => (await import("./urgency.js")).urgency },
+  update: { summary: "update jobspec keys of a job", load: async () => (await import("./update.js")).update },
   raise: { summary: "raise an exception on jobs", load: async () => (await import("./raise.js")).raise },
   plugin: { summary: "list/load/remove/query plugins", load: async () => (await import("./plugin.js")).plugin },
   queue: { summary: "queue list|status|start|stop|enable|disable", load: async () => (await import("./queue.js")).queue },

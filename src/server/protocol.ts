@@ -66,6 +66,8 @@ export interface Methods {
   wait: { req: { id: string }; res: { job: JobView } };
   cancel: { req: { ids: string[]; note?: string; userid: number }; res: { canceled: string[] } };
   urgency: { req: { id: string; urgency: number; userid: number }; res: { old_urgency: number } };
+  /** Jobspec updates (`flux update`): period-delimited keys, all applied or none. */
+  update: { req: { id: string; updates: Record<string, unknown>; userid: number }; res: Record<string, never> };
   raise: {
     req: { id: string; type: string; severity: number; note?: string; userid: number };
     res: Record<string, never>;
@@ -96,6 +98,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "cancel",
   "urgency",
   "raise",
+  "update",
   "plugin.list",
   "plugin.load",
   "plugin.remove",

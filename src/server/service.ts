@@ -57,6 +57,12 @@ export function createHandlers(d: ServiceDeps): Handlers {
       const old = m.setUrgency(jobId("urgency", req.id), urgency, { userid: int("urgency", "userid", req.userid) });
       return { old_urgency: old };
     },
+    update: async (req) => {
+      const updates = req.updates;
+      if (typeof updates !== "object" || updates === null || Array.isArray(updates)) bad("update", "updates must be an object");
+      await m.update(jobId("update", req.id), updates, { userid: int("update", "userid", req.userid) });
+      return {};
+    },
     raise: (req) => {
       const note = req.note === undefined ? "" : str("raise", "note", req.note);
       m.raise(jobId("raise", req.id), {

@@ -34,6 +34,7 @@ function testHandlers(onWait: () => void = () => undefined): Handlers {
     cancel: fail,
     urgency: fail,
     raise: fail,
+    update: fail,
     "plugin.list": () => ({ plugins: [] }),
     "plugin.load": fail,
     "plugin.remove": fail,
