@@ -118,8 +118,14 @@ export class Actions implements ActionRunner {
     this.d.scheduler.free(job.core.id);
   }
 
-  resourceUpdate(_job: ActiveJob): void {
-    // The local executors read the expiration only at start; nothing to forward.
+  /** A running job's new expiration goes to its executor (Flux sends it to exec). */
+  resourceUpdate(job: ActiveJob): void {
+    const c = job.core;
+    if (!job.startRequested || eventPosted(c, "release")) return;
+    const exec = this.d.executorFor(job);
+    if (!exec.has(c.id)) return;
+    const expiration = (c.R?.execution as { expiration?: unknown } | undefined)?.expiration;
+    exec.updateExpiration(c.id, typeof expiration === "number" ? expiration : 0);
   }
 
   /** INACTIVE (spec §2.3): waiters, inactive cache + job.inactive-add, job.destroy, drop. */

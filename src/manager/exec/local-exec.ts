@@ -119,6 +119,14 @@ export class LocalExecutor implements Executor {
     }, ms);
   }
 
+  updateExpiration(id: JobId, expiration: number): void {
+    const run = this.runs.get(id);
+    if (!run || run.killed || run.running === 0) return;
+    if (run.limitTimer) this.clock.clearTimeout(run.limitTimer);
+    run.limitTimer = undefined;
+    if (expiration > 0) this.armLimit(id, run, Math.max(0, expiration * 1000 - this.clock.now()));
+  }
+
   private taskExited(id: JobId, run: LocalRun, status: number): void {
     run.status = Math.max(run.status, status);
     run.running--;

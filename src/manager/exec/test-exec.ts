@@ -16,6 +16,13 @@ const SIGTERM = 15;
 interface TestRun {
   timer?: TimerHandle;
   finished: boolean;
+  /** Clock ms when the run ends by itself (Infinity: never). */
+  endAt: number;
+  /** Clock ms of the time limit (Infinity: unlimited); moved by a resource-update. */
+  limitAt: number;
+  status: number;
+  /** Timed by arm() (not a mock exception, not being killed): a new limit applies. */
+  armed: boolean;
 }
 
 /** The test executor's settings from the jobspec, or undefined if the job does not ask for it. */
@@ -39,6 +46,17 @@ function runDuration(job: ExecJob, v: unknown): number {
   return parseFSD(v as string, `job ${formatJobId(job.id)}: attributes.system.exec.test.run_duration`);
 }
 
+/** A run started at `startMs`: it ends after `runSeconds`, is limited by `duration` (0: none). */
+function newRun(startMs: number, runSeconds: number, duration: number, status: number): TestRun {
+  return {
+    finished: false,
+    armed: false,
+    endAt: startMs + runSeconds * 1000,
+    limitAt: duration > 0 ? startMs + duration * 1000 : Infinity,
+    status,
+  };
+}
+
 export class TestExecutor implements Executor {
   private readonly runs = new Map<JobId, TestRun>();
 
@@ -49,7 +67,8 @@ export class TestExecutor implements Executor {
 
   start(job: ExecJob): void {
     const opts = testExecOptions(job) ?? { runDuration: job.duration, waitStatus: 0 };
-    const run: TestRun = { finished: false };
+    const now = this.clock.now();
+    const run = newRun(now, opts.runDuration, job.duration, opts.waitStatus);
     this.runs.set(job.id, run);
     if (opts.mockException === "init") {
       this.hooks.raise(job.id, "exec", 0, "mock initialization exception generated");
@@ -61,22 +80,33 @@ export class TestExecutor implements Executor {
       this.hooks.raise(job.id, "exec", 0, "mock run exception generated");
       return;
     }
-    this.arm(job, run, opts.runDuration, opts.waitStatus);
+    this.arm(job.id, run);
   }
 
-  private arm(job: ExecJob, run: TestRun, seconds: number, status: number): void {
-    // A duration shorter than the run means the job would be killed at its time limit.
-    const limited = job.duration > 0 && job.duration < seconds;
-    const ms = (limited ? job.duration : seconds) * 1000;
-    if (!Number.isFinite(ms)) return;
+  /** One timer for whichever comes first: the end of the run or the time limit. */
+  private arm(id: JobId, run: TestRun): void {
+    run.armed = true;
+    if (run.timer) this.clock.clearTimeout(run.timer);
+    run.timer = undefined;
+    // A limit before the end means the job would be killed at its time limit.
+    const limited = run.limitAt < run.endAt;
+    const at = limited ? run.limitAt : run.endAt;
+    if (!Number.isFinite(at)) return;
     run.timer = this.clock.setTimeout(() => {
       run.timer = undefined;
       if (limited) {
-        this.hooks.raise(job.id, "timeout", 0, "resource allocation expired");
+        this.hooks.raise(id, "timeout", 0, "resource allocation expired");
         return;
       }
-      this.finish(job.id, status);
-    }, ms);
+      this.finish(id, run.status);
+    }, Math.max(0, at - this.clock.now()));
+  }
+
+  updateExpiration(id: JobId, expiration: number): void {
+    const run = this.runs.get(id);
+    if (!run || run.finished || !run.armed) return;
+    run.limitAt = expiration > 0 ? expiration * 1000 : Infinity;
+    this.arm(id, run);
   }
 
   kill(id: JobId): void {
@@ -84,17 +114,18 @@ export class TestExecutor implements Executor {
     if (!run || run.finished) return;
     if (run.timer) this.clock.clearTimeout(run.timer);
     run.timer = undefined;
+    run.armed = false;
     // Killing is asynchronous in a real executor; keep that shape so ordering matches.
     this.clock.setTimeout(() => this.finish(id, waitStatus.signaled(SIGTERM)), 0);
   }
 
   reattach(job: ExecJob): void {
     const opts = testExecOptions(job) ?? { runDuration: job.duration, waitStatus: 0 };
-    const run: TestRun = { finished: false };
-    this.runs.set(job.id, run);
     if (job.startedAt === undefined) this.hooks.post(job.id, "start");
-    const elapsed = job.startedAt === undefined ? 0 : this.clock.now() / 1000 - job.startedAt;
-    this.arm(job, run, Math.max(0, opts.runDuration - elapsed), opts.waitStatus);
+    const startMs = job.startedAt === undefined ? this.clock.now() : job.startedAt * 1000;
+    const run = newRun(startMs, opts.runDuration, job.duration, opts.waitStatus);
+    this.runs.set(job.id, run);
+    this.arm(job.id, run);
   }
 
   has(id: JobId): boolean {

@@ -32,6 +32,11 @@ export interface Executor {
   start(job: ExecJob): void;
   /** A fatal exception arrived: stop the job; `finish`/`release` follow. No-op if not running. */
   kill(id: JobId): void;
+  /**
+   * A `resource-update` moved the job's expiration (seconds since the epoch, 0: unlimited):
+   * the time limit of a running job follows it. No-op if the job is not running here.
+   */
+  updateExpiration(id: JobId, expiration: number): void;
   /** After a restart, for a job that was started and not released. */
   reattach(job: ExecJob): void;
   /** True if the executor still has the job (not yet released). */
