@@ -62,7 +62,8 @@ describe("plugin services from the command line", { timeout: 90_000 }, () => {
     const held = submit([...TEST_EXEC, "true"]);
     const ran = submit(["--queue", "debug", ...TEST_EXEC, "true"]);
     await waitFor(() => d.job(ran)?.state === "INACTIVE", 20_000, "the debug job to finish");
-    expect(d.job(held)?.state).toBe("PRIORITY");
+    // Pending, never scheduled, while its queue is stopped (SCHED without an alloc request).
+    expect(["PRIORITY", "SCHED"]).toContain(d.job(held)?.state);
     expect(d.cli(["queue", "start"]).status).toBe(0);
     await waitFor(() => d.job(held)?.result === "COMPLETED", 20_000, "the batch job after start");
 
@@ -91,5 +92,42 @@ describe("plugin services from the command line", { timeout: 90_000 }, () => {
     const late = d.cli(["post-event", id, "checkpoint"]);
     expect(late.status).toBe(1);
     expect(late.stderr).toMatch(/^jobtap post-event: .*inactive/m);
+  });
+});
+
+describe("plugin load --remove", { timeout: 90_000 }, () => {
+  let d: DaemonUnderTest;
+
+  beforeAll(async () => {
+    requireBuild();
+    d = new DaemonUnderTest();
+    await d.start();
+    for (const n of ["a", "b", "c"]) writeFileSync(join(d.statedir, `${n}.mjs`), "export default () => {};\n");
+  }, 60_000);
+  afterAll(async () => {
+    await d?.dispose();
+  });
+
+  it("removes first, then loads, as flux jobtap load --remove", () => {
+    expect(d.cli(["plugin", "load", "a.mjs"]).status).toBe(0);
+    expect(d.cli(["plugin", "load", "b.mjs"]).status).toBe(0);
+    expect(d.cli(["plugin", "load", "--remove=all", "c.mjs"])).toMatchObject({ status: 0, stderr: "" });
+    expect(d.cli(["plugin", "list"]).stdout).toBe("c.mjs\n");
+    // Reloading a plugin under the same name: remove it first.
+    expect(d.cli(["plugin", "load", "c.mjs"]).status).toBe(1);
+    expect(d.cli(["plugin", "load", "-r", "c.mjs", "c.mjs", "x=1"]).status).toBe(0);
+    expect(JSON.parse(d.cli(["plugin", "query", "c.mjs"]).stdout).name).toBe("c.mjs");
+    const missing = d.cli(["plugin", "load", "-r", "nope", "a.mjs"]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain("nope: Failed to find plugin to remove");
+    expect(d.cli(["plugin", "list"]).stdout).toBe("c.mjs\n");
+  });
+
+  it("takes --socket after the subcommand name", () => {
+    const r = d.cli(["plugin", "list", "--socket", d.socket]);
+    expect(r).toMatchObject({ status: 0, stdout: "c.mjs\n" });
+    const wrong = d.cli(["jobs", "--socket", join(d.statedir, "nothing.sock")]);
+    expect(wrong.status).toBe(1);
+    expect(wrong.stderr).toContain(`tried ${join(d.statedir, "nothing.sock")}`);
   });
 });
