@@ -6,14 +6,14 @@
  * - Admission (job.validate): with queues configured, a job must name one (or get
  *   `[policy.jobspec.defaults.system] queue`); an unknown queue or a disabled one is
  *   rejected ("job submission to Q is disabled: reason").
- * - Start/stop: a stopped queue's jobs get no alloc request. jobtap's plugin API cannot keep
- *   a job in SCHED without one, so the job waits in PRIORITY (priority unavailable) and a
- *   start reprioritizes it; jobs already in SCHED when the queue stops keep their request.
+ * - Start/stop: a stopped queue's jobs stay in SCHED with no alloc request, as in Flux (the
+ *   manager's mechanism, `p.setQueueStarted`); stopping withdraws pending requests, starting
+ *   sends them. The status is persisted and re-applied at conf.update, so a restart keeps a
+ *   stopped queue stopped before anything is scheduled.
  * - Services (owner only): `update-queue.enable|disable|start|stop {name?, reason?}` and
  *   `update-queue.status` (open to guests).
  */
 import type { JobArgs, PluginContext } from "jobtap/plugin";
-import { PRIORITY_UNAVAILABLE } from "jobtap/plugin";
 import { ConfigError, defaultQueue, jobQueue, queueTables } from "../common/config.js";
 import { reasonOf, reconcile, targets, type QueueStatus, type StatusTable } from "./status.js";
 
@@ -34,7 +34,7 @@ export function readQueueConfig(conf: Record<string, unknown>): QueueConfig {
   return { names, defaultQueue: dflt };
 }
 
-/** Registers admission, the priority gate, the queue update key and the services. */
+/** Registers admission, queue start/stop, the queue update key and the services. */
 export default function updateQueue(p: PluginContext): void {
   let cfg: QueueConfig = { names: [], defaultQueue: undefined };
   let status: StatusTable = {};
@@ -48,7 +48,29 @@ export default function updateQueue(p: PluginContext): void {
       throw e;
     }
     status = reconcile(p.state.get<StatusTable>(STATE_KEY), cfg.names);
+    applyToManager();
     return undefined;
+  });
+
+  // What this plugin told the manager, so a reload or a removal can undo exactly that.
+  const stoppedInManager = new Set<string>();
+  let defaultInManager: string | undefined;
+  const applyToManager = () => {
+    if (cfg.defaultQueue !== defaultInManager) p.setDefaultQueue((defaultInManager = cfg.defaultQueue));
+    for (const q of [...stoppedInManager]) {
+      if (status[q]?.started === false) continue;
+      stoppedInManager.delete(q);
+      p.setQueueStarted(q, true);
+    }
+    for (const [q, s] of Object.entries(status)) {
+      if (s.started || stoppedInManager.has(q)) continue;
+      stoppedInManager.add(q);
+      p.setQueueStarted(q, false);
+    }
+  };
+  p.onRemove(() => {
+    for (const q of stoppedInManager) p.setQueueStarted(q, true);
+    if (defaultInManager !== undefined) p.setDefaultQueue(undefined);
   });
 
   const queueOf = (job: JobArgs) => jobQueue(job.jobspec, cfg.defaultQueue);
@@ -68,15 +90,6 @@ export default function updateQueue(p: PluginContext): void {
     return why === undefined ? undefined : p.reject(why);
   });
 
-  const stopped = (job: JobArgs) => {
-    const q = queueOf(job);
-    return q !== undefined && status[q]?.started === false;
-  };
-  p.on("job.state.priority", (job) => (stopped(job) ? { priority: PRIORITY_UNAVAILABLE } : undefined));
-  p.on("job.priority.get", (job) =>
-    stopped(job) && job.state === "PRIORITY" ? { priority: PRIORITY_UNAVAILABLE } : undefined,
-  );
-
   p.on("job.update.attributes.system.queue", (args) => {
     const q = args.value;
     if (args.state === "RUN" || args.state === "CLEANUP") return p.reject("update of queue for running job not supported");
@@ -92,7 +105,7 @@ export default function updateQueue(p: PluginContext): void {
     p.serviceRegister(what, (payload) => {
       for (const name of targets(status, payload, what)) fn(status[name]!, reasonOf(payload));
       save();
-      if (what === "start") p.reprioritizeAll();
+      applyToManager();
       return {};
     });
   change("enable", (s) => Object.assign(s, { enabled: true, disableReason: undefined }));

@@ -8,6 +8,7 @@ import { formatJobId, type JobId } from "./ids.js";
 import { type InactiveCache, type InactiveRecord } from "./inactive.js";
 import { durationOf, jobName, queued, type ActiveJob } from "./job.js";
 import { resourceRequest } from "./jobspec.js";
+import type { QueueGate } from "./queues.js";
 import type { Scheduler } from "./scheduler.js";
 import { RESULTS } from "./states.js";
 import { eventPosted, resultOf } from "./transition.js";
@@ -18,6 +19,7 @@ export interface ActionDeps {
   /** Picks the executor for a job (test executor when the jobspec asks for it). */
   executorFor(job: ActiveJob): Executor;
   inactive: InactiveCache;
+  queues: QueueGate;
 }
 
 export class Actions implements ActionRunner {
@@ -54,7 +56,8 @@ export class Actions implements ActionRunner {
     const c = job.core;
     const s = this.d.scheduler;
     // Held jobs (priority 0) and alloc-bypass jobs get no alloc request.
-    if (c.priority === 0 || c.flags.includes("alloc-bypass")) {
+    // Jobs of a stopped queue stay in SCHED with no request until the queue starts.
+    if (c.priority === 0 || c.flags.includes("alloc-bypass") || this.d.queues.holds(c.jobspec)) {
       s.dequeue(c.id);
       return;
     }
@@ -69,6 +72,16 @@ export class Actions implements ActionRunner {
       return;
     }
     s.enqueue({ id: c.id, priority: c.priority, request: job.request, duration: durationOf(c.jobspec) });
+  }
+
+  /**
+   * After a queue started or stopped: every idle SCHED job gets its request withdrawn or
+   * sent again (a busy job runs this action itself once its event is processed).
+   */
+  requeueAll(): void {
+    for (const job of this.d.engine.active.values()) {
+      if (job.core.state === "SCHED" && !job.busy && job.hold === 0) this.sched(job);
+    }
   }
 
   private runState(job: ActiveJob): void {

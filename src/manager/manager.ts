@@ -19,6 +19,7 @@ import { FluidGenerator, formatJobId, type JobId } from "./ids.js";
 import { InactiveCache, resultName, type InactiveRecord } from "./inactive.js";
 import { newActiveJob, type ActiveJob } from "./job.js";
 import { ManagerPortImpl } from "./port-impl.js";
+import { QueueGate } from "./queues.js";
 import { NO_PLUGINS, type EventEntry, type Jobspec, type ManagerPort, type PluginPort } from "./port.js";
 import { replayJob, replayStore, restartCallbacks } from "./restart.js";
 import { Scheduler, type ResourcePool } from "./scheduler.js";
@@ -88,13 +89,14 @@ export class JobManager {
     private readonly executors: { test: Executor; local: Executor },
     ids: FluidGenerator,
     opts: JobManagerOptions,
+    queues: { gate: QueueGate; actions: Actions },
   ) {
     this.owner = opts.owner ?? process.getuid?.() ?? 0;
     this.submitter = new Submitter(engine, ids, this.owner);
     this.commands = new JobCommands(engine, this.owner, (id) => this.inactive.get(id) !== undefined);
     this.updater = new JobUpdater(engine, this.owner, (id) => this.inactive.get(id) !== undefined);
     const conf = opts.config ?? {};
-    this.port = new ManagerPortImpl(engine, this, () => conf, store, engine.clock, this.owner);
+    this.port = new ManagerPortImpl(engine, this, () => conf, store, engine.clock, this.owner, queues);
   }
 
   get clock(): Clock {
@@ -346,12 +348,13 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   let onPurge: (r: InactiveRecord) => void = () => undefined;
   const limits = { ageLimit: opts.inactiveAgeLimit, numLimit: opts.inactiveNumLimit };
   const inactive = new InactiveCache(clock, limits, (r) => onPurge(r));
-  const actions = new Actions({ engine, scheduler, executorFor, inactive });
+  const queues = new QueueGate();
+  const actions = new Actions({ engine, scheduler, executorFor, inactive, queues });
   engine.actions = actions;
   const maxId = replayStore({ engine, store, inactive, scheduler });
   const ids = new FluidGenerator(store.epoch(), () => clock.now());
   if (maxId !== undefined) ids.advancePast(maxId);
-  const m = new JobManager(engine, store, scheduler, inactive, executors, ids, opts);
+  const m = new JobManager(engine, store, scheduler, inactive, executors, ids, opts, { gate: queues, actions });
   onPurge = (r) => purgeRecord(m, r);
   engine.port = opts.plugins ? await opts.plugins(m.port) : NO_PLUGINS;
   await restartCallbacks({ engine, store, inactive, scheduler, actions, executorFor }, (id) => m.loadInactive(id));

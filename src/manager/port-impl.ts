@@ -4,6 +4,7 @@
  * the job; the host adds the plugin name and topic.
  */
 import { ErrorCode, JobtapError } from "../errors.js";
+import type { Actions } from "./actions.js";
 import type { Clock } from "./clock.js";
 import type { Engine } from "./engine.js";
 import { SETTABLE_FLAGS } from "./events.js";
@@ -11,6 +12,7 @@ import { formatJobId, type JobId } from "./ids.js";
 import type { ActiveJob } from "./job.js";
 import { PRIORITY_UNAVAILABLE, type JobArgs, type ManagerPort, type PluginStateStore } from "./port.js";
 import type { JobResult } from "./states.js";
+import type { QueueGate } from "./queues.js";
 import type { JobStore } from "./store/types.js";
 import { eventPosted, resultOf, type JobCore } from "./transition.js";
 
@@ -34,6 +36,7 @@ export class ManagerPortImpl implements ManagerPort {
     readonly clock: Clock,
     /** The instance owner's uid (`p.owner` for plugins). */
     readonly owner: number,
+    private readonly queues: { gate: QueueGate; actions: Actions },
   ) {
     this.pluginState = pluginStateOf(store);
   }
@@ -186,6 +189,18 @@ export class ManagerPortImpl implements ManagerPort {
       throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `job ${formatJobId(id)}: prolog/epilog description required`);
     }
     return this.job(id);
+  }
+
+  setQueueStarted(queue: string, started: boolean): void {
+    if (typeof queue !== "string") throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `queue name must be a string, got ${JSON.stringify(queue)}`);
+    if (this.queues.gate.setStarted(queue, started === true)) this.queues.actions.requeueAll();
+  }
+
+  setDefaultQueue(queue: string | undefined): void {
+    if (queue !== undefined && typeof queue !== "string") {
+      throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `default queue must be a string, got ${JSON.stringify(queue)}`);
+    }
+    if (this.queues.gate.setDefault(queue)) this.queues.actions.requeueAll();
   }
 
   config(): Record<string, unknown> {

@@ -153,6 +153,14 @@ export interface ManagerPort {
   prologFinish(id: JobId, description: string, status: number): void;
   epilogStart(id: JobId, description: string): void;
   epilogFinish(id: JobId, description: string, status: number): void;
+  /**
+   * Queue start/stop (Flux §2.3/§9): jobs of a stopped queue stay in SCHED with no alloc
+   * request (pending requests are withdrawn); starting it sends them. A job's queue is
+   * `attributes.system.queue`, else the default queue. Optional: bare fakes lack it.
+   */
+  setQueueStarted?(queue: string, started: boolean): void;
+  /** The queue of jobs whose jobspec names none (undefined: such jobs are in no queue). */
+  setDefaultQueue?(queue: string | undefined): void;
   /** The whole instance configuration (what `conf.update` receives). */
   config(): Record<string, unknown>;
   /** The manager's clock, handed to plugins as `p.clock` (simulated in tests). Added by

@@ -66,6 +66,11 @@ export interface PluginContext {
   priorityUnavailable(): { priority: number };
   reprioritizeJob(id: JobId, priority: number): void;
   reprioritizeAll(): void;
+  /** Flux queue start/stop: jobs of a stopped queue wait in SCHED with no alloc request.
+   *  Also allowed from `onRemove`, to start again what the plugin stopped. */
+  setQueueStarted(queue: string, started: boolean): void;
+  /** The queue of jobs that name none, for `setQueueStarted` (undefined: none). */
+  setDefaultQueue(queue: string | undefined): void;
   /** NEW or DEPEND only; see docs/semantics.md for the duplicate rule. */
   dependencyAdd(id: JobId, description: string): void;
   dependencyRemove(id: JobId, description: string): void;
@@ -243,6 +248,13 @@ function jobApi(host: PluginHost, rec: PluginRecord, g: Guards): JobApi {
       g.live("reprioritizeAll");
       host.manager(`plugin ${rec.name}: reprioritizeAll`).reprioritizeAll();
     },
+    // No live() check: a plugin's onRemove must be able to start the queues it stopped.
+    setQueueStarted(queue, started) {
+      queuePort(host, rec, "setQueueStarted").setQueueStarted!(queue, started);
+    },
+    setDefaultQueue(queue) {
+      queuePort(host, rec, "setDefaultQueue").setDefaultQueue!(queue);
+    },
     dependencyAdd: (id, d) => job("dependencyAdd", id, (m) => m.dependencyAdd(id, d)),
     dependencyRemove: (id, d) => job("dependencyRemove", id, (m) => m.dependencyRemove(id, d)),
     raiseException: (id, type, severity, note) =>
@@ -287,6 +299,15 @@ function jobApi(host: PluginHost, rec: PluginRecord, g: Guards): JobApi {
       return host.callCustom(topic, args, id);
     },
   };
+}
+
+/** The manager, if it offers queue start/stop (bare fakes do not). */
+function queuePort(host: PluginHost, rec: PluginRecord, what: "setQueueStarted" | "setDefaultQueue"): ManagerPort {
+  const m = host.manager(`plugin ${rec.name}: ${what}`);
+  if (typeof m[what] !== "function") {
+    throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `plugin ${rec.name}: ${what}: this job manager has no queue start/stop`);
+  }
+  return m;
 }
 
 /** Per-plugin, per-job values with destructors (Flux's job aux). */

@@ -41,7 +41,7 @@ describe(".update-queue", () => {
     const other = await h.submit({ runDuration: 1, system: { queue: "debug", duration: 60 } });
     await h.runToCompletion(other);
     await h.advance(1000);
-    expect(h.job(stuck).state).toBe("PRIORITY");
+    expect(h.job(stuck).state).toBe("SCHED");
     expect(h.events(stuck)).not.toContain("alloc");
     const st = (await h.plugins.callService("update-queue", "status", {}, { userid: 9, owner: false })) as {
       queues: Record<string, { started: boolean; stopReason?: string }>;

@@ -1,0 +1,101 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { SimulatedClock } from "../../src/manager/clock.js";
+import { createJobManager, type JobManager } from "../../src/manager/manager.js";
+import type { JobtapHost } from "../../src/plugins/control.js";
+import { jobtapPlugins } from "../../src/plugins/index.js";
+import { jobspec, names, simManager, submitNow, tempDir, type SimManager } from "./helpers.js";
+
+const job = (seconds: number, sys: Record<string, unknown> = {}, cores = 1) =>
+  jobspec(["true"], { exec: { test: { run_duration: seconds } }, ...sys }, { cores });
+const OWNER = { userid: 0, owner: true };
+const config = { queues: { batch: {}, debug: {} }, policy: { jobspec: { defaults: { system: { queue: "batch" } } } } };
+
+let cleanup: (() => void) | undefined;
+const open: JobManager[] = [];
+afterEach(async () => {
+  for (const m of open.splice(0)) await m.close();
+  cleanup?.();
+  cleanup = undefined;
+});
+
+describe("queue start/stop in the manager (ManagerPort.setQueueStarted)", () => {
+  it("a stopped queue's jobs stay in SCHED with no request; stopping withdraws pending ones; start sends them", async () => {
+    const s = await simManager({ resources: { cores: 1 } });
+    open.push(s.mgr);
+    const blocker = await submitNow(s, job(10, { queue: "q" }));
+    const waiting = await submitNow(s, job(1, { queue: "q" }));
+    expect(s.mgr.scheduler.pending()).toEqual([waiting]);
+    s.mgr.port.setQueueStarted!("q", false);
+    expect(s.mgr.scheduler.pending()).toEqual([]);
+    const late = await submitNow(s, job(1, { queue: "q" }));
+    const other = await submitNow(s, job(1, { queue: "r" }));
+    await s.clock.advance(20_000);
+    expect(s.mgr.job(blocker).result).toBe("COMPLETED");
+    expect(s.mgr.job(other).result).toBe("COMPLETED");
+    for (const id of [waiting, late]) {
+      expect(s.mgr.job(id).state).toBe("SCHED");
+      expect(names(s, id)).not.toContain("alloc");
+    }
+    s.mgr.port.setQueueStarted!("q", true);
+    await drive(s);
+    expect(s.mgr.job(waiting).result).toBe("COMPLETED");
+    expect(s.mgr.job(late).result).toBe("COMPLETED");
+  });
+
+  it("jobs naming no queue belong to the default queue", async () => {
+    const s = await simManager();
+    open.push(s.mgr);
+    s.mgr.port.setDefaultQueue!("batch");
+    s.mgr.port.setQueueStarted!("batch", false);
+    const id = await submitNow(s, job(1));
+    await s.clock.advance(5000);
+    expect(s.mgr.job(id).state).toBe("SCHED");
+    s.mgr.port.setDefaultQueue!(undefined);
+    await drive(s);
+    expect(s.mgr.job(id).result).toBe("COMPLETED");
+  });
+});
+
+describe(".update-queue uses it (builtins, SQLite, restart)", () => {
+  async function start(dir: string, clock: SimulatedClock): Promise<{ s: SimManager; host: JobtapHost }> {
+    let host: JobtapHost | undefined;
+    const mgr = await createJobManager({
+      statedir: dir,
+      store: "sqlite",
+      clock,
+      config,
+      resources: { cores: 2 },
+      log: () => undefined,
+      plugins: async (port) => (host = await jobtapPlugins({ config, pluginPath: [] })(port)),
+    });
+    open.push(mgr);
+    return { s: { mgr, clock, logs: [] }, host: host! };
+  }
+
+  it("stop → SCHED without alloc; restart with the queue stopped → still SCHED; start → runs", async () => {
+    const t = tempDir();
+    cleanup = t.cleanup;
+    const first = await start(t.dir, new SimulatedClock(Date.now()));
+    await first.host.callService("update-queue", "stop", { name: "batch", reason: "drain" }, OWNER);
+    const id = await submitNow(first.s, job(1));
+    await first.s.clock.advance(5000);
+    expect(first.s.mgr.job(id).state).toBe("SCHED");
+    expect(names(first.s, id)).not.toContain("alloc");
+    await first.s.mgr.close();
+
+    const again = await start(t.dir, new SimulatedClock(Date.now() + 10_000));
+    await again.s.clock.advance(5000);
+    expect(again.s.mgr.job(id).state).toBe("SCHED");
+    expect(names(again.s, id)).toContain("flux-restart");
+    expect(names(again.s, id)).not.toContain("alloc");
+    expect(again.s.mgr.scheduler.pending()).toEqual([]);
+    await again.host.callService("update-queue", "start", { name: "batch" }, OWNER);
+    await drive(again.s);
+    expect(again.s.mgr.job(id).result).toBe("COMPLETED");
+  });
+});
+
+/** Runs the simulated clock until nothing is left running (bounded). */
+async function drive(s: SimManager): Promise<void> {
+  for (let i = 0; i < 20; i++) await s.clock.advance(1000);
+}
