@@ -137,3 +137,51 @@ export function optInt(p: ParsedArgs, name: string, fallback?: number): number |
   if (!/^-?\d+$/.test(v)) throw usage(`--${name}: "${v}" is not an integer`);
   return Number(v);
 }
+
+/**
+ * Takes every `--NAME VALUE` / `--NAME=VALUE` out of `argv` (a global option given after
+ * the subcommand), up to `--`. With `stopAt` (the specs of a command that ends its options
+ * at its first positional, like submit) the scan also ends there, so the job's own command
+ * line is never touched. Returns the last value and the other arguments.
+ */
+export function takeGlobalOption(
+  argv: string[],
+  name: string,
+  stopAt?: OptionSpec[],
+): { value?: string; rest: string[] } {
+  const rest: string[] = [];
+  let value: string | undefined;
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--") break;
+    if (arg === `--${name}`) {
+      value = argv[i + 1];
+      if (value === undefined) throw usage(`option --${name} needs a value`);
+      i += 1;
+      continue;
+    }
+    if (arg.startsWith(`--${name}=`)) {
+      value = arg.slice(name.length + 3);
+      continue;
+    }
+    if (stopAt && (!arg.startsWith("-") || arg === "-")) break;
+    rest.push(arg);
+    if (stopAt && takesNextValue(arg, stopAt) && i + 1 < argv.length) {
+      i += 1;
+      rest.push(argv[i] as string);
+    }
+  }
+  rest.push(...argv.slice(i));
+  return value === undefined ? { rest } : { value, rest };
+}
+
+/** True if option word `arg` takes the next word as its value under `specs`. */
+function takesNextValue(arg: string, specs: OptionSpec[]): boolean {
+  if (arg.startsWith("--")) return !arg.includes("=") && specs.some((s) => s.name === arg.slice(2) && s.value === true);
+  for (let k = 1; k < arg.length; k++) {
+    const spec = specs.find((s) => s.short === arg[k]);
+    if (spec?.value) return k === arg.length - 1;
+  }
+  return false;
+}

@@ -3,7 +3,7 @@
  * `process` is adapted to CliIO and errors become messages and exit statuses.
  */
 import { ErrorCode, isJobtapError } from "../errors.js";
-import { parseArgs, usage } from "./args.js";
+import { parseArgs, takeGlobalOption, usage } from "./args.js";
 import type { CliIO, Subcommand } from "./io.js";
 
 type Loader = () => Promise<Subcommand>;
@@ -48,7 +48,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   let name = "jobtap";
   try {
     const p = parseArgs(argv, GLOBAL_OPTIONS, { stopAtPositional: true });
-    const [sub, ...rest] = p.positionals;
+    const [sub, ...args] = p.positionals;
     if (p.options.help === true || sub === undefined || sub === "help") {
       io.stdout(helpText());
       return sub === undefined && p.options.help !== true ? 2 : 0;
@@ -56,12 +56,23 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     const entry = SUBCOMMANDS[sub];
     if (!entry) throw usage(`unknown command "${sub}" (try: jobtap --help)`);
     name = `jobtap ${sub}`;
-    const socket = p.options.socket;
+    const { value, rest } = await socketAfterCommand(sub, args);
+    const socket = value ?? p.options.socket;
     const subIo = typeof socket === "string" ? { ...io, env: { ...io.env, JOBTAP_SOCKET: socket } } : io;
     return await (await entry.load())(rest, subIo);
   } catch (e) {
     return reportError(name, e, io);
   }
+}
+
+/** Commands with their own `--socket` (daemon) or no daemon at all keep their arguments. */
+const OWN_SOCKET = new Set(["daemon", "classad", "condor"]);
+
+/** `jobtap COMMAND ... --socket PATH`: the global option, accepted after the command too. */
+async function socketAfterCommand(sub: string, rest: string[]): Promise<{ value?: string; rest: string[] }> {
+  if (OWN_SOCKET.has(sub)) return { rest };
+  const stopAt = sub === "submit" ? (await import("./submit.js")).SUBMIT_OPTIONS : undefined;
+  return takeGlobalOption(rest, "socket", stopAt);
 }
 
 function reportError(name: string, e: unknown, io: CliIO): number {

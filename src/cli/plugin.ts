@@ -1,7 +1,8 @@
 /**
  * `jobtap plugin list|load|remove|query`, as `flux jobtap` does:
  * - `list [--all] [--json]`: names in load order; `--all` includes dot-named builtins;
- * - `load PATH|NAME [KEY=VAL...]`: dotted keys build a nested conf, values JSON-decoded;
+ * - `load [--remove=NAME|GLOB|all] PATH|NAME [KEY=VAL...]`: dotted keys build a nested
+ *   conf, values JSON-decoded; `--remove` removes first (as `flux jobtap load --remove`);
  * - `remove NAME|GLOB|all`;
  * - `query NAME`: the plugin's `plugin.query` JSON;
  * - `call NAME METHOD [JSON]`: a plugin service, as the calling user (owner-only unless the
@@ -9,13 +10,13 @@
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { optFlag, parseArgs, usage } from "./args.js";
+import { optFlag, optString, parseArgs, usage } from "./args.js";
 import { currentUserid, withDaemon } from "./common.js";
 import type { DaemonClient } from "../server/client.js";
 import type { CliIO, Subcommand } from "./io.js";
 import { jsonOrString } from "./jobspec.js";
 
-const USAGE = "usage: jobtap plugin list [--all] [--json] | load PATH|NAME [KEY=VAL...] | remove NAME|GLOB|all | query NAME | call NAME METHOD [JSON]";
+const USAGE = "usage: jobtap plugin list [--all] [--json] | load [-r NAME] PATH|NAME [KEY=VAL...] | remove NAME|GLOB|all | query NAME | call NAME METHOD [JSON]";
 
 /** `a.b=1 c=x` → `{a: {b: 1}, c: "x"}`; a key set twice, or both leaf and table, is an error. */
 export function confFromPairs(pairs: string[]): Record<string, unknown> {
@@ -82,12 +83,17 @@ async function list(argv: string[], io: CliIO): Promise<number> {
 }
 
 async function load(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, []);
+  const p = parseArgs(argv, [{ name: "remove", short: "r", value: true }]);
   const [target, ...pairs] = p.positionals;
-  if (target === undefined) throw usage("usage: jobtap plugin load PATH|NAME [KEY=VAL...]");
+  if (target === undefined) throw usage("usage: jobtap plugin load [--remove=NAME|GLOB|all] PATH|NAME [KEY=VAL...]");
   const conf = confFromPairs(pairs);
+  const remove = optString(p, "remove");
   return withDaemon(io, async (client) => {
-    const req = { path: pluginPathArg(target, io), ...(pairs.length > 0 ? { conf } : {}) };
+    const req = {
+      path: pluginPathArg(target, io),
+      ...(pairs.length > 0 ? { conf } : {}),
+      ...(remove === undefined ? {} : { remove }),
+    };
     await client.call("plugin.load", req);
     return 0;
   });

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Jobspec } from "../manager/port.js";
-import { optFlag, optInt, optList, optString, parseArgs, usage, type ParsedArgs } from "./args.js";
+import { optFlag, optInt, optList, optString, parseArgs, usage, type OptionSpec, type ParsedArgs } from "./args.js";
 import { parseUrgency } from "./urgency.js";
 import { currentUserid, exitStatusOf, withDaemon } from "./common.js";
 import { parseIdset } from "./idset.js";
@@ -22,7 +22,8 @@ import {
   type Dependency,
 } from "./jobspec.js";
 
-const OPTIONS = [
+/** submit's options (main.ts also reads them to find a `--socket` among them). */
+export const SUBMIT_OPTIONS: OptionSpec[] = [
   { name: "ntasks", short: "n", value: true },
   { name: "cores-per-task", short: "c", value: true },
   { name: "gpus-per-task", short: "g", value: true },
@@ -51,7 +52,7 @@ export const SUBMIT_USAGE = `usage: jobtap submit [-n NTASKS] [-c CORES] [-g GPU
 
 /** Submits one job (or `--cc` copies) and prints the ids; with `--wait`, the job's status. */
 export const submit: Subcommand = async (argv, io) => {
-  const p = parseArgs(argv, OPTIONS, { stopAtPositional: true });
+  const p = parseArgs(argv, SUBMIT_OPTIONS, { stopAtPositional: true });
   if (optFlag(p, "help")) {
     io.stdout(SUBMIT_USAGE);
     return 0;

@@ -73,7 +73,8 @@ export interface Methods {
     res: Record<string, never>;
   };
   "plugin.list": { req: { all?: boolean }; res: { plugins: PluginView[] } };
-  "plugin.load": { req: { path: string; conf?: Record<string, unknown> }; res: { name: string } };
+  /** `remove` (a name, glob or "all") is removed before the load. */
+  "plugin.load": { req: { path: string; conf?: Record<string, unknown>; remove?: string }; res: { name: string } };
   "plugin.remove": { req: { name: string }; res: { removed: string[] } };
   "plugin.query": { req: { name: string }; res: Record<string, unknown> };
   /**

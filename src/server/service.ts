@@ -80,6 +80,12 @@ export function createHandlers(d: ServiceDeps): Handlers {
       const conf = req.conf ?? {};
       if (typeof conf !== "object" || conf === null || Array.isArray(conf)) bad("plugin.load", "conf must be an object");
       const path = str("plugin.load", "path", req.path);
+      // `--remove` first, as `flux jobtap load --remove` does; a failed load does not bring
+      // the removed plugins back.
+      if (req.remove !== undefined) {
+        const removed = host(d).remove(str("plugin.load", "remove", req.remove));
+        if (removed.length > 0) d.log("info", `plugins removed at runtime: ${removed.join(", ")}`);
+      }
       try {
         const info = await host(d).load(path, conf);
         d.log("info", `plugin ${info.name} loaded from ${info.path} at runtime`);

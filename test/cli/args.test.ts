@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
-import { parseArgs } from "../../src/cli/args.js";
+import { parseArgs, takeGlobalOption } from "../../src/cli/args.js";
 import { parseIdset } from "../../src/cli/idset.js";
 
 const SPECS = [
@@ -45,5 +45,24 @@ describe("parseIdset", () => {
     expect(() => parseIdset("1-x", "--cc")).toThrow('--cc: "1-x" is not an id or a range like 1-10');
     expect(() => parseIdset("5-1", "--cc")).toThrow('--cc: range "5-1" runs backwards');
     expect(() => parseIdset("", "--cc")).toThrow("--cc: empty idset");
+  });
+});
+
+describe("takeGlobalOption", () => {
+  const SPECS = [{ name: "ntasks", short: "n", value: true }, { name: "wait" }];
+  it("takes --NAME VALUE and --NAME=VALUE anywhere before --", () => {
+    expect(takeGlobalOption(["a", "--socket", "/s", "b"], "socket")).toEqual({ value: "/s", rest: ["a", "b"] });
+    expect(takeGlobalOption(["--socket=/t", "a", "--", "--socket", "x"], "socket")).toEqual({
+      value: "/t",
+      rest: ["a", "--", "--socket", "x"],
+    });
+    expect(takeGlobalOption(["a"], "socket")).toEqual({ rest: ["a"] });
+  });
+  it("with option specs, stops at the first positional, skipping option values", () => {
+    expect(takeGlobalOption(["-n", "--socket", "--wait", "--socket", "/s", "cmd", "--socket", "y"], "socket", SPECS)).toEqual({
+      value: "/s",
+      rest: ["-n", "--socket", "--wait", "cmd", "--socket", "y"],
+    });
+    expect(takeGlobalOption(["-n4", "cmd", "--socket", "y"], "socket", SPECS)).toEqual({ rest: ["-n4", "cmd", "--socket", "y"] });
   });
 });

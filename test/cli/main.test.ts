@@ -55,6 +55,20 @@ describe("jobtap dispatcher", () => {
     expect(viaEnv.stderr).toContain("tried /nonexistent/y.sock");
   });
 
+  it("accepts --socket after the command too, but never inside submit's command line", async () => {
+    expect((await run(["jobs", "--socket", "/nonexistent/a.sock"])).stderr).toContain("tried /nonexistent/a.sock");
+    expect((await run(["plugin", "list", "--socket=/nonexistent/b.sock"])).stderr).toContain("tried /nonexistent/b.sock");
+    expect((await run(["--socket", "/nonexistent/x.sock", "jobs", "--socket", "/nonexistent/c.sock"])).stderr).toContain(
+      "tried /nonexistent/c.sock",
+    );
+    const submitted = await run(["submit", "-n", "1", "--socket", "/nonexistent/d.sock", "echo", "--socket", "x"]);
+    expect(submitted.stderr).toContain("tried /nonexistent/d.sock");
+    // After COMMAND, `--socket` is an argument of the job's command: the default socket is used.
+    const inCommand = await run(["submit", "echo", "--socket", "/nonexistent/e.sock"]);
+    expect(inCommand.stderr).toContain(`tried ${join(dir, "jobtap.sock")}`);
+    expect((await run(["jobs", "--socket"])).status).toBe(2);
+  });
+
   it("prints help listing the subcommands", async () => {
     const r = await run(["--help"]);
     expect(r.status).toBe(0);
