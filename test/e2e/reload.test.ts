@@ -71,6 +71,17 @@ describe("config reload", { timeout: 90_000 }, () => {
     expect(level()).toBe(3);
   });
 
+  it("puts the old list and config back when a newly listed plugin fails to load", () => {
+    writeFileSync(join(d.statedir, "broken.mjs"), 'export default (p) => { p.on("conf.update", () => p.reject("broken: never happy")); };\n');
+    writeFileSync(file, config(7, ["picky.mjs", "broken.mjs"]));
+    const r = d.cli(["config", "reload"]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("broken: never happy");
+    expect(r.stderr).toContain("[job-manager.plugins][1].load");
+    expect(plugins()).toBe("picky.mjs\nother.mjs\n");
+    expect(level()).toBe(3);
+  });
+
   it("reloads on SIGHUP and logs it", async () => {
     writeFileSync(file, config(4, ["picky.mjs"]));
     d.hup();
