@@ -3,6 +3,7 @@
  * queue`, over the `.update-queue` builtin's services: `status` is open to every user, the
  * changes are owner-only. Without QUEUE a change applies to every configured queue.
  */
+import { ErrorCode, JobtapError } from "../errors.js";
 import type { DaemonClient } from "../server/client.js";
 import { optString, parseArgs, usage } from "./args.js";
 import { withDaemon } from "./common.js";
@@ -30,7 +31,7 @@ export const queue: Subcommand = async (argv, io) => {
   if (extra.length > 0 || (sub === "list" && name !== undefined)) throw usage(USAGE);
   return withDaemon(io, async (client) => {
     const queues = await statusTable(client);
-    if (name !== undefined && queues[name] === undefined) throw usage(`queue: unknown queue "${name}" (configured: ${Object.keys(queues).join(", ")})`);
+    if (name !== undefined && queues[name] === undefined) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `unknown queue "${name}" (configured: ${Object.keys(queues).join(", ")})`);
     if (sub === "list") io.stdout(listTable(queues, await defaultQueue(client)));
     else if (sub === "status") io.stdout(statusLines(queues, name));
     else {
@@ -44,7 +45,7 @@ export const queue: Subcommand = async (argv, io) => {
 /** The status of every configured queue; none configured is an error saying how to add one. */
 async function statusTable(client: DaemonClient): Promise<Record<string, QueueStatus>> {
   const { queues } = (await callService(client, PLUGIN, "status", {})) as { queues: Record<string, QueueStatus> };
-  if (Object.keys(queues).length === 0) throw usage("queue: no queues are configured (add [queues.NAME] tables to the daemon's config)");
+  if (Object.keys(queues).length === 0) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, "no queues are configured (add [queues.NAME] tables to the daemon's config)");
   return queues;
 }
 
