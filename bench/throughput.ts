@@ -1,10 +1,14 @@
 /**
- * `npm run bench -- throughput [--jobs N] [--cores N] [--sync normal|full]`
+ * `npm run bench -- throughput [--jobs N] [--cores N] [--sync normal|full] [--builtins [only]]`
  *
  * Flux's throughput.py, in-process: N jobs (default 10,000) run by the test executor with
  * run_duration 0, submitted and run to INACTIVE on a SQLite store in a temp dir. Prints
  * progress on stderr and, as the last stdout line, {"jobs", "submit_per_s",
  * "end_to_end_per_s", "rss_bytes_per_job", ...}.
+ *
+ * `--builtins` runs the same workload a second time with the real plugin host and every
+ * default builtin (`jobtapPlugins({ config: {} })`) and adds its figures as `builtins_*`;
+ * `--builtins only` runs just that (for profiling).
  *
  * `rss_bytes_per_job` is the growth of RSS (after GC when exposed) from before the first
  * submit to after the last job became INACTIVE, divided by N: the cost of an inactive job.
@@ -15,6 +19,7 @@ import { join } from "node:path";
 import v8 from "node:v8";
 import { runInNewContext } from "node:vm";
 import { createJobManager, type JobManager } from "../src/manager/manager.js";
+import { jobtapPlugins } from "../src/plugins/index.js";
 import type { JobId } from "../src/manager/ids.js";
 import type { Jobspec } from "../src/manager/port.js";
 
@@ -70,16 +75,21 @@ async function round(mgr: JobManager, n: number): Promise<Round> {
   };
 }
 
+interface Settings {
+  n: number;
+  cores: string;
+  sync: "full" | "normal";
+  builtins: boolean;
+}
+
 /**
  * Three rounds of N jobs: the first warms up (JIT, heap and SQLite cache high-water marks),
  * the second is timed, the third measures memory. RSS per job is the growth across the
  * third round after full GCs, i.e. what N more inactive jobs cost once the transient peak
  * of N in-flight jobs has been paid.
  */
-export async function main(args: string[]): Promise<void> {
-  const n = Number(arg(args, "jobs", "10000"));
-  const cores = arg(args, "cores", "");
-  const sync = arg(args, "sync", "normal") as "full" | "normal";
+async function measure(s: Settings): Promise<Record<string, number | string>> {
+  const { n, cores, sync } = s;
   const dir = mkdtempSync(join(tmpdir(), "jobtap-bench-"));
   try {
     const mgr = await createJobManager({
@@ -87,10 +97,12 @@ export async function main(args: string[]): Promise<void> {
       store: "sqlite",
       sqliteSynchronous: sync,
       ...(cores ? { resources: { cores: Number(cores) } } : {}),
+      ...(s.builtins ? { plugins: jobtapPlugins({ config: {} }) } : {}),
     });
+    const label = s.builtins ? "throughput (builtins)" : "throughput";
     const rssStart = process.memoryUsage().rss;
     const cold = await round(mgr, n);
-    process.stderr.write(`throughput: warm-up round ${JSON.stringify(cold)}\n`);
+    process.stderr.write(`${label}: warm-up round ${JSON.stringify(cold)}\n`);
     const warm = await round(mgr, n);
     // Memory is measured on a third, untimed round: forcing GC needs a V8 flag that would
     // otherwise slow the timed rounds down.
@@ -114,9 +126,30 @@ export async function main(args: string[]): Promise<void> {
       cores: mgr.scheduler.pool.cores,
       sqlite_synchronous: sync,
     };
-    process.stderr.write(`throughput: ${JSON.stringify(result)}\n`);
-    process.stdout.write(JSON.stringify(result) + "\n");
+    process.stderr.write(`${label}: ${JSON.stringify(result)}\n`);
+    return result;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The bench entry point (see the header for the flags). */
+export async function main(args: string[]): Promise<void> {
+  const i = args.indexOf("--builtins");
+  const mode = i < 0 ? "bare" : args[i + 1] === "only" ? "only" : "both";
+  const s: Settings = {
+    n: Number(arg(args, "jobs", "10000")),
+    cores: arg(args, "cores", ""),
+    sync: arg(args, "sync", "normal") as "full" | "normal",
+    builtins: false,
+  };
+  const bare = mode === "only" ? undefined : await measure(s);
+  const withBuiltins = mode === "bare" ? undefined : await measure({ ...s, builtins: true });
+  const result: Record<string, number | string> = { ...(bare ?? { jobs: s.n }) };
+  if (withBuiltins) {
+    for (const k of ["submit_per_s", "end_to_end_per_s", "cpu_us_per_job", "rss_bytes_per_job", "heap_bytes_per_job"]) {
+      result[`builtins_${k}`] = withBuiltins[k]!;
+    }
+  }
+  process.stdout.write(JSON.stringify(result) + "\n");
 }
