@@ -45,6 +45,9 @@ export function checkUrgency(u: unknown): number {
   return u;
 }
 
+/** Admission topics by step; step 2 is the job.dependency.<scheme> calls. */
+const ADMISSION_TOPICS = ["job.create", "job.validate", "", "job.new"] as const;
+
 export class Submitter {
   constructor(
     private readonly engine: Engine,
@@ -63,13 +66,28 @@ export class Submitter {
     } catch (err) {
       return Promise.reject(err);
     }
-    // Nobody listens and no dependencies: no awaits at all (the common, fast case).
+    // Nobody listens and no dependencies: no callbacks at all (the common, fast case).
     if (!this.needsCallbacks(job.core.jobspec)) return this.accept(job);
-    return this.admissionCallbacks(job, job.core.jobspec, job.core.submitFlags).then((rejection) => {
-      if (rejection === undefined) return this.accept(job);
+    let why: string | undefined | Promise<string | undefined>;
+    try {
+      why = this.admission(job, 0);
+    } catch (err) {
       this.reject(job);
-      throw new JobtapError(ErrorCode.JOB_REJECTED, rejection, { id: job.core.id.toString() });
+      return Promise.reject(err);
+    }
+    // Synchronous handlers (the builtins) cost no promise round trips per topic.
+    if (!(why instanceof Promise)) return this.settle(job, why);
+    return why.then((w) => this.settle(job, w), (err: unknown) => {
+      this.reject(job);
+      throw err;
     });
+  }
+
+  /** Accepts the job, or rejects it with the plugin's message. */
+  private settle(job: ActiveJob, rejection: string | undefined): Promise<JobId> {
+    if (rejection === undefined) return this.accept(job);
+    this.reject(job);
+    return Promise.reject(new JobtapError(ErrorCode.JOB_REJECTED, rejection, { id: job.core.id.toString() }));
   }
 
   /** Checks the request, creates the job, processes `submit`; the job is held and admitted. */
@@ -128,21 +146,38 @@ export class Submitter {
     );
   }
 
-  /** job.create, job.validate, job.dependency.*, job.new; returns a rejection message. */
-  private async admissionCallbacks(job: ActiveJob, jobspec: Jobspec, flags: number): Promise<string | undefined> {
-    const fail = (res: StackResult | undefined, fallback: string) =>
-      res?.error ? (typeof res.out.errmsg === "string" ? res.out.errmsg : fallback) : undefined;
-    let why = fail(await this.stack(job, "job.create"), "rejected by job-manager plugin");
-    if (why) return why;
-    if (!(flags & SUBMIT_FLAG.novalidate)) {
-      why = fail(await this.stack(job, "job.validate"), "rejected by job-manager plugin");
-      if (why) return why;
+  /**
+   * job.create, job.validate, job.dependency.*, job.new from step `from`; a rejection
+   * message or undefined. Synchronous while every handler is; from the first handler that
+   * returns a Promise (or when there are dependencies) the rest runs after it settles.
+   */
+  private admission(job: ActiveJob, from: number): string | undefined | Promise<string | undefined> {
+    const e = this.engine;
+    for (let step = from; step < ADMISSION_TOPICS.length; step++) {
+      if (step === 1 && job.core.submitFlags & SUBMIT_FLAG.novalidate) continue;
+      if (step === 2) {
+        const jobspec = job.core.jobspec;
+        if (jobspec.attributes.system?.dependencies === undefined) continue;
+        return this.dependencies(job, jobspec).then((why) => why ?? this.admission(job, 3));
+      }
+      const topic = ADMISSION_TOPICS[step]!;
+      if (!e.port.matches(topic)) continue;
+      const res = e.port.callJob(topic, e.args(job));
+      if (res instanceof Promise) return res.then((r) => this.stackOutcome(job, step, r) ?? this.admission(job, step + 1));
+      const why = this.stackOutcome(job, step, res);
+      if (why !== undefined) return why;
     }
-    why = await this.dependencies(job, jobspec);
-    if (why) return why;
-    const res = await this.stack(job, "job.new");
-    if (res) this.engine.applyOut(job, "job.new", res);
     return undefined;
+  }
+
+  /** A rejection message from one admission stack call; job.new OUT is applied. */
+  private stackOutcome(job: ActiveJob, step: number, res: StackResult): string | undefined {
+    if (step === 3) {
+      this.engine.applyOut(job, "job.new", res);
+      return undefined;
+    }
+    if (!res.error) return undefined;
+    return typeof res.out.errmsg === "string" ? res.out.errmsg : "rejected by job-manager plugin";
   }
 
   private async dependencies(job: ActiveJob, jobspec: Jobspec): Promise<string | undefined> {
