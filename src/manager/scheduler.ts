@@ -60,6 +60,10 @@ export class Scheduler {
   private readonly queued = new Map<JobId, QueueEntry>();
   private readonly coreFree: boolean[];
   private readonly gpuFree: boolean[];
+  /** No free core/gpu below these indices: the search for the lowest free ones starts here
+   *  (without it, each allocation on a large, busy pool scanned every allocated core). */
+  private coreHint = 0;
+  private gpuHint = 0;
   private memoryFree: number;
   private readonly allocs = new Map<JobId, Allocation>();
   private passTimer: TimerHandle | undefined;
@@ -150,6 +154,8 @@ export class Scheduler {
     this.allocs.delete(id);
     for (const c of a.cores) this.coreFree[c] = true;
     for (const g of a.gpus) this.gpuFree[g] = true;
+    if (a.cores.length > 0) this.coreHint = Math.min(this.coreHint, a.cores[0]!);
+    if (a.gpus.length > 0) this.gpuHint = Math.min(this.gpuHint, a.gpus[0]!);
     this.memoryFree += a.memory;
     this.requestPass();
   }
@@ -249,8 +255,10 @@ export class Scheduler {
   }
 
   private tryAllocate(r: ResourceRequest): Allocation | undefined {
-    const cores = takeFree(this.coreFree, Math.max(r.cores, r.gpus > 0 ? 0 : 1));
-    const gpus = takeFree(this.gpuFree, r.gpus);
+    this.coreHint = firstFree(this.coreFree, this.coreHint);
+    this.gpuHint = firstFree(this.gpuFree, this.gpuHint);
+    const cores = takeFree(this.coreFree, Math.max(r.cores, r.gpus > 0 ? 0 : 1), this.coreHint);
+    const gpus = takeFree(this.gpuFree, r.gpus, this.gpuHint);
     if (!cores || !gpus || r.memory > this.memoryFree) return undefined;
     for (const c of cores) this.coreFree[c] = false;
     for (const g of gpus) this.gpuFree[g] = false;
@@ -273,9 +281,16 @@ export class Scheduler {
   }
 }
 
-/** The lowest `n` free indices, or undefined if fewer are free. */
-function takeFree(free: boolean[], n: number): number[] | undefined {
+/** The lowest `n` free indices at or above `from` (nothing is free below it), or undefined. */
+function takeFree(free: boolean[], n: number, from: number): number[] | undefined {
   const out: number[] = [];
-  for (let i = 0; i < free.length && out.length < n; i++) if (free[i]) out.push(i);
+  for (let i = from; i < free.length && out.length < n; i++) if (free[i]) out.push(i);
   return out.length === n ? out : undefined;
+}
+
+/** The lowest free index at or above `from` (free.length if none). */
+function firstFree(free: boolean[], from: number): number {
+  let i = from;
+  while (i < free.length && !free[i]) i++;
+  return i;
 }

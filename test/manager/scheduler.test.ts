@@ -51,6 +51,21 @@ describe("scheduler", () => {
     }
   });
 
+  it("a freed low core is found again: allocations always take the lowest free cores", async () => {
+    const s = await simManager({ resources: { cores: 4 } });
+    const coresOf = (id: JobId) =>
+      (s.mgr.eventlog(id).find((e) => e.name === "alloc")?.context?.R as { execution: { R_lite: Array<{ children: { core: string } }> } })
+        .execution.R_lite[0]!.children.core;
+    const long = await submitNow(s, job(100));
+    const short = await submitNow(s, job(1));
+    const other = await submitNow(s, job(100));
+    expect([coresOf(long), coresOf(short), coresOf(other)]).toEqual(["0", "1", "2"]);
+    await s.clock.advance(2000);
+    expect(s.mgr.job(short).result).toBe("COMPLETED");
+    const two = await submitNow(s, job(10, 2));
+    expect(coresOf(two)).toBe("1,3");
+  });
+
   it("an unsatisfiable request gets an alloc exception", async () => {
     const s = await simManager({ resources: { cores: 2 } });
     const id = await submitNow(s, job(1, 3));
