@@ -116,7 +116,10 @@ export class JobManager {
   /** Submits several jobs as one batch; each gets its own outcome (Flux's per-job errors). */
   async submitMany(jobs: ReadonlyArray<{ jobspec: unknown; opts?: SubmitOptions }>): Promise<SubmitOutcome[]> {
     this.checkOpen();
-    const settled = await Promise.allSettled(jobs.map((j) => this.submitter.submit(j.jobspec, j.opts)));
+    // Jobs of one call often share one jobspec object (`--cc`): serialized once for the store.
+    // The manager never mutates a submitted jobspec, and the caller cannot during this call.
+    const json = new Map<object, string>();
+    const settled = await Promise.allSettled(jobs.map((j) => this.submitter.submit(j.jobspec, j.opts, json)));
     return settled.map((s) =>
       s.status === "fulfilled"
         ? { id: s.value }

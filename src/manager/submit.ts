@@ -59,7 +59,7 @@ export class Submitter {
    * Submits one job. Resolves with its id once the batch holding its eventlog is durable;
    * rejects with JOB_REJECTED (the plugin's errmsg) or a bad-input code.
    */
-  submit(jobspecIn: unknown, opts: SubmitOptions = {}): Promise<JobId> {
+  submit(jobspecIn: unknown, opts: SubmitOptions = {}, jsonCache?: Map<object, string>): Promise<JobId> {
     let job: ActiveJob;
     try {
       job = this.enter(jobspecIn, opts);
@@ -67,7 +67,7 @@ export class Submitter {
       return Promise.reject(err);
     }
     // Nobody listens and no dependencies: no callbacks at all (the common, fast case).
-    if (!this.needsCallbacks(job.core.jobspec)) return this.accept(job);
+    if (!this.needsCallbacks(job.core.jobspec)) return this.accept(job, jsonCache);
     let why: string | undefined | Promise<string | undefined>;
     try {
       why = this.admission(job, 0);
@@ -76,16 +76,16 @@ export class Submitter {
       return Promise.reject(err);
     }
     // Synchronous handlers (the builtins) cost no promise round trips per topic.
-    if (!(why instanceof Promise)) return this.settle(job, why);
-    return why.then((w) => this.settle(job, w), (err: unknown) => {
+    if (!(why instanceof Promise)) return this.settle(job, why, jsonCache);
+    return why.then((w) => this.settle(job, w, jsonCache), (err: unknown) => {
       this.reject(job);
       throw err;
     });
   }
 
   /** Accepts the job, or rejects it with the plugin's message. */
-  private settle(job: ActiveJob, rejection: string | undefined): Promise<JobId> {
-    if (rejection === undefined) return this.accept(job);
+  private settle(job: ActiveJob, rejection: string | undefined, jsonCache?: Map<object, string>): Promise<JobId> {
+    if (rejection === undefined) return this.accept(job, jsonCache);
     this.reject(job);
     return Promise.reject(new JobtapError(ErrorCode.JOB_REJECTED, rejection, { id: job.core.id.toString() }));
   }
@@ -114,9 +114,16 @@ export class Submitter {
     return job;
   }
 
-  /** The job is accepted: it enters the store, `validate` is queued behind the commit. */
-  private accept(job: ActiveJob): Promise<JobId> {
-    this.engine.batch.storeNewJob(job, JSON.stringify(job.core.jobspec));
+  /** The job is accepted: it enters the store, `validate` is queued behind the commit.
+   *  `jsonCache` (one submitMany call) serializes a jobspec object shared by many jobs once. */
+  private accept(job: ActiveJob, jsonCache?: Map<object, string>): Promise<JobId> {
+    const js = job.core.jobspec;
+    let json = jsonCache?.get(js);
+    if (json === undefined) {
+      json = JSON.stringify(js);
+      jsonCache?.set(js, json);
+    }
+    this.engine.batch.storeNewJob(job, json);
     job.queue.push(this.engine.entry("validate"));
     return this.acknowledge(job);
   }
