@@ -9,7 +9,7 @@ import { NO_COMMIT } from "./events.js";
 import { formatJobId, type JobId } from "./ids.js";
 import { newActiveJob, redactedJobspec, type ActiveJob } from "./job.js";
 import { isPlainObject, mergeNullDeletes } from "./jobspec.js";
-import { NO_PLUGINS, PRIORITY_UNAVAILABLE, type EventEntry, type JobArgs, type PluginPort, type StackResult } from "./port.js";
+import { NO_PLUGINS, PRIORITY_UNAVAILABLE, type EventEntry, type JobArgs, type Jobspec, type PluginPort, type StackResult } from "./port.js";
 import { PRIORITY_MAX, STATES, stateTopic, URGENCY_EXPEDITE, URGENCY_HOLD, type State } from "./states.js";
 import type { JobStore } from "./store/types.js";
 import { eventLine, StoreBatcher } from "./batch.js";
@@ -55,6 +55,8 @@ export class Engine {
   private readonly journalListeners = new Set<(j: JournalEntry) => void>();
   /** Count of jobs in RUN or CLEANUP (Flux's running-job counter). */
   running = 0;
+  /** Redacted jobspec per jobspec object, shared by jobs submitted with the same object. */
+  private readonly redactions = new WeakMap<Jobspec, Jobspec>();
 
   /** The batch window's pending store writes. */
   readonly batch: StoreBatcher;
@@ -204,7 +206,7 @@ export class Engine {
       priority: c.priority,
       state: c.state,
       t_submit: c.t_submit,
-      jobspec: redactedJobspec(job),
+      jobspec: redactedJobspec(job, this.redactions),
       dependencies: [...c.dependencies],
       annotations: c.annotations,
       flags: c.flags,

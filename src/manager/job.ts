@@ -47,10 +47,20 @@ export function newActiveJob(core: JobCore): ActiveJob {
   };
 }
 
-/** The jobspec plugins see, computed once per jobspec version. */
-export function redactedJobspec(job: ActiveJob): Jobspec {
-  if (!job.redacted) job.redacted = redactJobspec(job.core.jobspec);
-  return job.redacted;
+/**
+ * The jobspec plugins see, computed once per jobspec version. `shared` (one per manager)
+ * maps a jobspec object to its redaction, so jobs submitted with one shared jobspec (the
+ * daemon's `--cc`) share one redacted object too, and the plugin host's frozen copy of it.
+ */
+export function redactedJobspec(job: ActiveJob, shared?: WeakMap<Jobspec, Jobspec>): Jobspec {
+  if (job.redacted) return job.redacted;
+  const js = job.core.jobspec;
+  let r = shared?.get(js);
+  if (r === undefined) {
+    r = redactJobspec(js);
+    shared?.set(js, r);
+  }
+  return (job.redacted = r);
 }
 
 /** True if an event with this name sits in the job's mailbox. */

@@ -7,25 +7,48 @@ describe("submitMany with one shared jobspec object (the daemon's --cc)", () => 
   it("every job is stored with that jobspec, and an updated job keeps its own", async () => {
     const t = tempDir();
     try {
-      const open = (now: number) =>
-        createJobManager({ statedir: t.dir, store: "sqlite", clock: new SimulatedClock(now), resources: { cores: 1 }, log: () => undefined });
-      const m = await open(Date.now());
+      const clock = new SimulatedClock(Date.now());
+      const open = (c: SimulatedClock) =>
+        createJobManager({ statedir: t.dir, store: "sqlite", clock: c, resources: { cores: 1 }, log: () => undefined });
+      const m = await open(clock);
       const shared = jobspec(["true"], { exec: { test: { run_duration: 3600 } }, job: { name: "cc" } });
       const p = m.submitMany(Array.from({ length: 3 }, () => ({ jobspec: shared, opts: { urgency: 0 } })));
-      await m.clock.advance(20);
+      await clock.advance(20);
       const ids = (await p).map((o) => ("id" in o ? o.id : undefined)!);
       const other = await (async () => {
         const q = m.submitMany([{ jobspec: jobspec(["false"], { exec: { test: {} } }) }]);
-        await m.clock.advance(20);
+        await clock.advance(20);
         return (await q)[0]!;
       })();
       await m.close();
-      const again = await open(Date.now() + 10_000);
+      const again = await open(new SimulatedClock(Date.now() + 10_000));
       for (const id of ids) expect(again.jobspec(id)).toEqual(shared);
       expect("id" in other && again.jobspec(other.id).tasks).toEqual([{ command: ["false"], slot: "task", count: { per_slot: 1 } }]);
       await again.close();
     } finally {
       t.cleanup();
+    }
+  });
+});
+
+describe("jobs sharing one jobspec object with an environment", () => {
+  it("plugins see it redacted; an update of one job changes only that job's view", async () => {
+    const { createTestHost, testJobspec } = await import("../../src/plugins/testhost.js");
+    const h = await createTestHost({ config: {} });
+    try {
+      const shared = testJobspec({ runDuration: 10, system: { duration: 100, environment: { SECRET: "x" } } });
+      const p = h.manager.submitMany([{ jobspec: shared, opts: { urgency: 0 } }, { jobspec: shared, opts: { urgency: 0 } }]);
+      await h.advance(20);
+      const [a, b] = (await p).map((o) => ("id" in o ? o.id : undefined)!);
+      const seen = (id: typeof a) => h.manager.port.lookup(id!)!.jobspec.attributes.system!;
+      expect(seen(a)).not.toHaveProperty("environment");
+      expect(seen(b)).not.toHaveProperty("environment");
+      await h.manager.update(a!, { "attributes.system.duration": 50 });
+      expect(seen(a).duration).toBe(50);
+      expect(seen(b).duration).toBe(100);
+      expect(h.manager.jobspec(b!).attributes.system?.environment).toEqual({ SECRET: "x" });
+    } finally {
+      await h.close();
     }
   });
 });
