@@ -99,3 +99,20 @@ describe(".update-queue uses it (builtins, SQLite, restart)", () => {
 async function drive(s: SimManager): Promise<void> {
   for (let i = 0; i < 20; i++) await s.clock.advance(1000);
 }
+
+describe("moving a job out of a stopped queue", () => {
+  it("a SCHED job of a stopped queue updated to a started queue gets its request and runs", async () => {
+    const { createTestHost } = await import("../../src/plugins/testhost.js");
+    const h = await createTestHost({ config });
+    try {
+      await h.plugins.callService("update-queue", "stop", { name: "batch" }, OWNER);
+      const id = await h.submit({ runDuration: 1 });
+      await h.advance(2000);
+      expect(h.job(id).state).toBe("SCHED");
+      await h.manager.update(id, { "attributes.system.queue": "debug" });
+      expect((await h.runToCompletion(id)).result).toBe("COMPLETED");
+    } finally {
+      await h.close();
+    }
+  });
+});
