@@ -4,7 +4,7 @@
  *
  * Start order: statedir (0700) and its lock → configuration (refused with every problem
  * named by TOML path) → the socket must be free → job manager (store replay, plugins,
- * restart callbacks) → socket server. Shutdown: stop accepting, hold the queue so nothing
+ * restart callbacks) → socket server. Shutdown: stop accepting, pause scheduling so nothing
  * new starts, settle running jobs per `[daemon] shutdown`, flush and close the store.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -161,37 +161,29 @@ function managerOptions(s: DaemonSettings) {
 }
 
 /**
- * Running jobs at shutdown. The queue is held first (pending requests leave the scheduler,
- * so nothing new starts; they stay SCHED in the store and are queued again at restart).
- * "wait" gives running jobs `shutdown-timeout` to finish; whatever still runs is then
- * cancelled, and the exec's kill and the job's cleanup are recorded before the store closes.
+ * Running jobs at shutdown. Scheduling is paused first (pending requests stay queued in
+ * SCHED, so nothing new starts; they are scheduled again at restart). "wait" gives running
+ * jobs `shutdown-timeout` to finish; whatever still runs is then cancelled, and the exec's
+ * kill and the job's cleanup are recorded before the store closes.
  */
 async function settleRunningJobs(m: JobManager, s: DaemonSettings, log: Leveled): Promise<void> {
-  const holdQueue = () => {
-    for (const id of m.scheduler.pending()) m.scheduler.dequeue(id);
-  };
-  holdQueue();
-  m.on("event", holdQueue);
-  try {
-    const running = () => m.jobs({ states: ["RUN", "CLEANUP"] }).map((j) => j.id);
-    if (s.shutdown === "wait" && running().length > 0) {
-      log("info", `waiting up to ${s.shutdownTimeoutMs / 1000}s for ${running().length} running jobs`);
-      await waitAll(m, running(), s.shutdownTimeoutMs);
-    }
-    const left = m.jobs({ states: ["RUN"] }).map((j) => j.id);
-    if (left.length > 0) log("info", `cancelling ${left.length} running jobs`);
-    for (const id of left) {
-      try {
-        m.cancel(id, { note: "jobtap daemon shutdown" });
-      } catch (e) {
-        log("warn", `cancel at shutdown: ${(e as Error).message}`);
-      }
-    }
-    const unfinished = await waitAll(m, running(), KILL_GRACE_MS);
-    if (unfinished > 0) log("warn", `${unfinished} jobs did not finish cleanup; their state is recorded as is`);
-  } finally {
-    m.off("event", holdQueue);
+  m.pauseScheduling();
+  const running = () => m.jobs({ states: ["RUN", "CLEANUP"] }).map((j) => j.id);
+  if (s.shutdown === "wait" && running().length > 0) {
+    log("info", `waiting up to ${s.shutdownTimeoutMs / 1000}s for ${running().length} running jobs`);
+    await waitAll(m, running(), s.shutdownTimeoutMs);
   }
+  const left = m.jobs({ states: ["RUN"] }).map((j) => j.id);
+  if (left.length > 0) log("info", `cancelling ${left.length} running jobs`);
+  for (const id of left) {
+    try {
+      m.cancel(id, { note: "jobtap daemon shutdown" });
+    } catch (e) {
+      log("warn", `cancel at shutdown: ${(e as Error).message}`);
+    }
+  }
+  const unfinished = await waitAll(m, running(), KILL_GRACE_MS);
+  if (unfinished > 0) log("warn", `${unfinished} jobs did not finish cleanup; their state is recorded as is`);
 }
 
 /** Waits for the jobs to become inactive or for `ms`; returns how many are still active. */
