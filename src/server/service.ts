@@ -156,25 +156,26 @@ function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?
   for (const s of states) if (!(STATES as readonly string[]).includes(s)) bad("list", `unknown state "${s}"`);
   const results = req.results === undefined ? [] : strList("list", "results", req.results);
   const userid = req.userid === undefined ? undefined : int("list", "userid", req.userid);
+  const limit = req.limit === undefined ? Infinity : int("list", "limit", req.limit);
   // A job is listed if its state was asked for, or it is inactive with a result asked for.
   const query = results.length > 0 && !states.includes("INACTIVE") ? [...states, "INACTIVE" as State] : states;
   const filtered = m.jobs({ states: query, ...(userid === undefined ? {} : { userid }) }).filter(
     (j) => states.includes(j.state) || results.includes(j.result ?? ""),
   );
-  // Active jobs: eventlog and jobspec are in memory. Inactive ones are read from the store
-  // only for the rows actually returned.
+  // Sort lightweight records and build full views (eventlog copy, jobspec, or a store read
+  // for inactive jobs) only for the rows returned. Running jobs sort by their alloc time,
+  // which only the eventlog holds, so theirs is read for the sort (bounded by resources).
   const rows = filtered.map((info) => ({
     id: info.id as bigint,
     info,
-    view: info.state === "INACTIVE" ? jobView(info, undefined, undefined) : fullView(m, info),
+    view: info.state === "RUN" || info.state === "CLEANUP" ? fullView(m, info) : jobView(info, undefined, undefined),
   }));
-  const limit = req.limit === undefined ? Infinity : int("list", "limit", req.limit);
   const infoOf = new Map(rows.map((r) => [r.view, r.info]));
   return sortForListing(rows)
     .slice(0, limit)
     .map((v) => {
-      const info = infoOf.get(v);
-      return info && info.state === "INACTIVE" ? fullView(m, info) : v;
+      const info = infoOf.get(v)!;
+      return info.state === "RUN" || info.state === "CLEANUP" ? v : fullView(m, info);
     });
 }
 

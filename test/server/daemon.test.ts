@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
 import { connectDaemon, type DaemonClient } from "../../src/server/client.js";
 import { startDaemon, type Daemon } from "../../src/server/daemon.js";
@@ -75,6 +75,27 @@ describe("daemon (in-process)", () => {
     expect(done).toMatchObject({ state: "INACTIVE", result: "COMPLETED", ntasks: 1 });
     expect(done.t_run).toBeGreaterThanOrEqual(done.t_submit);
     expect((await client.call("info", { id: fast as string })).R).toBeDefined();
+  });
+
+  it("list with a limit builds full views only for the rows it returns", async () => {
+    await start("[resources]\ncores = 1\n[queues.q0]\n[queues.q1]\n[queues.q2]\n");
+    const { ids: [running] } = await client.call("submit", { jobspecs: [testJob("1h", { queue: "q0" })], userid: UID });
+    await until(async () => (await view(running as string)).state === "RUN", "job to run");
+    const { ids: held } = await client.call("submit", { jobspecs: [testJob("0s", { queue: "q1" })], count: 40, urgency: 0, userid: UID });
+    const { ids: [urgent] } = await client.call("submit", { jobspecs: [testJob("0s", { queue: "q2" })], urgency: 20, userid: UID });
+    await until(async () => (await view(urgent as string)).state === "SCHED", "job to queue");
+    const eventlogReads = vi.spyOn(daemon!.manager, "eventlog");
+    const { jobs } = await client.call("list", { limit: 3 });
+    // Pending by priority then submit order, then the running job: full views (queue from
+    // the jobspec, t_run from the eventlog) for these rows only.
+    expect(jobs.map((j) => j.id)).toEqual([urgent, held[0], held[1]]);
+    expect(jobs.map((j) => j.queue)).toEqual(["q2", "q1", "q1"]);
+    expect(eventlogReads.mock.calls.map(([id]) => id)).toHaveLength(1 + 3);
+    const all = (await client.call("list", {})).jobs;
+    expect(all).toHaveLength(42);
+    expect(all.at(-1)).toMatchObject({ id: running, state: "RUN", queue: "q0" });
+    expect(all.at(-1)!.t_run).toBeGreaterThanOrEqual(all.at(-1)!.t_submit);
+    eventlogReads.mockRestore();
   });
 
   it("returns rejections and bad fields as coded errors naming what was wrong", async () => {
