@@ -40,9 +40,19 @@ describe(".post-event", () => {
     await expect(
       h.plugins.callService("post-event", "post", { id: formatJobId(id), name: "note" }, { userid: 5, owner: false }),
     ).rejects.toThrow("Request requires owner credentials");
-    await expect(h.plugins.callService("post-event", "post", { id: "1234", name: "note" }, owner)).rejects.toThrow(/unknown job/);
-    await expect(h.plugins.callService("post-event", "post", { id: formatJobId(id), name: "" }, owner)).rejects.toThrow(
-      "name must be a non-empty string",
+    // Each failure is labelled once by the host, then says what was wrong.
+    const post = (body: unknown) => h.plugins.callService("post-event", "post", body, owner);
+    await expect(post({ id: "1234", name: "note" })).rejects.toThrow(/^plugin \.post-event: service post: unknown job ƒ[^:]*$/);
+    await expect(post({ id: formatJobId(id), name: "" })).rejects.toThrow(
+      /^plugin \.post-event: service post: name must be a non-empty string$/,
+    );
+    await expect(post({ id: formatJobId(id), name: "a b" })).rejects.toThrow(
+      /^plugin \.post-event: service post: invalid event name "a b"$/,
+    );
+    h.manager.cancel(id);
+    await h.runToCompletion(id);
+    await expect(post({ id: formatJobId(id), name: "note" })).rejects.toThrow(
+      new RegExp(`^plugin \\.post-event: service post: job ${formatJobId(id)} is inactive$`),
     );
   });
 });

@@ -90,7 +90,7 @@ describe("plugin services from the command line", { timeout: 90_000 }, () => {
     await waitFor(() => d.job(id)?.state === "INACTIVE", 20_000, "the job to end");
     const late = d.cli(["post-event", id, "checkpoint"]);
     expect(late.status).toBe(1);
-    expect(late.stderr).toMatch(/^jobtap post-event: .*inactive/m);
+    expect(late.stderr).toBe(`jobtap post-event: plugin .post-event: service post: job ${id} is inactive\n`);
   });
 });
 
