@@ -3,7 +3,7 @@
  * scheduling need them (spec flux-jobtap §8, §9), plus the `attributes.system.queue`
  * update rule.
  *
- * - Admission (job.validate): with queues configured, a job must name one (or get
+ * - Admission (job.create, the first callback at submit): with queues configured, a job must name one (or get
  *   `[policy.jobspec.defaults.system] queue`); an unknown queue or a disabled one is
  *   rejected ("job submission to Q is disabled: reason").
  * - Start/stop: a stopped queue's jobs stay in SCHED with no alloc request, as in Flux (the
@@ -85,7 +85,11 @@ export default function updateQueue(p: PluginContext): void {
     return undefined;
   };
 
-  p.on("job.validate", (job) => {
+  // Flux checks the queue before any jobtap callback (spec §9); job.create is the first
+  // one, so an unknown or disabled queue is named before any limit plugin's message. Not
+  // in job.validate: re-validating an update of another key must not trip on a queue that
+  // was disabled after submission (a queue change is checked by its own update rule).
+  p.on("job.create", (job) => {
     const why = admission(queueOf(job));
     return why === undefined ? undefined : p.reject(why);
   });

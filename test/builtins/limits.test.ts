@@ -28,11 +28,15 @@ describe(".limit-duration", () => {
     expect(await rejected(h, { system: { queue: "debug" } })).toBe(
       "requested duration (unlimited) exceeds policy limit of 1h for queue debug",
     );
+    const id = await h.submit({ system: { duration: 1800, queue: "debug" } });
+    expect(h.events(id)).toContain("validate");
+    // With queues configured a job must name one (the queue is checked first), so the
+    // general limit alone is seen on an instance without queues.
+    await h.close();
+    h = await host({ policy: queues.policy });
     expect(await rejected(h, { system: { duration: 3 * 3600 } })).toBe(
       "requested duration (3h) exceeds policy limit of 2h",
     );
-    const id = await h.submit({ system: { duration: 1800, queue: "debug" } });
-    expect(h.events(id)).toContain("validate");
   });
 
   it('a queue limit of "0" lifts the general limit; a queue without one inherits it', async () => {
@@ -64,8 +68,13 @@ describe(".limit-duration", () => {
 
 describe(".limit-job-size", () => {
   it("rejects over the general and the queue max, under the queue min", async () => {
-    h = await host(queues);
+    h = await host({ policy: queues.policy });
     expect(await rejected(h, { cores: 3 })).toBe("requested ncores (3) exceeds policy limit of 2");
+    await h.close();
+    h = await host(queues);
+    expect(await rejected(h, { cores: 3, system: { queue: "plain", duration: 60 } })).toBe(
+      "requested ncores (3) exceeds policy limit of 2 for queue plain",
+    );
     expect(await rejected(h, { cores: 2, system: { queue: "debug", duration: 60 } })).toBe(
       "requested ncores (2) exceeds policy limit of 1 for queue debug",
     );

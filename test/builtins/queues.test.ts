@@ -17,13 +17,21 @@ describe(".update-queue", () => {
     h = await host(config);
     expect(await rejected(h, { system: { queue: "nope" } })).toBe('queue "nope" does not exist');
     await h.plugins.callService("update-queue", "disable", { name: "debug", reason: "maintenance" }, OWNER);
-    expect(await rejected(h, { system: { queue: "debug", duration: 60 } })).toBe(
-      "job submission to debug is disabled: maintenance",
-    );
+    // The queue is checked before any limit (spec §9): no duration would break debug's 1h.
+    expect(await rejected(h, { system: { queue: "debug" } })).toBe("job submission to debug is disabled: maintenance");
     const id = await h.submit({});
     expect(h.job(id).state).not.toBe("NEW");
     await h.plugins.callService("update-queue", "enable", { name: "debug" }, OWNER);
     await h.submit({ system: { queue: "debug", duration: 60 } });
+  });
+
+  it("names an unknown queue before any limit, and lets a disabled queue's jobs be updated", async () => {
+    h = await host({ ...config, policy: { ...config.policy, limits: { duration: "1h", "job-size": { max: { ncores: 1 } } } } });
+    expect(await rejected(h, { system: { queue: "nope", duration: 7200 }, cores: 4 })).toBe('queue "nope" does not exist');
+    const id = await h.submit({ urgency: 0, system: { queue: "debug", duration: 60 } });
+    await h.plugins.callService("update-queue", "disable", { name: "debug" }, OWNER);
+    await h.manager.update(id, { "attributes.system.duration": 120 });
+    expect(h.manager.jobspec(id).attributes.system?.duration).toBe(120);
   });
 
   it("without a default queue, a job must name one; without queues it must not", async () => {
