@@ -24,6 +24,10 @@ describe("urgency", () => {
       message: expect.stringMatching(/urgency cannot be changed once resources are allocated/),
     });
     expect(errorOf(() => s.mgr.setUrgency((waiting + 7n) as typeof waiting, 3)).code).toBe("UNKNOWN_JOB");
+    s.mgr.cancel(waiting);
+    await s.clock.advance(1);
+    expect(s.mgr.job(waiting).state).toBe("INACTIVE");
+    expect(errorOf(() => s.mgr.setUrgency(waiting, 3))).toMatchObject({ code: "JOB_INACTIVE", message: expect.stringMatching(/job is inactive/) });
   });
 
   it("guests: only their own jobs, and only up to max(default, current)", async () => {
@@ -37,6 +41,11 @@ describe("urgency", () => {
     });
     expect(s.mgr.setUrgency(guestJob, 16, { userid: 2000 })).toBe(10);
     expect(s.mgr.setUrgency(guestJob, 31)).toBe(16); // the owner may expedite
+    // Above the default, a guest may go up to the job's current urgency, not beyond.
+    expect(s.mgr.setUrgency(guestJob, 25)).toBe(31);
+    expect(s.mgr.setUrgency(guestJob, 20, { userid: 2000 })).toBe(25);
+    expect(errorOf(() => s.mgr.setUrgency(guestJob, 21, { userid: 2000 })).code).toBe("PERMISSION_DENIED");
+    expect(s.mgr.job(guestJob).urgency).toBe(20);
   });
 
   it("a change in SCHED goes back through PRIORITY; hold and expedite override the priority", async () => {
