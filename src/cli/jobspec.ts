@@ -99,16 +99,17 @@ export function jsonOrString(text: string): unknown {
   }
 }
 
-/** `--dependency=scheme:value?k=v&k2=v2` (RFC 26 URI form). */
+/** `--dependency=scheme:value?k=v&k2=v2` (RFC 26 URI form); a bare `scheme` has value "". */
 export function parseDependency(uri: string): Dependency {
-  const colon = uri.indexOf(":");
-  if (colon <= 0) throw usage(`--dependency "${uri}": expected SCHEME:VALUE`);
-  const scheme = uri.slice(0, colon);
-  const rest = uri.slice(colon + 1);
-  const q = rest.indexOf("?");
-  const dep: Dependency = { scheme, value: q >= 0 ? rest.slice(0, q) : rest };
+  // "SCHEME:VALUE[?query]", or a bare "SCHEME[?query]" (value "") as `--dependency=singleton`.
+  const q = uri.indexOf("?");
+  const head = q >= 0 ? uri.slice(0, q) : uri;
+  const colon = head.indexOf(":");
+  const scheme = colon >= 0 ? head.slice(0, colon) : head;
+  if (!/^[A-Za-z][\w.+-]*$/.test(scheme)) throw usage(`--dependency "${uri}": expected SCHEME:VALUE or SCHEME`);
+  const dep: Dependency = { scheme, value: colon >= 0 ? head.slice(colon + 1) : "" };
   if (q >= 0) {
-    for (const pair of rest.slice(q + 1).split("&")) {
+    for (const pair of uri.slice(q + 1).split("&")) {
       if (pair === "") continue;
       const eq = pair.indexOf("=");
       if (eq <= 0) throw usage(`--dependency "${uri}": "${pair}" is not KEY=VALUE`);

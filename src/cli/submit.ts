@@ -45,7 +45,7 @@ export const SUBMIT_OPTIONS: OptionSpec[] = [
 ];
 
 export const SUBMIT_USAGE = `usage: jobtap submit [-n NTASKS] [-c CORES] [-g GPUS] [-t DURATION] [--urgency N|hold|expedite]
-       [--dependency=SCHEME:VALUE]... [--begin-time=T] [--job-name NAME] [--queue Q]
+       [--dependency=SCHEME[:VALUE]]... [--begin-time=T] [--job-name NAME] [--queue Q]
        [--setattr K=V]... [--env RULE]... [--cwd DIR] [--output F] [--error F]
        [--cc IDSET] [--jobspec FILE] [--wait] [--] COMMAND...
 `;

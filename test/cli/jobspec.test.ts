@@ -62,7 +62,10 @@ describe("buildJobspec", () => {
 describe("submit option parsers", () => {
   it("reads dependency URIs with query keys", () => {
     expect(parseDependency("afterok:f2x?delay=5&tag=a")).toEqual({ scheme: "afterok", value: "f2x", delay: 5, tag: "a" });
-    expect(() => parseDependency("afterok")).toThrow('--dependency "afterok": expected SCHEME:VALUE');
+    expect(parseDependency("singleton")).toEqual({ scheme: "singleton", value: "" });
+    expect(parseDependency("singleton?x=1")).toEqual({ scheme: "singleton", value: "", x: 1 });
+    expect(() => parseDependency(":f2x")).toThrow('--dependency ":f2x": expected SCHEME:VALUE or SCHEME');
+    expect(() => parseDependency("")).toThrow("expected SCHEME:VALUE or SCHEME");
   });
 
   it("reads -t as minutes when unitless, else as an FSD", () => {
