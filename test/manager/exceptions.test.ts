@@ -60,6 +60,21 @@ describe("exceptions in every state", () => {
     expect(s.mgr.scheduler.pending()).toEqual([]);
   });
 
+  it("SCHED (waiting for resources): cancel withdraws its alloc request", async () => {
+    const s = await simManager({ resources: { cores: 1 } });
+    const busy = await submitNow(s, testJob("10s"));
+    const waiting = await submitNow(s, testJob("10s"));
+    await s.clock.advance(1);
+    expect(s.mgr.job(waiting).state).toBe("SCHED");
+    expect(s.mgr.scheduler.pending()).toEqual([waiting]);
+    s.mgr.cancel(waiting);
+    expect(s.mgr.scheduler.pending()).toEqual([]);
+    await s.clock.advance(20_000);
+    expect(s.mgr.job(busy).result).toBe("COMPLETED");
+    expect(s.mgr.job(waiting).result).toBe("CANCELED");
+    expect(names(s, waiting)).not.toContain("alloc");
+  });
+
   it("RUN: cancel kills, then finish, release, free, clean", async () => {
     const s = await simManager();
     const id = await submitNow(s, testJob("1h"));
