@@ -84,8 +84,16 @@ function reportError(name: string, e: unknown, io: CliIO): number {
   return 1;
 }
 
+/** Status on a closed stdout: what a shell reports for a command killed by SIGPIPE. */
+const BROKEN_PIPE_STATUS = 141;
+
 /** The process adapter: what bin/jobtap calls. */
 export async function main(): Promise<void> {
+  // `jobtap jobs | head`: the reader went away; stop quietly instead of an EPIPE stack trace.
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code !== "EPIPE") throw e;
+    process.exit(BROKEN_PIPE_STATUS);
+  });
   const io: CliIO = {
     stdin: process.stdin,
     stdout: (t) => void process.stdout.write(t),

@@ -4,10 +4,11 @@
  * asserted.
  */
 import { readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DaemonUnderTest, requireBuild, waitFor } from "./harness.js";
+import { BIN, DaemonUnderTest, requireBuild, waitFor } from "./harness.js";
 
 const TEST_EXEC = ["--setattr", "exec.test.run_duration=0.01s"];
 
@@ -147,6 +148,17 @@ describe("jobtap daemon end to end", { timeout: 90_000 }, () => {
     const unknown = d.cli(["cancel", "ƒ2222222"]);
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toMatch(/unknown job/);
+  });
+
+  it("stops quietly when its reader goes away (jobs | head)", () => {
+    const ids = submit(["--cc", "1-2000", "--urgency", "hold", "true"]).split("\n");
+    // Far more than a pipe buffer, so the writes after head exits hit EPIPE.
+    const r = spawnSync("sh", ["-c", `"${process.execPath}" "${BIN}" jobs --json 2>"$ERR" | head -c 1 >/dev/null; cat "$ERR"`], {
+      env: { ...process.env, JOBTAP_SOCKET: d.socket, ERR: join(d.statedir, "epipe.err") },
+      encoding: "utf8",
+    });
+    expect(r.stdout).toBe("");
+    expect(d.cli(["cancel", ...ids]).status).toBe(0);
   });
 });
 
