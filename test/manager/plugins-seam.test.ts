@@ -93,6 +93,37 @@ describe("OUT values and callbacks", () => {
     expect(names(s, id)).not.toContain("annotations"); // not committed to the eventlog
   });
 
+  it("job.new annotations are stored but not published; later ones are journalled", async () => {
+    const s = await simManager({
+      plugins: fakePort({
+        "job.new": () => ({ annotations: { acct: "physics" } }),
+        "job.state.sched": () => ({ annotations: { sched: "waiting" } }),
+      }),
+    });
+    const journalled: string[] = [];
+    s.mgr.on("event", (j) => void journalled.push(j.entry.name));
+    const id = await submitNow(s, testJob("1h"));
+    await s.clock.advance(1);
+    expect(s.mgr.job(id).annotations).toEqual({ acct: "physics", sched: "waiting" });
+    expect(journalled.filter((n) => n === "annotations")).toHaveLength(1);
+  });
+
+  it("a priority equal to the current one in SCHED posts no event; a different one does", async () => {
+    let port!: FakePort;
+    const s = await simManager({ resources: { cores: 1 }, plugins: (m) => (port = fakePort({})(m)) });
+    await submitNow(s, testJob("1h"));
+    const id = await submitNow(s, testJob("1h"));
+    await s.clock.advance(1);
+    expect([s.mgr.job(id).state, s.mgr.job(id).priority]).toEqual(["SCHED", 16]);
+    const count = () => names(s, id).filter((n) => n === "priority").length;
+    expect(count()).toBe(1);
+    port.mgr!.reprioritizeJob(id, 16);
+    port.mgr!.reprioritizeAll(); // job.priority.get answers 16 again
+    expect(count()).toBe(1);
+    port.mgr!.reprioritizeJob(id, 17);
+    expect([count(), s.mgr.job(id).priority]).toEqual([2, 17]);
+  });
+
   it("R is honoured only from job.state.sched, and alloc-bypass skips the scheduler", async () => {
     const R = { version: 1, execution: { R_lite: [{ rank: "0", children: { core: "7" } }] } };
     const s = await simManager({
