@@ -37,6 +37,22 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Applies `{"a.b.c": value}` updates to a copy of the jobspec (copy-on-write along paths). */
+/**
+ * Flux's checks on a jobspec update (spec §5 jobspec_update_pack): at least one key, every
+ * key under `attributes`, `resources` or `tasks`, and the job not yet running. Throws a
+ * coded error naming the job; `label` is its formatted id.
+ */
+export function checkJobspecUpdate(label: string, state: string, updates: Record<string, unknown>): void {
+  const keys = Object.keys(updates);
+  const bad = keys.find((k) => !/^(attributes|resources|tasks)(\.|$)/.test(k));
+  if (keys.length === 0 || bad !== undefined) {
+    throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `job ${label}: invalid jobspec update key ${JSON.stringify(bad ?? "")}`);
+  }
+  if (state === "RUN" || state === "CLEANUP") {
+    throw new JobtapError(ErrorCode.BAD_STATE, `job ${label} (${state}): jobspec cannot be updated once running`);
+  }
+}
+
 export function applyJobspecUpdates(jobspec: Jobspec, updates: Record<string, unknown>): Jobspec {
   let root = jobspec as unknown as Record<string, unknown>;
   for (const [path, value] of Object.entries(updates)) root = setPath(root, path.split("."), value);

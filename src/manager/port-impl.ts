@@ -10,6 +10,7 @@ import type { Engine } from "./engine.js";
 import { SETTABLE_FLAGS } from "./events.js";
 import { formatJobId, type JobId } from "./ids.js";
 import type { ActiveJob } from "./job.js";
+import { checkJobspecUpdate } from "./jobspec.js";
 import { PRIORITY_UNAVAILABLE, type JobArgs, type ManagerPort, type PluginStateStore } from "./port.js";
 import type { JobResult } from "./states.js";
 import type { QueueGate } from "./queues.js";
@@ -150,12 +151,7 @@ export class ManagerPortImpl implements ManagerPort {
 
   jobspecUpdate(id: JobId, updates: Record<string, unknown>): void {
     const job = this.job(id);
-    const keys = Object.keys(updates);
-    const bad = keys.find((k) => !/^(attributes|resources|tasks)(\.|$)/.test(k));
-    if (keys.length === 0 || bad !== undefined) {
-      throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `job ${formatJobId(id)}: invalid jobspec update key ${JSON.stringify(bad ?? "")}`);
-    }
-    if (job.core.state === "RUN" || job.core.state === "CLEANUP") throw this.badState(job, "jobspec cannot be updated once running");
+    checkJobspecUpdate(formatJobId(id), job.core.state, updates);
     this.e.post(job, "jobspec-update", updates);
   }
 

@@ -9,7 +9,8 @@
  */
 import { ErrorCode, JobtapError } from "../errors.js";
 import type { Clock } from "../manager/clock.js";
-import type { JobId } from "../manager/ids.js";
+import { formatJobId, type JobId } from "../manager/ids.js";
+import { checkJobspecUpdate } from "../manager/jobspec.js";
 import type { JobArgs, ManagerPort, StackResult } from "../manager/port.js";
 import { PRIORITY_UNAVAILABLE } from "../manager/port.js";
 import type { JobResult } from "../manager/states.js";
@@ -287,7 +288,8 @@ function jobApi(host: PluginHost, rec: PluginRecord, g: Guards): JobApi {
     jobspecUpdate(id, updates) {
       const frame = host.currentFrame(id, rec);
       if (frame === undefined) return job("jobspecUpdate", id, (m) => m.jobspecUpdate(id, updates));
-      job("jobspecUpdate", id, (m) => activeOrThrow(m, id));
+      // Staged, yet checked now as Flux does, so the caller gets the error, not the log.
+      job("jobspecUpdate", id, (m) => checkJobspecUpdate(formatJobId(id), activeOrThrow(m, id).state, updates));
       frame.staged = { ...frame.staged, ...updates };
     },
     call(topic, args = {}, id) {
@@ -337,8 +339,9 @@ function knownOrThrow(m: ManagerPort, id: JobId): void {
   if (m.lookup(id) === undefined) throw new JobtapError(ErrorCode.UNKNOWN_JOB, "unknown job");
 }
 
-function activeOrThrow(m: ManagerPort, id: JobId): void {
+function activeOrThrow(m: ManagerPort, id: JobId): JobArgs {
   const args = m.lookup(id);
   if (args === undefined) throw new JobtapError(ErrorCode.UNKNOWN_JOB, "unknown job");
   if (args.state === "INACTIVE") throw new JobtapError(ErrorCode.JOB_INACTIVE, "job is inactive");
+  return args;
 }
