@@ -57,6 +57,7 @@ export class Engine {
   running = 0;
   /** Redacted jobspec per jobspec object, shared by jobs submitted with the same object. */
   private readonly redactions = new WeakMap<Jobspec, Jobspec>();
+  private readonly eventTopics = new EventTopics();
 
   /** The batch window's pending store writes. */
   readonly batch: StoreBatcher;
@@ -185,7 +186,7 @@ export class Engine {
 
   private notifySubscribers(job: ActiveJob, e: EventEntry): void | Promise<void> {
     const port = this.port;
-    const listens = port.hasSubscribers ? port.hasSubscribers(job.core.id) : port.matches(eventTopic(e.name));
+    const listens = port.hasSubscribers ? port.hasSubscribers(job.core.id) : port.matches(this.eventTopics.of(e.name));
     if (!listens) return;
     const fail = (err: unknown) => this.log("error", `job ${formatJobId(job.core.id)}: event.${e.name} callback failed: ${errText(err)}`);
     try {
@@ -310,15 +311,19 @@ export class Engine {
 
 /** Topic strings built once, not per event. */
 const STATE_TOPIC = Object.fromEntries(STATES.map((s) => [s, stateTopic(s)])) as Record<State, string>;
-const EVENT_TOPIC = new Map<string, string>();
 
-function eventTopic(name: string): string {
-  let t = EVENT_TOPIC.get(name);
-  if (t === undefined) {
-    t = `job.event.${name}`;
-    if (EVENT_TOPIC.size < 1024) EVENT_TOPIC.set(name, t);
+/** `job.event.<name>` strings, cached per engine (bounded: event names are open-ended). */
+class EventTopics {
+  private readonly cache = new Map<string, string>();
+
+  of(name: string): string {
+    let t = this.cache.get(name);
+    if (t === undefined) {
+      t = `job.event.${name}`;
+      if (this.cache.size < 1024) this.cache.set(name, t);
+    }
+    return t;
   }
-  return t;
 }
 
 function errText(err: unknown): string {
