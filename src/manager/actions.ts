@@ -22,6 +22,7 @@ export interface ActionDeps {
   queues: QueueGate;
 }
 
+/** State actions (spec §2.3): what the manager does on entering, or while in, each state. */
 export class Actions implements ActionRunner {
   constructor(private readonly d: ActionDeps) {}
 

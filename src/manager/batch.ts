@@ -11,6 +11,7 @@ import type { ActiveJob } from "./job.js";
 import type { EventEntry } from "./port.js";
 import { batchIsEmpty, emptyBatch, type JobStore } from "./store/types.js";
 
+/** Collects a batch window's store writes and commits them in one transaction. */
 export class StoreBatcher {
   private batch = emptyBatch();
   /** Jobspecs of the current batch's new jobs, by id (readers of not-yet-stored jobs). */

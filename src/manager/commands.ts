@@ -18,6 +18,7 @@ export interface RaiseOptions {
   wait_status?: number;
 }
 
+/** raise/cancel and urgency on existing jobs, with Flux's permission and state checks. */
 export class JobCommands {
   constructor(
     private readonly e: Engine,

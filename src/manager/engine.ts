@@ -48,6 +48,7 @@ export function overridePriority(urgency: number, priority: number): number {
   return priority;
 }
 
+/** Per-job mailboxes and the order of work for each event (spec §3). */
 export class Engine {
   readonly active = new Map<JobId, ActiveJob>();
   port: PluginPort = NO_PLUGINS;

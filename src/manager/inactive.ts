@@ -23,6 +23,7 @@ export interface InactiveRecord {
   readonly waitStatus: number;
 }
 
+/** The result name (COMPLETED, FAILED, ...) of an inactive record. */
 export function resultName(r: InactiveRecord): JobResult {
   return RESULTS[r.result] ?? "FAILED";
 }

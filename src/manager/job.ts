@@ -33,6 +33,7 @@ export interface ActiveJob {
   waiters?: Array<() => void>;
 }
 
+/** An active job around a replayed or freshly submitted core: empty mailbox, not held. */
 export function newActiveJob(core: JobCore): ActiveJob {
   return {
     core,

@@ -32,6 +32,7 @@ export function mergeNullDeletes(
   return out;
 }
 
+/** True for a JSON object (not null, not an array). */
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
@@ -53,6 +54,7 @@ export function checkJobspecUpdate(label: string, state: string, updates: Record
   }
 }
 
+/** A copy of the jobspec with period-delimited paths set to new values. */
 export function applyJobspecUpdates(jobspec: Jobspec, updates: Record<string, unknown>): Jobspec {
   let root = jobspec as unknown as Record<string, unknown>;
   for (const [path, value] of Object.entries(updates)) root = setPath(root, path.split("."), value);

@@ -72,6 +72,7 @@ const defaultLog: Logger = (level, msg) => {
   if (level === "error") process.stderr.write(`jobtap: ${msg}\n`);
 };
 
+/** The job manager's library API (see `createJobManager`). */
 export class JobManager {
   readonly port: ManagerPort;
   readonly owner: number;
@@ -207,6 +208,7 @@ export class JobManager {
     this.engine.onJournal(fn);
   }
 
+  /** Stops a subscription made with `on`. */
   off(_type: "event", fn: (j: JournalEntry) => void): void {
     this.engine.offJournal(fn);
   }
@@ -294,10 +296,12 @@ export class JobManager {
     return job;
   }
 
+  /** The replayed core of a cached inactive job (read from the store), if any. */
   inactiveCore(id: JobId): JobCore | undefined {
     return this.loadInactive(id)?.core;
   }
 
+  /** Standard IN args of a cached inactive job, for plugin lookups. */
   inactiveArgs(id: JobId) {
     const job = this.loadInactive(id);
     return job && this.engine.args(job);

@@ -26,6 +26,7 @@ export interface InactiveAccess {
 
 const NOTE_MAX = 1023;
 
+/** The manager side of the plugin seam: Flux's jobtap job API with its state checks. */
 export class ManagerPortImpl implements ManagerPort {
   readonly pluginState: PluginStateStore;
 

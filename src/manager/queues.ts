@@ -7,6 +7,7 @@
  */
 import type { Jobspec } from "./port.js";
 
+/** Which named queues are stopped, and the default queue of jobs that name none. */
 export class QueueGate {
   private readonly stopped = new Set<string>();
   private defaultQueue: string | undefined;

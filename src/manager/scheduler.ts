@@ -51,6 +51,7 @@ export function queueBefore(a: { priority: number; id: JobId }, b: { priority: n
   return a.priority !== b.priority ? a.priority > b.priority : a.id < b.id;
 }
 
+/** The local pool and its alloc queue, served first-come in queue order (sched-simple). */
 export class Scheduler {
   /** Sorted queue with a moving head; removed entries are marked dead and skipped
    *  (compacted now and then) so taking the head is O(1), not an array shift. */
@@ -138,6 +139,7 @@ export class Scheduler {
     this.enqueue({ ...entry.req, priority });
   }
 
+  /** True while the job has an alloc request waiting in the queue. */
   isQueued(id: JobId): boolean {
     return this.queued.has(id);
   }

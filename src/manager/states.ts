@@ -30,6 +30,7 @@ export const ACTIVE: ReadonlySet<State> = new Set<State>([
 /** `job.state.<state>` topic names, derived from the state list. */
 export type StateTopic = `job.state.${Lowercase<State>}`;
 
+/** The `job.state.<state>` topic of a state. */
 export function stateTopic(s: State): StateTopic {
   return `job.state.${s.toLowerCase() as Lowercase<State>}`;
 }

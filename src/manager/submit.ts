@@ -48,6 +48,7 @@ export function checkUrgency(u: unknown): number {
 /** Admission topics by step; step 2 is the job.dependency.<scheme> calls. */
 const ADMISSION_TOPICS = ["job.create", "job.validate", "", "job.new"] as const;
 
+/** Admission: checks, `submit`, the admission topics, then the held wait for the batch. */
 export class Submitter {
   constructor(
     private readonly engine: Engine,

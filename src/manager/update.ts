@@ -32,6 +32,7 @@ interface KeyOutcome {
   validated: boolean;
 }
 
+/** Job updates (spec §10): per-key plugin approval, then one jobspec-update event. */
 export class JobUpdater {
   constructor(
     private readonly e: Engine,

@@ -38,6 +38,7 @@ export interface WaitResult {
   errstr?: string;
 }
 
+/** The public view of an active job. */
 export function activeInfo(job: ActiveJob): JobInfo {
   const c = job.core;
   const info: JobInfo = {
@@ -58,6 +59,7 @@ export function activeInfo(job: ActiveJob): JobInfo {
   return info;
 }
 
+/** The public view of an inactive job, from its compact record. */
 export function inactiveInfo(r: InactiveRecord): JobInfo {
   const info: JobInfo = {
     id: r.id,

@@ -39,6 +39,7 @@ interface LocalRun {
 
 const SIGKILL_STATUS = waitStatus.signaled(9);
 
+/** Runs a job's command as a real process; kills on cancel; enforces the duration. */
 export class LocalExecutor implements Executor {
   private readonly runs = new Map<JobId, LocalRun>();
 

@@ -57,6 +57,7 @@ function newRun(startMs: number, runSeconds: number, duration: number, status: n
   };
 }
 
+/** The `attributes.system.exec.test` executor: simulated run time, status and exceptions. */
 export class TestExecutor implements Executor {
   private readonly runs = new Map<JobId, TestRun>();
 

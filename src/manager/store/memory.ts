@@ -5,6 +5,7 @@
 import type { JobId } from "../ids.js";
 import type { JobStore, StoreBatch, StoredJobText } from "./types.js";
 
+/** A JobStore in memory (tests, or no state directory). */
 export class MemoryStore implements JobStore {
   readonly kind = "memory";
   private readonly jobs = new Map<JobId, { jobspec: string; eventlog: string }>();

@@ -42,6 +42,7 @@ const EVENTLOG_OF = (idExpr: string) =>
 const toRow = (id: JobId): bigint => BigInt.asIntN(64, id);
 const fromRow = (v: bigint): JobId => BigInt.asUintN(64, v) as JobId;
 
+/** A JobStore in one SQLite file (WAL); each batch is one transaction. */
 export class SqliteStore implements JobStore {
   readonly kind = "sqlite";
   private readonly db: Database.Database;
