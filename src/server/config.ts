@@ -26,6 +26,7 @@ import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import { parseFSD } from "../manager/fsd.js";
 import { BUILTINS, parseToml, readPluginConfig } from "../plugins/index.js";
 import { resolvePlugin } from "../plugins/loader.js";
+import { checkBuiltinConfig } from "../../plugins-builtin/common/check.js";
 import { DEFAULT_MAX_REQUEST_BYTES } from "./protocol.js";
 
 /** What SIGTERM/SIGINT does to jobs that are running. */
@@ -88,6 +89,8 @@ export function checkConfigFile(
   anchorLoadPaths(raw, dirname(resolve(path)));
   const settings = readSettings(raw, errors);
   checkPlugins(raw, env, errors);
+  // What the builtins' conf.update would refuse, so the daemon does not start and then fail.
+  for (const message of checkBuiltinConfig(raw)) errors.push(new JobtapError(ErrorCode.CONFIG, message));
   return { config: { source: path, raw, settings }, errors };
 }
 

@@ -70,4 +70,24 @@ describe("daemon configuration", () => {
     expect(await runCli(["config", "check", "bad.toml"], io)).toBe(1);
     expect(err.join("")).toBe(`${bad}: [job-manager.plugins]: config must be an array\n`);
   });
+
+  it("reports what the builtins would refuse (limits, queues, resource, a listed perilog), each by path", () => {
+    const path = write(
+      "limits.toml",
+      `[policy.limits]\nduration = "forever"\n[policy.limits.job-size.max]\nncores = -2\n[queues.q]\npolicy = "strict"\n` +
+        `[resource]\nexpiration = -1\n[job-manager]\nplugins = [ { load = "perilog" } ]\n` +
+        `[job-manager.prolog]\ncommand = ["true"]\ntimeout = "x"\n`,
+    );
+    expect(checkConfigFile(path, {}).errors.map((e) => e.message)).toEqual([
+      "[queues.q.policy]: must be a table",
+      "[policy.limits.job-size.max].ncores: size must be -1 (unlimited), or >= 0 (got -2)",
+      '[policy.limits].duration: invalid Flux Standard Duration "forever" (expected N[s|m|h|d] or inf)',
+      "[resource].expiration: must be a Unix time in seconds >= 0, got -1",
+      '[job-manager.prolog].timeout: invalid Flux Standard Duration "x" (expected N[s|m|h|d] or inf)',
+    ]);
+    expect(() => loadConfigFile(path, {})).toThrow("[policy.limits.job-size.max].ncores");
+    // A default queue that is configured, and limits that parse: nothing to report.
+    const good = write("queues.toml", `[queues.batch]\n[policy.jobspec.defaults.system]\nqueue = "batch"\n[policy.limits]\nduration = "1h"\n`);
+    expect(checkConfigFile(good, {}).errors).toEqual([]);
+  });
 });
