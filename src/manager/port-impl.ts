@@ -77,7 +77,8 @@ export class ManagerPortImpl implements ManagerPort {
     const job = this.job(id);
     if (severity === 0 && job.core.state === "NEW") throw this.badState(job, "fatal job exception was posted in NEW state");
     const n = note.length > NOTE_MAX ? `${note.slice(0, NOTE_MAX - 1)}+` : note;
-    this.e.raise(job, type, severity, n);
+    // Flux records the instance owner as the raiser of a plugin's exception.
+    this.e.raise(job, type, severity, n, { userid: this.owner });
   }
 
   dependencyAdd(id: JobId, description: string): void {

@@ -30,7 +30,7 @@ describe("plugin context checks (spec §5)", () => {
     ]);
     // Nothing was staged by the refused updates.
     expect(t.events(id)).not.toContain("jobspec-update");
-    expect(t.eventlog(id).find((e) => e.name === "exception")?.context).toMatchObject({ type: "warn", severity: 5, note: "noted" });
+    expect(t.eventlog(id).find((e) => e.name === "exception")?.context).toEqual({ type: "warn", severity: 5, note: "noted", userid: t.manager.owner });
 
     const info = await t.runToCompletion(id);
     expect(info.result).toBe("COMPLETED");
