@@ -3,6 +3,7 @@
  * per-job aux data with destructors, services and the replay sort order.
  */
 import { minimatch } from "minimatch";
+import { ErrorCode, JobtapError } from "../errors.js";
 import type { JobId } from "../manager/ids.js";
 import type { AnyHandler } from "./topics.js";
 
@@ -12,7 +13,7 @@ export type PluginName = string & { readonly __brand: "PluginName" };
 /** The one constructor of a PluginName: rejects empty names and names with a `/`. */
 export function pluginName(s: string): PluginName {
   if (s.length === 0 || s.includes("/")) {
-    throw new TypeError(`invalid plugin name "${s}"`);
+    throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `invalid plugin name "${s}"`);
   }
   return s as PluginName;
 }
@@ -81,7 +82,7 @@ export function isGlob(s: string): boolean {
 export function compileTopicGlob(glob: string): (topic: string) => boolean {
   if (!isGlob(glob)) return (topic) => topic === glob;
   const re = minimatch.makeRe(glob, { nobrace: true, noext: true, nonegate: true, dot: true });
-  if (re === false) throw new TypeError(`invalid topic glob "${glob}"`);
+  if (re === false) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `invalid topic glob "${glob}"`);
   return (topic) => re.test(topic);
 }
 
