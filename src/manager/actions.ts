@@ -11,7 +11,7 @@ import { resourceRequest } from "./jobspec.js";
 import type { QueueGate } from "./queues.js";
 import type { Scheduler } from "./scheduler.js";
 import { RESULTS } from "./states.js";
-import { eventPosted, resultOf } from "./transition.js";
+import { eventPosted, isDebugJob, resultOf } from "./transition.js";
 
 export interface ActionDeps {
   engine: Engine;
@@ -72,6 +72,8 @@ export class Actions implements ActionRunner {
       this.d.engine.raise(job, "alloc", 0, (err as Error).message);
       return;
     }
+    // Informational, for debug jobs only (Flux); queued behind this event, so before `alloc`.
+    if (isDebugJob(c)) this.d.engine.post(job, "debug.alloc-request");
     s.enqueue({ id: c.id, priority: c.priority, request: job.request, duration: durationOf(c.jobspec) });
   }
 

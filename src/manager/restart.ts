@@ -14,7 +14,7 @@ import { isPlainObject } from "./jobspec.js";
 import type { EventEntry, Jobspec } from "./port.js";
 import type { Scheduler } from "./scheduler.js";
 import type { JobStore, StoredJobText } from "./store/types.js";
-import { eventPosted, newJobCore, transition, type JobCore } from "./transition.js";
+import { eventPosted, isDebugJob, newJobCore, transition, type JobCore } from "./transition.js";
 
 export type Replayed = { core: JobCore; eventlog: EventEntry[] } | { error: string };
 
@@ -126,6 +126,7 @@ async function restartJob(d: RestartDeps, job: ActiveJob): Promise<void> {
     e.post(job, "flux-restart");
   } else if ((job.core.state === "RUN" || job.core.state === "CLEANUP") && needsReattach(job)) {
     job.startRequested = true;
+    if (isDebugJob(job.core)) e.post(job, "debug.exec-reattach-start");
     d.executorFor(job).reattach(d.actions.execJob(job));
   }
 }

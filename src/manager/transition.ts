@@ -5,7 +5,7 @@
  */
 import type { JobId } from "./ids.js";
 import type { EventEntry, Jobspec } from "./port.js";
-import { checkContext, eventBit, SETTABLE_FLAGS } from "./events.js";
+import { checkContext, eventBit, SETTABLE_FLAGS, SUBMIT_FLAG } from "./events.js";
 import { PRIORITY_UNSET, STRICT_EVENTS, TRANSITIONS, type JobResult, type State } from "./states.js";
 import { applyJobspecUpdates, mergeNullDeletes } from "./jobspec.js";
 
@@ -254,6 +254,11 @@ function setFlags(job: JobCore, flags: string[]): Changes | string {
   const unknown = flags.find((f) => !(SETTABLE_FLAGS as readonly string[]).includes(f));
   if (unknown !== undefined) return `set-flags: unknown flag "${unknown}"`;
   return { flags: [...new Set([...job.flags, ...flags])] };
+}
+
+/** True for a job with the debug flag (submit flag bit or `set-flags`): it gets `debug.*` events. */
+export function isDebugJob(job: JobCore): boolean {
+  return (job.submitFlags & SUBMIT_FLAG.debug) !== 0 || job.flags.includes("debug");
 }
 
 /** True if event `name` was ever posted (or replayed) for the job. */
