@@ -91,6 +91,15 @@ export class Submitter {
     return Promise.reject(new JobtapError(ErrorCode.JOB_REJECTED, rejection, { id: job.core.id.toString() }));
   }
 
+  /** What only the instance owner may submit (Flux job-ingest): urgency > 16, waitable, novalidate. */
+  private checkGuest(urgency: number, flags: number): void {
+    if (urgency > URGENCY_DEFAULT) {
+      throw new JobtapError(ErrorCode.PERMISSION_DENIED, `urgency ${urgency}: only the instance owner can submit with urgency >${URGENCY_DEFAULT}`);
+    }
+    if (flags & SUBMIT_FLAG.waitable) throw new JobtapError(ErrorCode.PERMISSION_DENIED, "only the instance owner can submit with the waitable flag");
+    if (flags & SUBMIT_FLAG.novalidate) throw new JobtapError(ErrorCode.PERMISSION_DENIED, "novalidate flag requires instance owner");
+  }
+
   /** Checks the request, creates the job, processes `submit`; the job is held and admitted. */
   private enter(jobspecIn: unknown, opts: SubmitOptions): ActiveJob {
     const e = this.engine;
@@ -99,9 +108,7 @@ export class Submitter {
     const urgency = checkUrgency(opts.urgency ?? URGENCY_DEFAULT);
     const userid = opts.userid ?? this.owner;
     const flags = submitFlags(opts.flags);
-    if (flags & SUBMIT_FLAG.novalidate && userid !== this.owner) {
-      throw new JobtapError(ErrorCode.PERMISSION_DENIED, "novalidate flag requires instance owner");
-    }
+    if (userid !== this.owner) this.checkGuest(urgency, flags);
     const job = newActiveJob(newJobCore(this.ids.next(), jobspec));
     job.request = request;
     job.unstored = "";

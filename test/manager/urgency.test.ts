@@ -48,6 +48,18 @@ describe("urgency", () => {
     expect(s.mgr.job(guestJob).urgency).toBe(20);
   });
 
+  it("guests cannot submit above the default urgency, nor waitable or novalidate jobs", async () => {
+    const s = await simManager();
+    await expect(s.mgr.submit(testJob(0), { userid: 2000, urgency: 17 })).rejects.toMatchObject({
+      code: "PERMISSION_DENIED",
+      message: "urgency 17: only the instance owner can submit with urgency >16",
+    });
+    await expect(s.mgr.submit(testJob(0), { userid: 2000, flags: ["waitable"] })).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
+    await expect(s.mgr.submit(testJob(0), { userid: 2000, flags: ["novalidate"] })).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
+    expect(await submitNow(s, testJob(0), { userid: 2000, urgency: 16 })).toBeDefined();
+    expect(await submitNow(s, testJob(0), { urgency: 31, flags: ["waitable"] })).toBeDefined(); // the owner may
+  });
+
   it("a change in SCHED goes back through PRIORITY; hold and expedite override the priority", async () => {
     const s = await simManager({ resources: { cores: 1 } });
     await submitNow(s, testJob("1h"));
