@@ -171,9 +171,12 @@ export class Submitter {
     for (let step = from; step < ADMISSION_TOPICS.length; step++) {
       if (step === 1 && job.core.submitFlags & SUBMIT_FLAG.novalidate) continue;
       if (step === 2) {
-        const jobspec = job.core.jobspec;
-        if (jobspec.attributes.system?.dependencies === undefined) continue;
-        return this.dependencies(job, jobspec).then((why) => why ?? this.admission(job, 3));
+        const deps = job.core.jobspec.attributes.system?.dependencies;
+        if (deps === undefined) continue;
+        const why = this.dependencies(job, deps, 0);
+        if (why instanceof Promise) return why.then((w) => w ?? this.admission(job, 3));
+        if (why !== undefined) return why;
+        continue;
       }
       const topic = ADMISSION_TOPICS[step]!;
       if (!e.port.matches(topic)) continue;
@@ -195,27 +198,28 @@ export class Submitter {
     return typeof res.out.errmsg === "string" ? res.out.errmsg : "rejected by job-manager plugin";
   }
 
-  private async dependencies(job: ActiveJob, jobspec: Jobspec): Promise<string | undefined> {
-    const deps = jobspec.attributes.system?.dependencies;
-    if (deps === undefined) return undefined;
+  /**
+   * job.dependency.<scheme> for each entry from `i`: a rejection message or undefined.
+   * Synchronous while the handlers are, so the jobs of one submitMany are admitted one
+   * after another (a job's job.new runs before the next job's dependency callbacks).
+   */
+  private dependencies(job: ActiveJob, deps: unknown, i: number): string | undefined | Promise<string | undefined> {
     if (!Array.isArray(deps)) return "dependencies object must be an array";
-    for (let i = 0; i < deps.length; i++) {
+    const e = this.engine;
+    for (; i < deps.length; i++) {
       const d: unknown = deps[i];
       if (!isPlainObject(d) || typeof d.scheme !== "string") return `dependency[${i}] missing string scheme`;
-      const topic = `job.dependency.${d.scheme}`;
+      const scheme = d.scheme;
+      const topic = `job.dependency.${scheme}`;
       if (topic.length > 128) return "rejecting absurdly long dependency scheme";
-      const res = await this.stack(job, topic, { dependency: d as { scheme: string } });
-      if (!res || res.handled === 0) return `dependency scheme "${d.scheme}" not supported`;
-      if (res.error) return typeof res.out.errmsg === "string" ? res.out.errmsg : "rejected by job-manager dependency plugin";
+      if (!e.port.matches(topic)) return `dependency scheme "${scheme}" not supported`;
+      const res = e.port.callJob(topic, e.args(job, { dependency: d as { scheme: string } }));
+      const next = i + 1;
+      if (res instanceof Promise) return res.then((r) => dependencyOutcome(r, scheme) ?? this.dependencies(job, deps, next));
+      const why = dependencyOutcome(res, scheme);
+      if (why !== undefined) return why;
     }
     return undefined;
-  }
-
-  /** One admission stack call; `undefined` when nobody listens. OUT annotations/priority are not applied here. */
-  private async stack(job: ActiveJob, topic: string, extra?: { dependency: { scheme: string } }) {
-    const e = this.engine;
-    if (!e.port.matches(topic)) return undefined;
-    return await e.port.callJob(topic, e.args(job, extra));
   }
 
   private reject(job: ActiveJob): void {
@@ -228,4 +232,11 @@ export class Submitter {
     e.port.jobGone(job.core.id);
     e.active.delete(job.core.id);
   }
+}
+
+/** A rejection message from one job.dependency.<scheme> stack call, or undefined. */
+function dependencyOutcome(res: StackResult, scheme: string): string | undefined {
+  if (res.handled === 0) return `dependency scheme "${scheme}" not supported`;
+  if (!res.error) return undefined;
+  return typeof res.out.errmsg === "string" ? res.out.errmsg : "rejected by job-manager dependency plugin";
 }

@@ -52,3 +52,27 @@ describe("jobs sharing one jobspec object with an environment", () => {
     }
   });
 });
+
+describe("submitMany with dependencies and synchronous handlers", () => {
+  it("admits the jobs one after another: a job's job.new runs before the next one's dependency callback", async () => {
+    const { fakePort } = await import("./fake-port.js");
+    const { simManager } = await import("./helpers.js");
+    const calls: string[] = [];
+    const ids = new Map<unknown, number>();
+    const tag = (id: unknown) => {
+      if (!ids.has(id)) ids.set(id, ids.size + 1);
+      return ids.get(id);
+    };
+    const s = await simManager({
+      plugins: fakePort({
+        "job.dependency.x": (a) => void calls.push(`dependency ${tag(a.id)}`),
+        "job.new": (a) => void calls.push(`new ${tag(a.id)}`),
+      }),
+    });
+    const spec = jobspec(["true"], { exec: { test: {} }, dependencies: [{ scheme: "x", value: 1 }] });
+    const p = s.mgr.submitMany([{ jobspec: spec }, { jobspec: spec }, { jobspec: spec }]);
+    expect(calls).toEqual(["dependency 1", "new 1", "dependency 2", "new 2", "dependency 3", "new 3"]);
+    await s.clock.advance(20);
+    expect((await p).every((o) => "id" in o)).toBe(true);
+  });
+});
