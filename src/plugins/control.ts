@@ -283,10 +283,10 @@ export class JobtapHost extends PluginHost {
       throw new JobtapError(ErrorCode.PERMISSION_DENIED, "Request requires owner credentials");
     }
     try {
-      return await svc.handler(payload, who);
+      return await this.inService(rec, method, () => svc.handler(payload, who));
     } catch (e) {
       const code = isJobtapError(e) ? e.code : ErrorCode.PLUGIN_CALL;
-      throw new JobtapError(code, `plugin ${rec.name}: service ${method}: ${msg(e)}`);
+      throw new JobtapError(code, serviceLabel(rec.name, method, msg(e)));
     }
   }
 
@@ -294,6 +294,15 @@ export class JobtapHost extends PluginHost {
   find(name: string): PluginRecord | undefined {
     return this.plugins.find((p) => p.name === name);
   }
+}
+
+/** Labels a service failure once: a context error already names the plugin (and maybe
+ *  the service); only the missing part is added. */
+function serviceLabel(plugin: string, method: string, why: string): string {
+  const label = `plugin ${plugin}: service ${method}: `;
+  if (why.startsWith(label)) return why;
+  const bare = `plugin ${plugin}: `;
+  return label + (why.startsWith(bare) ? why.slice(bare.length) : why);
 }
 
 function newRecord(

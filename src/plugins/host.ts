@@ -5,6 +5,7 @@
  * Runtime control (load, remove, list, query, config reload, services) lives in control.ts;
  * the per-plugin API in context.ts; the stack loop in stack.ts.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import type { Clock } from "../manager/clock.js";
 import type { JobId } from "../manager/ids.js";
@@ -69,6 +70,8 @@ export class PluginHost implements PluginPort, StackHost {
   private subscribers = new Map<JobId, Set<PluginRecord>>();
   private memoryState: PluginStateStore | undefined;
   private inspectors = new Set<(record: HandlerRecord) => void>();
+  /** The service handler running (across its awaits), so context errors name it. */
+  private readonly serviceScope = new AsyncLocalStorage<{ plugin: PluginRecord; method: string }>();
   /** Hands plugins deep-frozen jobspecs (see shield.ts). */
   readonly shield = new JobspecShield();
   /** True while the inspection stream has listeners (the stack checks it per handler). */
@@ -303,10 +306,17 @@ export class PluginHost implements PluginPort, StackHost {
     return runStack(this, stackCall(topic, args, id, entries));
   }
 
+  /** Runs a plugin's service handler; context calls made from it are labelled with it. */
+  inService<T>(plugin: PluginRecord, method: string, fn: () => T): T {
+    return this.serviceScope.run({ plugin, method }, fn);
+  }
+
   /** Labels a ManagerPort failure with plugin, topic and job, keeping its code. */
   wrapError(plugin: PluginRecord, id: JobId | undefined, what: string, e: unknown): JobtapError {
     const frame = id === undefined ? undefined : this.currentFrame(id);
-    const topic = frame?.topic ?? "(outside a callback)";
+    const service = this.serviceScope.getStore();
+    const inService = service?.plugin === plugin ? `service ${service.method}` : undefined;
+    const topic = frame?.topic ?? inService ?? "(outside a callback)";
     const code = isJobtapError(e) ? e.code : ErrorCode.PLUGIN_CALL;
     return new JobtapError(code, `${this.label(plugin, topic, id)}: ${what}: ${msg(e)}`, {
       plugin: plugin.name,

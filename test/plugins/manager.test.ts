@@ -1,6 +1,8 @@
 /** The host against the real job manager (in memory, simulated clock, test executor). */
 import { afterEach, describe, expect, it } from "vitest";
 import { createTestHost, type TestHost } from "jobtap/plugin";
+import { ErrorCode } from "../../src/errors.js";
+import { formatJobId } from "../../src/manager/ids.js";
 import { fixture } from "./helpers.js";
 
 let t: TestHost | undefined;
@@ -34,6 +36,18 @@ describe("plugin host with the job manager", () => {
     const info = await t.runToCompletion(id);
     expect(info.result).toBe("COMPLETED");
     expect(t.eventlog(id).find((e) => e.name === "priority")?.context).toEqual({ priority: 5 });
+  });
+
+  it("labels a service handler's failed context call with the plugin and service once", async () => {
+    t = await createTestHost({ plugin: fixture("service-post.ts") });
+    const id = await t.submit();
+    await t.runToCompletion(id);
+    const f = formatJobId(id);
+    const call = t.plugins.callService("service-post", "post", { id: String(id) }, { userid: 0, owner: true });
+    await expect(call).rejects.toMatchObject({
+      code: ErrorCode.JOB_INACTIVE,
+      message: `plugin service-post.ts: service post: job ${f}: postEvent: job ${f} is inactive`,
+    });
   });
 
   it("delivers events to subscribers and runs aux destructors when the job is inactive", async () => {
