@@ -9,9 +9,9 @@
  *
  * Replay (restart, runtime load) sees jobs one at a time in id order, so while a waiter is
  * requeued, a later-submitted job of its name that still blocks it is not counted yet.
- * Releases are therefore held from the first requeue until a 0 ms timer finds that no
- * requeue or job.new happened since (replay callbacks run back to back; if an async
- * handler lets the timer in early, the timer re-arms), then applied.
+ * Releases are therefore held from setup (replay follows it: at restart the manager's
+ * restart callbacks, at runtime load the host's replay) until `plugin.replay-done`, when
+ * every job has been counted, then applied.
  */
 import type { JobArgs, JobId, PluginContext } from "jobtap/plugin";
 import { formatJobId } from "jobtap/plugin";
@@ -46,32 +46,16 @@ export default function dependencySingleton(p: PluginContext): void {
     return g;
   };
 
-  /** Set while a replay is in progress: the keys whose release is held. */
-  let held: { keys: Set<string>; seen: number; timer?: ReturnType<typeof p.clock.setTimeout> } | undefined;
-  const holdReleases = (key: string): void => {
-    if (held !== undefined) {
-      held.keys.add(key);
-      held.seen++;
-      return;
-    }
-    held = { keys: new Set([key]), seen: 0 };
-    armReplayCheck(0);
-  };
-  const armReplayCheck = (seen: number): void => {
-    held!.timer = p.clock.setTimeout(() => {
-      if (held === undefined) return;
-      if (held.seen !== seen) return armReplayCheck(held.seen);
-      const keys = held.keys;
-      held = undefined;
-      for (const key of keys) releaseOldest(key);
-    }, 0);
-  };
-  p.onRemove(() => {
-    if (held?.timer !== undefined) p.clock.clearTimeout(held.timer);
+  /** Until replay is done: the keys whose release is held. */
+  let held: Set<string> | undefined = new Set();
+  p.on("plugin.replay-done", () => {
+    const keys = held;
+    held = undefined;
+    for (const key of keys ?? []) releaseOldest(key);
   });
 
   const releaseOldest = (key: string): void => {
-    if (held !== undefined) return void held.keys.add(key);
+    if (held !== undefined) return void held.add(key);
     const g = groups.get(key);
     if (g === undefined || g.singletons.length === 0) return;
     // Waiters are counted from their job.new on; release when nothing else is counted.
@@ -93,7 +77,7 @@ export default function dependencySingleton(p: PluginContext): void {
     // Restart or reload: the dependency is still outstanding from the eventlog; requeue it.
     if (job.dependencies.includes(DESCRIPTION)) {
       g.singletons.push(job.id);
-      holdReleases(key);
+      releaseOldest(key); // held until plugin.replay-done, if replay is still running
       return undefined;
     }
     const others = g.count - (counted.has(job.id) ? 1 : 0);
@@ -108,7 +92,6 @@ export default function dependencySingleton(p: PluginContext): void {
     if (key === undefined || counted.has(job.id)) return;
     counted.set(job.id, key);
     group(key).count++;
-    if (held !== undefined) held.seen++;
     releaseOldest(key);
   });
 

@@ -107,6 +107,9 @@ export interface PluginPort {
   /** Optional fast check: does any plugin subscribe to this job's events? When absent the
    *  manager falls back to `matches("job.event.<name>")` before calling notifyEvent. */
   hasSubscribers?(id: JobId): boolean;
+  /** Optional: restart has re-run every job's restart callbacks (including async ones);
+   *  called before the restart actions, the first scheduling pass and reprioritize-all. */
+  replayDone?(): void | Promise<void>;
 }
 
 /**

@@ -109,6 +109,7 @@ export async function restartCallbacks(d: RestartDeps, loadInactive: (id: JobId)
   }
   const jobs = [...e.active.values()].sort((a, b) => (a.core.id < b.core.id ? -1 : 1));
   for (const job of jobs) await restartJob(d, job);
+  await e.port.replayDone?.();
   for (const job of jobs) if (e.active.has(job.core.id)) d.actions.run(job);
   d.inactive.enforce();
 }

@@ -115,6 +115,8 @@ export class JobtapHost extends PluginHost {
     this.plugins.push(rec);
     this.invalidate();
     if (opts.replay !== false && this.hasManager()) await this.replay(rec);
+    // No manager, no jobs to replay: the replay is trivially done.
+    else if (opts.replay !== false) await this.callOne(rec, "plugin.replay-done", { reason: "load" }, undefined);
     return { name: rec.name, path: rec.path, builtin: rec.builtin };
   }
 
@@ -160,6 +162,7 @@ export class JobtapHost extends PluginHost {
       await this.callOne(rec, "job.new", mgr.lookup(job.id) ?? job, job.id);
       if (job.state === "DEPEND") await this.replayDepend(rec, job.id);
     }
+    await this.callOne(rec, "plugin.replay-done", { reason: "load" }, undefined);
     try {
       mgr.reprioritizeAll();
     } catch (e) {

@@ -145,6 +145,17 @@ export class PluginHost implements PluginPort, StackHost {
     if (r instanceof Promise) return r.then(() => undefined);
   }
 
+  /** `plugin.replay-done` (reason `restart`) to every plugin; errors are logged. */
+  async replayDone(): Promise<void> {
+    await this.replayDoneTo(this.entriesFor("plugin.replay-done"), "restart");
+  }
+
+  /** Runs `plugin.replay-done` over the given entries (a notify stack call, no job). */
+  protected async replayDoneTo(entries: readonly StackEntry[], reason: "restart" | "load") {
+    if (entries.length === 0) return;
+    await runStack(this, stackCall("plugin.replay-done", this.shield.args({ reason }), undefined, entries));
+  }
+
   /** True if some plugin subscribed to this job's events (the manager's fast check). */
   hasSubscribers(id: JobId): boolean {
     return this.subscribers.has(id);

@@ -11,7 +11,8 @@
  *   (job.create at submit, job.validate, job.dependency.*, job.update.<key>, conf.update).
  * - `reduce`: every matching plugin runs in load order; OUT is merged at the top level,
  *   last writer wins, `annotations` merge key by key (null values kept so they delete).
- * - `notify`: only the job's subscribers are called (`job.event.*`); errors are logged.
+ * - `notify`: OUT is ignored and errors are logged, the next plugin still runs: the job's
+ *   subscribers (`job.event.*`), or every plugin (`plugin.replay-done`).
  * - `query`: `plugin.query`, one plugin; its OUT is merged over `{ name, path }`.
  * - `custom`: topics outside `job.*` that one plugin calls on the others; reduce, and a
  *   rejection stops the stack.
@@ -60,6 +61,13 @@ export interface UpdateKeyOut {
   feasibility?: boolean;
   /** Extra jobspec updates to apply with the user's (period-delimited paths). */
   updates?: Record<string, unknown>;
+}
+
+/** `plugin.replay-done` IN: why jobs were just replayed (beyond Flux, docs/semantics.md). */
+export interface ReplayDoneArgs {
+  /** `restart`: every plugin, after the manager's restart callbacks; `load`: the newly
+   *  loaded plugin only, after its runtime-load replay. Both come before reprioritize-all. */
+  reason: "restart" | "load";
 }
 
 /** `conf.update` IN: the whole instance configuration. */
@@ -114,6 +122,7 @@ export interface TopicMap {
   "job.state.inactive": StateTopicDef<"INACTIVE">;
   "conf.update": Topic<ConfArgs, Rejection, "validate">;
   "plugin.query": Topic<Record<string, never>, Record<string, unknown> | Rejection, "query">;
+  "plugin.replay-done": Topic<ReplayDoneArgs, void, "notify">;
 }
 
 /** Topic families named by a variable suffix. */
@@ -184,6 +193,7 @@ export function topicKind(topic: string): TopicKind {
   }
   if (topic === "conf.update") return "validate";
   if (topic === "plugin.query") return "query";
+  if (topic === "plugin.replay-done") return "notify";
   return "custom";
 }
 

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../src/manager/clock.js";
 import { formatJobId, type JobId } from "../../src/manager/ids.js";
@@ -135,6 +136,31 @@ describe(".dependency-singleton across a restart", () => {
     await until(clock, () => m.job(a).state === "INACTIVE");
     host.remove(".dependency-singleton");
     await host.load(".dependency-singleton");
+    await clock.advance(1000);
+    expect(m.job(w).state).toBe("DEPEND");
+    m.cancel(later);
+    await until(clock, () => m.job(w).state === "RUN");
+  });
+
+  it("is not released early when another plugin's async job.new stalls the restart replay", async () => {
+    const clock = new SimulatedClock();
+    const stall = fileURLToPath(new URL("../fixtures/plugins/async-job-new.ts", import.meta.url));
+    const config = { "job-manager": { plugins: [{ load: stall, conf: { delayMs: 5 } }] } };
+    const first = await start(clock);
+    const a = await submit(first.m, clock, { name: "s", runDuration: 10_000 });
+    const w = await submit(first.m, clock, { name: "s", runDuration: 10_000, dependencies: [{ scheme: "singleton" }] });
+    const later = await submit(first.m, clock, { name: "s", runDuration: 10_000 });
+    await until(clock, () => first.m.job(later).state === "RUN");
+    first.m.cancel(a);
+    await until(clock, () => first.m.job(a).state === "INACTIVE");
+    await first.m.close();
+
+    // The stalling plugin's timers fire while the replay is between w and `later`.
+    let second: { m: JobManager; host: JobtapHost } | undefined;
+    const starting = start(clock, config).then((s) => (second = s));
+    while (second === undefined) await clock.advance(1);
+    await starting;
+    const m = second.m;
     await clock.advance(1000);
     expect(m.job(w).state).toBe("DEPEND");
     m.cancel(later);

@@ -50,6 +50,23 @@ describe("plugin host with the job manager", () => {
     });
   });
 
+  it("calls plugin.replay-done on a runtime-loaded plugin only, after its job replay", async () => {
+    t = await createTestHost();
+    const id = await t.submit({ runDuration: 10_000 });
+    const log: string[] = [];
+    const record = (who: string) => (p: import("jobtap/plugin").PluginContext) => {
+      p.on("job.new", async (job) => void log.push(`${who} job.new ${formatJobId(job.id)}`));
+      p.on("plugin.replay-done", (args) => void log.push(`${who} replay-done ${args.reason}`));
+    };
+    await t.plugins.loadDefinition("first", record("first"));
+    await t.plugins.loadDefinition("second", record("second"));
+    const f = formatJobId(id);
+    expect(log).toEqual([
+      `first job.new ${f}`, "first replay-done load",
+      `second job.new ${f}`, "second replay-done load",
+    ]);
+  });
+
   it("delivers events to subscribers and runs aux destructors when the job is inactive", async () => {
     const log: string[] = [];
     t = await createTestHost({ builtins: true });
