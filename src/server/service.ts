@@ -7,7 +7,6 @@ import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import { formatJobId, parseJobId, type JobId } from "../manager/ids.js";
 import type { JobManager } from "../manager/manager.js";
 import type { EventEntry } from "../manager/port.js";
-import type { SubmitOptions, SubmitOutcome } from "../manager/submit.js";
 import { STATES, type State } from "../manager/states.js";
 import type { JobtapHost } from "../plugins/index.js";
 import type { JobView } from "./protocol.js";
@@ -126,10 +125,8 @@ async function submit(
     userid: int("submit", "userid", req.userid),
     ...(req.urgency === undefined ? {} : { urgency: int("submit", "urgency", req.urgency) }),
   };
-  const jobs = expand(req.jobspecs, req.count).map((jobspec) => ({ jobspec, opts }));
-  const outcomes = jobs.length > 1 && jobs.some((j) => hasDependencies(j.jobspec))
-    ? await submitInOrder(d.manager, jobs)
-    : await d.manager.submitMany(jobs);
+  // One submitMany: the manager admits its jobs in order (a --cc singleton chain included).
+  const outcomes = await d.manager.submitMany(expand(req.jobspecs, req.count).map((jobspec) => ({ jobspec, opts })));
   const ids: string[] = [];
   const errors: Array<{ index: number; message: string }> = [];
   outcomes.forEach((o, index) => {
@@ -140,23 +137,6 @@ async function submit(
     throw (outcomes[0] as { error: JobtapError }).error;
   }
   return errors.length > 0 ? { ids, errors } : { ids };
-}
-
-/**
- * Jobs with dependencies are admitted one after another, as Flux's job manager does: the
- * manager's dependency step is asynchronous, so within one submitMany call job 2's
- * `job.dependency.*` could run before job 1's `job.new` (a `--cc` singleton chain would then
- * see no earlier job and all run at once). Costs one store batch per job.
- */
-async function submitInOrder(m: JobManager, jobs: Array<{ jobspec: unknown; opts: SubmitOptions }>): Promise<SubmitOutcome[]> {
-  const outcomes: SubmitOutcome[] = [];
-  for (const job of jobs) outcomes.push(...(await m.submitMany([job])));
-  return outcomes;
-}
-
-function hasDependencies(jobspec: unknown): boolean {
-  const system = (jobspec as { attributes?: { system?: { dependencies?: unknown } } } | null)?.attributes?.system;
-  return system?.dependencies !== undefined;
 }
 
 /** The jobspecs of a submit request; `count` repeats a single one (the manager never
