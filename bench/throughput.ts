@@ -10,8 +10,8 @@
  * default builtin (`jobtapPlugins({ config: {} })`) and adds its figures as `builtins_*`;
  * `--builtins only` runs just that (for profiling).
  *
- * `rss_bytes_per_job` is the growth of RSS (after GC when exposed) from before the first
- * submit to after the last job became INACTIVE, divided by N: the cost of an inactive job.
+ * `rss_bytes_per_job` is the growth of RSS (after a full GC) across the memory rounds,
+ * divided by the jobs they added: the cost of one more inactive job.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -75,6 +75,9 @@ async function round(mgr: JobManager, n: number): Promise<Round> {
   };
 }
 
+/** Rounds of N jobs over which the memory per inactive job is measured. */
+const MEMORY_ROUNDS = 5;
+
 interface Settings {
   n: number;
   cores: string;
@@ -83,10 +86,10 @@ interface Settings {
 }
 
 /**
- * Three rounds of N jobs: the first warms up (JIT, heap and SQLite cache high-water marks),
- * the second is timed, the third measures memory. RSS per job is the growth across the
- * third round after full GCs, i.e. what N more inactive jobs cost once the transient peak
- * of N in-flight jobs has been paid.
+ * Rounds of N jobs: the first warms up (JIT, heap and SQLite cache high-water marks), the
+ * second is timed, then MEMORY_ROUNDS more measure memory. RSS per job is the growth across
+ * those after full GCs, i.e. what more inactive jobs cost once the transient peak of N
+ * in-flight jobs has been paid.
  */
 async function measure(s: Settings): Promise<Record<string, number | string>> {
   const { n, cores, sync } = s;
@@ -104,11 +107,13 @@ async function measure(s: Settings): Promise<Record<string, number | string>> {
     const cold = await round(mgr, n);
     process.stderr.write(`${label}: warm-up round ${JSON.stringify(cold)}\n`);
     const warm = await round(mgr, n);
-    // Memory is measured on a third, untimed round: forcing GC needs a V8 flag that would
+    // Memory is measured on untimed rounds after the timed one: forcing GC needs a V8 flag that would
     // otherwise slow the timed rounds down.
+    // One round of N is too small to rise above allocator noise (it often measured 0), so
+    // memory is the growth over MEMORY_ROUNDS more rounds, i.e. MEMORY_ROUNDS × N jobs.
     const rss0 = rss();
     const heap0 = process.memoryUsage().heapUsed;
-    await round(mgr, n);
+    for (let i = 0; i < MEMORY_ROUNDS; i++) await round(mgr, n);
     await new Promise((r) => setTimeout(r, 50));
     const rss1 = rss();
     const heap1 = process.memoryUsage().heapUsed;
@@ -118,8 +123,8 @@ async function measure(s: Settings): Promise<Record<string, number | string>> {
       submit_per_s: warm.submit_per_s,
       end_to_end_per_s: warm.end_to_end_per_s,
       cpu_us_per_job: warm.cpu_us_per_job,
-      rss_bytes_per_job: Math.max(0, Math.round((rss1 - rss0) / n)),
-      heap_bytes_per_job: Math.max(0, Math.round((heap1 - heap0) / n)),
+      rss_bytes_per_job: Math.max(0, Math.round((rss1 - rss0) / (n * MEMORY_ROUNDS))),
+      heap_bytes_per_job: Math.max(0, Math.round((heap1 - heap0) / (n * MEMORY_ROUNDS))),
       cold_submit_per_s: cold.submit_per_s,
       cold_end_to_end_per_s: cold.end_to_end_per_s,
       rss_peak_growth_bytes: Math.max(0, rss0 - rssStart),
