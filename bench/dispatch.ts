@@ -14,25 +14,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JobId } from "../src/manager/ids.js";
 import { createJobManager } from "../src/manager/manager.js";
-import type { Jobspec } from "../src/manager/port.js";
+import { arg, testJobspec as jobspec } from "./lib/common.js";
 import { JobtapHost } from "../src/plugins/control.js";
 import { jobtapPlugins } from "../src/plugins/index.js";
 
 const PLUGIN_COUNTS = [0, 1, 10, 50];
 
-function arg(args: string[], name: string, fallback: string): string {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
-}
-
-function jobspec(): Jobspec {
-  return {
-    version: 1,
-    resources: [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: 1 }] }],
-    tasks: [{ command: ["true"], slot: "task", count: { per_slot: 1 } }],
-    attributes: { system: { duration: 0, exec: { test: { run_duration: "0s" } } } },
-  };
-}
 
 /** Jobs per second of wall time, and per second of this process's CPU time. */
 interface Rate {

@@ -21,21 +21,8 @@ import { runInNewContext } from "node:vm";
 import { createJobManager, type JobManager } from "../src/manager/manager.js";
 import { jobtapPlugins } from "../src/plugins/index.js";
 import type { JobId } from "../src/manager/ids.js";
-import type { Jobspec } from "../src/manager/port.js";
+import { arg, testJobspec as jobspec } from "./lib/common.js";
 
-function arg(args: string[], name: string, fallback: string): string {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
-}
-
-function jobspec(): Jobspec {
-  return {
-    version: 1,
-    resources: [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: 1 }] }],
-    tasks: [{ command: ["true"], slot: "task", count: { per_slot: 1 } }],
-    attributes: { system: { duration: 0, exec: { test: { run_duration: "0s" } } } },
-  };
-}
 
 /** A full GC even when node was not started with --expose-gc. */
 function gc(): void {
