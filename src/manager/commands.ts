@@ -49,7 +49,7 @@ export class JobCommands {
     }
     const userid = o.userid ?? this.owner;
     const job = this.target(id, userid);
-    if (o.severity === 0 && job.core.state === "NEW") {
+    if (o.severity === 0 && this.e.processedInNew(job)) {
       throw new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(id)}: fatal job exception was posted in NEW state`);
     }
     const extra: Record<string, unknown> = { userid };

@@ -284,6 +284,16 @@ export class Engine {
     this.post(job, "priority", { priority: p });
   }
 
+  /**
+   * Whether an event posted now would be processed while the job is still in NEW. Flux
+   * checks "fatal exception in NEW" when an event is processed, not when it is posted: a
+   * job waiting out its submit batch window has `validate` queued, so whatever is posted
+   * behind it lands in DEPEND. Only a post made during admission meets the job in NEW.
+   */
+  processedInNew(job: ActiveJob): boolean {
+    return job.core.state === "NEW" && !job.queue.some((e) => e.name === "validate");
+  }
+
   /** Posts an exception event (checked by the caller). */
   raise(job: ActiveJob, type: string, severity: number, note: string, extra?: Record<string, unknown>): void {
     this.post(job, "exception", { type, severity, note, ...extra });

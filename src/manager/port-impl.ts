@@ -75,7 +75,7 @@ export class ManagerPortImpl implements ManagerPort {
 
   raiseException(id: JobId, type: string, severity: number, note: string): void {
     const job = this.job(id);
-    if (severity === 0 && job.core.state === "NEW") throw this.badState(job, "fatal job exception was posted in NEW state");
+    if (severity === 0 && this.e.processedInNew(job)) throw this.badState(job, "fatal job exception was posted in NEW state");
     const n = note.length > NOTE_MAX ? `${note.slice(0, NOTE_MAX - 1)}+` : note;
     // Flux records the instance owner as the raiser of a plugin's exception.
     this.e.raise(job, type, severity, n, { userid: this.owner });

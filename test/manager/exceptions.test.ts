@@ -15,18 +15,33 @@ function codeOf(fn: () => unknown): string | undefined {
 }
 
 describe("exceptions in every state", () => {
-  it("NEW: fatal refused with BAD_STATE, non-fatal recorded", async () => {
+  it("NEW: fatal refused during admission, non-fatal recorded", async () => {
+    let refused: string | undefined;
+    const s = await simManager({
+      plugins: fakePort({
+        "job.new": (a, m) => {
+          refused = codeOf(() => m.raiseException(a.id, "test", 0, "too early"));
+          m.raiseException(a.id, "test", 5, "just saying");
+        },
+      }),
+    });
+    const id = await submitNow(s, testJob("1h"));
+    expect(refused).toBe("BAD_STATE");
+    expect(names(s, id)).toContain("exception");
+    expect(s.mgr.job(id).state).toBe("RUN");
+  });
+
+  it("NEW in the batch window: a fatal exception lands after validate (Flux checks at processing)", async () => {
     let id: JobId | undefined;
     const s = await simManager({ plugins: fakePort({ "job.new": (a) => void (id = a.id) }) });
     const p = s.mgr.submit(testJob("1h"));
     await s.clock.advance(0);
-    expect(id).toBeDefined();
-    expect(codeOf(() => s.mgr.raise(id!, { type: "test", severity: 0 }))).toBe("BAD_STATE");
-    s.mgr.raise(id!, { type: "test", severity: 5, note: "just saying" });
+    expect(s.mgr.job(id!).state).toBe("NEW");
+    s.mgr.raise(id!, { type: "test", severity: 0, note: "early" });
     await s.clock.advance(10);
     await p;
-    expect(names(s, id!)).toContain("exception");
-    expect(s.mgr.job(id!).state).toBe("RUN");
+    expect(names(s, id!)).toEqual(["submit", "validate", "exception", "clean"]);
+    expect(s.mgr.job(id!).state).toBe("INACTIVE");
   });
 
   it("DEPEND: cancel goes to CLEANUP and INACTIVE without resources", async () => {
