@@ -14,25 +14,53 @@ export interface Clock {
   clearTimeout(h: TimerHandle): void;
 }
 
-/** The real clock: Date.now and Node timers; zero-delay timers use setImmediate. */
+/**
+ * The longest delay one Node timer can hold: Node stores delays in a signed 32-bit int and
+ * fires a longer one at once (TimeoutOverflowWarning), so longer delays are chained.
+ */
+export const MAX_NODE_TIMER_MS = 2 ** 31 - 1;
+
+/** A real timer's handle: the Node timer currently armed (replaced as a long delay chains). */
+interface RealTimer {
+  h: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  immediate: boolean;
+}
+
+/**
+ * The real clock: Date.now and Node timers; zero-delay timers use setImmediate. Any delay
+ * works, however long: one past Node's 32-bit limit (about 24.8 days) is slept in pieces
+ * against the wall clock; an infinite one never fires.
+ */
 export class RealClock implements Clock {
   now(): number {
     return Date.now();
   }
 
   setTimeout(fn: () => void, ms: number): TimerHandle {
-    if (ms <= 0) {
-      const h = setImmediate(fn);
-      return { kind: "immediate", h } as unknown as TimerHandle;
+    if (!(ms > 0)) {
+      const t: RealTimer = { h: setImmediate(fn), immediate: true };
+      return t as unknown as TimerHandle;
     }
-    const h = setTimeout(fn, ms);
-    return { kind: "timeout", h } as unknown as TimerHandle;
+    const t: RealTimer = { h: undefined, immediate: false };
+    const due = Date.now() + ms;
+    const arm = (left: number) => {
+      if (left === Infinity) return; // never due: nothing to arm
+      if (left <= MAX_NODE_TIMER_MS) {
+        t.h = setTimeout(fn, Math.max(1, left));
+        return;
+      }
+      t.h = setTimeout(() => arm(due - Date.now()), MAX_NODE_TIMER_MS);
+    };
+    arm(ms);
+    return t as unknown as TimerHandle;
   }
 
   clearTimeout(handle: TimerHandle): void {
-    const t = handle as unknown as { kind: string; h: NodeJS.Immediate & NodeJS.Timeout };
-    if (t.kind === "immediate") clearImmediate(t.h);
-    else clearTimeout(t.h);
+    const t = handle as unknown as RealTimer;
+    if (t.h === undefined) return;
+    if (t.immediate) clearImmediate(t.h as NodeJS.Immediate);
+    else clearTimeout(t.h as NodeJS.Timeout);
+    t.h = undefined;
   }
 }
 

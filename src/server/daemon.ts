@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { ErrorCode, JobtapError } from "../errors.js";
 import { createJobManager, type JobManager } from "../manager/manager.js";
 import type { JobId } from "../manager/ids.js";
+import { RealClock, type TimerHandle } from "../manager/clock.js";
 import { jobtapPlugins, type JobtapHost } from "../plugins/index.js";
 import { defaultConfig, loadConfigFile, type DaemonConfig, type DaemonSettings } from "./config.js";
 import { assertSocketFree, startSocketServer, type SocketServer } from "./server.js";
@@ -188,11 +189,13 @@ async function settleRunningJobs(m: JobManager, s: DaemonSettings, log: Leveled)
 
 /** Waits for the jobs to become inactive or for `ms`; returns how many are still active. */
 async function waitAll(m: JobManager, ids: JobId[], ms: number): Promise<number> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((r) => (timer = setTimeout(r, ms)));
+  // The real clock: a shutdown-timeout of weeks must not overflow a Node timer.
+  const clock = new RealClock();
+  let timer: TimerHandle | undefined;
+  const timeout = new Promise<void>((r) => (timer = clock.setTimeout(r, ms)));
   const done = Promise.all(ids.map((id) => m.wait(id).catch(() => undefined)));
   await Promise.race([done, timeout]);
-  clearTimeout(timer);
+  if (timer) clock.clearTimeout(timer);
   return m.jobs({ states: ["RUN", "CLEANUP"] }).length;
 }
 
