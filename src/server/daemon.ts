@@ -18,6 +18,7 @@ import { defaultConfig, loadConfigFile, type DaemonConfig, type DaemonSettings }
 import { assertSocketFree, startSocketServer, type SocketServer } from "./server.js";
 import { createReloader, type ReloadOutcome } from "./reload.js";
 import { createHandlers } from "./service.js";
+import { packageVersion } from "../version.js";
 
 export interface DaemonOptions {
   statedir: string;
@@ -232,18 +233,6 @@ function leveled(write: (line: string) => void, debug: boolean): Leveled {
     if (level === "debug" && !debug) return;
     write(`${new Date().toISOString()} jobtap[${process.pid}] ${level}: ${message}`);
   };
-}
-
-function packageVersion(): string {
-  for (const rel of ["../../../package.json", "../../package.json"]) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as { name?: string; version?: string };
-      if (pkg.name === "jobtap" && pkg.version) return pkg.version;
-    } catch {
-      // not at this level (dist/ vs src/)
-    }
-  }
-  return "unknown";
 }
 
 /**

@@ -81,3 +81,36 @@ describe("jobtap dispatcher", () => {
     expect((await run(["submit", "--urgency", "40", "true"])).stderr).toBe('jobtap submit: --urgency "40": expected 0..31, hold, expedite or default\n');
   });
 });
+
+describe("--help on every command, and --version", () => {
+  const commands = async () =>
+    (await run(["--help"])).stdout
+      .split("commands:\n")[1]!
+      .split("\n\n")[0]!
+      .split("\n")
+      .map((l) => l.trim().split(/\s+/)[0]!);
+
+  it("every listed command (and a subcommand form) prints its usage on stdout and exits 0", async () => {
+    const names = await commands();
+    expect(names).toContain("daemon");
+    for (const name of names) {
+      // submit's first positional starts the job's command line: `submit ls --help` runs it.
+      const forms = name === "submit" ? [[name, "--help"], [name, "-h"]] : [[name, "--help"], [name, "-h"], [name, "sub", "--help"]];
+      for (const argv of forms) {
+        const r = await run(argv);
+        expect({ argv, status: r.status, stderr: r.stderr }).toEqual({ argv, status: 0, stderr: "" });
+        expect(r.stdout).toContain(`usage: jobtap ${name}`);
+      }
+    }
+  });
+
+  it("--help after `--` belongs to the job's command line, not to jobtap", async () => {
+    const r = await run(["submit", "--socket", "/nonexistent/c.sock", "--", "ls", "--help"]);
+    expect(r.stderr).toContain("tried /nonexistent/c.sock");
+  });
+
+  it("prints the package version", async () => {
+    const r = await run(["--version"]);
+    expect(r).toEqual({ status: 0, stdout: expect.stringMatching(/^jobtap \d+\.\d+\.\d+\n$/), stderr: "" });
+  });
+});
