@@ -1,0 +1,76 @@
+/**
+ * A real single-node Slurm cluster for tests, started by scripts/slurm-cluster.sh in a temp
+ * dir. In CI (CI=true, or JOBTAP_REQUIRE_SLURM=1 as .ci/run sets) the tests must run: a
+ * missing Slurm is a failure there. Elsewhere, without the packages, the tests skip with one
+ * line saying how to install them.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const CLUSTER_SCRIPT = fileURLToPath(new URL("../../scripts/slurm-cluster.sh", import.meta.url));
+const SBIN_PATH = `${process.env.PATH ?? ""}:/usr/sbin:/sbin`;
+const NEEDED = ["sbatch", "squeue", "scancel", "scontrol", "sinfo", "slurmctld", "slurmd", "munged"];
+
+function missingBinaries(): string[] {
+  return NEEDED.filter((b) => spawnSync("sh", ["-c", `command -v ${b}`], { env: { ...process.env, PATH: SBIN_PATH } }).status !== 0);
+}
+
+const required = process.env.CI === "true" || process.env.JOBTAP_REQUIRE_SLURM === "1";
+const missing = missingBinaries();
+
+/** True when this file's Slurm tests must be skipped (never in CI). */
+export const skipSlurm = missing.length > 0 && !required;
+if (skipSlurm) {
+  console.warn(`Slurm tests skipped (no ${missing.join(", ")}): apt-get install -y slurm-wlm munge`);
+}
+
+/** A running cluster; `env` is what Slurm's commands need to reach it. */
+export class TestCluster {
+  readonly dir = mkdtempSync(join(tmpdir(), "jobtap-slurm-"));
+  readonly conf = join(this.dir, "slurm.conf");
+  readonly env: NodeJS.ProcessEnv = { ...process.env, PATH: SBIN_PATH, SLURM_CONF: this.conf };
+
+  /** Starts the daemons; throws with the script's message if they do not come up. */
+  start(): this {
+    if (missing.length > 0) throw new Error(`Slurm is required here but ${missing.join(", ")} not found: apt-get install -y slurm-wlm munge`);
+    this.script("start");
+    return this;
+  }
+
+  /** Runs a Slurm command against this cluster; throws on a non-zero exit. */
+  run(cmd: string, args: string[], extraEnv: Record<string, string> = {}): string {
+    const r = spawnSync(cmd, args, { env: { ...this.env, ...extraEnv }, encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")}: ${r.stderr || r.error?.message}`);
+    return r.stdout;
+  }
+
+  /** The live (non-zombie) processes that belong to this cluster. */
+  processes(): number[] {
+    const marker = `JOBTAP_SLURM_DIR=${this.dir}`;
+    const pids: number[] = [];
+    for (const name of readdirSync("/proc")) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        if (!readFileSync(`/proc/${name}/environ`, "latin1").split("\0").includes(marker)) continue;
+        if (readFileSync(`/proc/${name}/stat`, "latin1").split(" ")[2] !== "Z") pids.push(Number(name));
+      } catch {
+        // the process ended while we looked
+      }
+    }
+    return pids;
+  }
+
+  /** Stops the daemons and removes the directory. */
+  stop(): void {
+    this.script("stop");
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private script(cmd: "start" | "stop"): void {
+    const r = spawnSync("bash", [CLUSTER_SCRIPT, cmd, this.dir], { env: this.env, encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`slurm-cluster.sh ${cmd}: ${r.stderr.trim()}`);
+  }
+}
