@@ -273,6 +273,14 @@ export class JobManager {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Plugins go first, while the manager can still record what their removal does
+    // (nothing is scheduled meanwhile); their timers would otherwise keep a daemon alive.
+    this.scheduler.pause();
+    try {
+      await this.engine.port.close?.();
+    } catch (err) {
+      this.engine.log("error", `closing plugins: ${(err as Error).message}`);
+    }
     this.scheduler.close();
     this.inactive.close();
     this.executors.test.close();

@@ -110,6 +110,10 @@ export interface PluginPort {
   /** Optional: restart has re-run every job's restart callbacks (including async ones);
    *  called before the restart actions, the first scheduling pass and reprioritize-all. */
   replayDone?(): void | Promise<void>;
+  /** Optional: the manager is closing; release every plugin's timers, aux data and
+   *  handles (Flux destroys its plugins with the job manager). Called with scheduling
+   *  paused, before the last batch is written. */
+  close?(): void | Promise<void>;
 }
 
 /**

@@ -188,7 +188,8 @@ function pluginClock(host: PluginHost, rec: PluginRecord): Clock {
   return {
     now: () => host.clock.now(),
     setTimeout(fn, ms) {
-      return host.clock.setTimeout(() => {
+      const h = host.clock.setTimeout(() => {
+        rec.timers.delete(h);
         try {
           const r = fn() as unknown;
           if (r instanceof Promise) r.catch(report);
@@ -196,8 +197,14 @@ function pluginClock(host: PluginHost, rec: PluginRecord): Clock {
           report(e);
         }
       }, ms);
+      if (rec.removed) host.clock.clearTimeout(h);
+      else rec.timers.add(h);
+      return h;
     },
-    clearTimeout: (h) => host.clock.clearTimeout(h),
+    clearTimeout: (h) => {
+      rec.timers.delete(h);
+      host.clock.clearTimeout(h);
+    },
   };
 }
 

@@ -212,6 +212,8 @@ export class JobtapHost extends PluginHost {
     this.invalidate();
     const report = (e: unknown) => this.report("warn", `${rec.name}: destructor: ${msg(e)}`);
     for (const id of [...rec.aux.keys()]) destroyJobAux(rec, id, report);
+    for (const t of rec.timers) this.clock.clearTimeout(t);
+    rec.timers.clear();
     this.unsubscribeAll(rec);
     rec.services.clear();
     for (const fn of rec.onRemove) {
@@ -221,6 +223,15 @@ export class JobtapHost extends PluginHost {
         report(e);
       }
     }
+  }
+
+  /**
+   * The manager is closing: every plugin, builtins included, is unloaded in reverse load
+   * order (aux destructors, timers, subscriptions, services, onRemove), so nothing a plugin
+   * armed outlives the manager.
+   */
+  close(): void {
+    for (const rec of [...this.plugins].reverse()) this.unload(rec);
   }
 
   /** Loaded plugins in load order; builtins only with `all`. */
@@ -328,6 +339,7 @@ function newRecord(
     services: new Map(),
     sortOrder: "none",
     onRemove: [],
+    timers: new Set(),
     inSetup: false,
     removed: false,
   };

@@ -5,6 +5,7 @@
 import { minimatch } from "minimatch";
 import { ErrorCode, JobtapError } from "../errors.js";
 import type { JobId } from "../manager/ids.js";
+import type { TimerHandle } from "../manager/clock.js";
 import type { AnyHandler } from "./topics.js";
 
 /** Name a plugin is listed, matched and removed by (`.priority-default`, `fairshare.js`). */
@@ -63,6 +64,8 @@ export interface PluginRecord {
   services: Map<string, ServiceEntry>;
   sortOrder: LoadSortOrder;
   onRemove: Array<() => void>;
+  /** Timers the plugin armed through `p.clock` and that have not fired: cleared at unload. */
+  timers: Set<TimerHandle>;
   /** True while setup runs: `on`, `serviceRegister` and `setLoadSortOrder` are allowed. */
   inSetup: boolean;
   removed: boolean;

@@ -94,6 +94,22 @@ export class DaemonUnderTest {
     return this.signal("SIGTERM");
   }
 
+  /** SIGTERM; rejects (and SIGKILLs) if the process is still alive after `deadlineMs`. */
+  async stopWithin(deadlineMs: number): Promise<number | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.child?.kill("SIGKILL");
+        reject(new Error(`daemon still running ${deadlineMs} ms after SIGTERM; its log:\n${this.log}`));
+      }, deadlineMs);
+    });
+    try {
+      return await Promise.race([this.stop(), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** SIGKILL: the daemon gets no chance to clean up. */
   async kill(): Promise<number | null> {
     return this.signal("SIGKILL");
