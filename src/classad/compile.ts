@@ -130,8 +130,9 @@ function compileNode(e: Expr, t: FunctionTable): Compiled {
     case "call":
       return compileCall(e.key, e.args, t);
     case "list": {
-      const items = e.items.map((x) => compiled(x, t));
-      return (f) => new ListValue(items.map((c) => c(f)));
+      const exprs = e.items;
+      const items = exprs.map((x) => compiled(x, t));
+      return (f) => ListValue.lazy(exprs, () => items.map((c) => c(f)));
     }
     case "record":
       return compileRecord(e);

@@ -141,10 +141,13 @@ function valueTo(out: string[], v: Value, old: boolean): void {
   }
   if (v instanceof ListValue) {
     out.push("{ ");
-    v.items.forEach((x, i) => {
-      if (i > 0) out.push(",");
-      valueTo(out, x, old);
-    });
+    if (v.exprs !== null) joinTo(out, v.exprs, old);
+    else {
+      v.items.forEach((x, i) => {
+        if (i > 0) out.push(",");
+        valueTo(out, x, old);
+      });
+    }
     out.push(" }");
   } else if (v instanceof ClassAd) adTo(out, v, old);
   else if (v instanceof AbsTime) out.push(`absTime("${absTimeText(v)}")`);

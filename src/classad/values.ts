@@ -7,6 +7,7 @@
  * ordinary values: evaluation returns them, it never throws.
  */
 import type { ClassAd } from "./classad.js";
+import type { Expr } from "./expr.js";
 
 /** The ClassAd `undefined` value. Compare with `isUndefined`, not `===` on other instances. */
 export class UndefinedValue {
@@ -19,10 +20,44 @@ export class ErrorValue {
   constructor(readonly reason?: string) {}
 }
 
-/** A list value: the evaluated elements of `{ e1, e2, ... }`. */
+/**
+ * A list value. As in HTCondor, a list literal evaluates to the list of its element
+ * *expressions*: an element is evaluated only when something reads it (`size({ error })` is
+ * 1, `{ Missing }` prints as written), once per list value, in the scope where the literal
+ * was evaluated. Lists built by functions hold values; their `exprs` is null.
+ */
 export class ListValue {
   readonly kind = "list" as const;
-  constructor(readonly items: readonly Value[]) {}
+  private evaluated: readonly Value[] | null;
+  private evaluate: (() => Value[]) | null;
+  constructor(
+    items: readonly Value[] | null,
+    /** The element expressions of a list literal, printed as written; null for built lists. */
+    readonly exprs: readonly Expr[] | null = null,
+    evaluate: (() => Value[]) | null = null,
+  ) {
+    this.evaluated = items;
+    this.evaluate = evaluate;
+  }
+
+  /** A list literal's value: `evaluate` yields the element values when first read. */
+  static lazy(exprs: readonly Expr[], evaluate: () => Value[]): ListValue {
+    return new ListValue(null, exprs, evaluate);
+  }
+
+  /** The element values (evaluating a literal's elements on first read). */
+  get items(): readonly Value[] {
+    if (this.evaluated === null) {
+      this.evaluated = this.evaluate!();
+      this.evaluate = null;
+    }
+    return this.evaluated;
+  }
+
+  /** Number of elements, without evaluating any. */
+  get length(): number {
+    return this.exprs !== null ? this.exprs.length : this.evaluated!.length;
+  }
 }
 
 /** An absolute time: seconds since the epoch plus the zone offset (seconds east of UTC). */
