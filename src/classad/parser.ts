@@ -150,8 +150,12 @@ export class Parser {
         this.expect("]", "']' after a subscript");
         e = { type: "subscript", base: e, index };
       } else if (this.isOp("?:")) {
+        // As HTCondor's parser: the right operand is a whole postfix expression, so
+        // `a ?: b[1]` is `a ?: (b[1])` and `a ?: b ?: c` is `a ?: (b ?: c)`.
         this.lx.next();
-        const right = this.primary();
+        this.enter();
+        const right = this.postfix();
+        this.nesting--;
         e = { type: "ternary", cond: e, then: null, else: right };
       } else return e;
       this.setDepth(Math.max(d, this.depth) + 1);
