@@ -11,7 +11,7 @@
 import { ClassAd, type AttrEntry } from "./classad.js";
 import type { AttrNode, Expr, RecordNode } from "./expr.js";
 import { binaryOp, compare, logicalOperand, arithmetic, unaryOp } from "./operators.js";
-import { ERROR, ListValue, UNDEFINED, type Value } from "./values.js";
+import { ERROR, ListValue, UNDEFINED, booleanEquiv, type Value } from "./values.js";
 
 /** Deepest chain of attribute dereferences one evaluation may follow before giving error. */
 export const MAX_EVAL_DEPTH = 300;
@@ -197,18 +197,9 @@ function compileTernary(cond: Expr, then: Expr | null, els: Expr, t: FunctionTab
   const th = compiled(then, t);
   return (f) => {
     const v = c(f);
-    switch (typeof v) {
-      case "boolean":
-        return v ? th(f) : e(f);
-      case "bigint":
-        return v !== 0n ? th(f) : e(f);
-      case "number":
-        return v !== 0 ? th(f) : e(f);
-      case "object":
-        return v.kind === "undefined" ? UNDEFINED : ERROR;
-      default:
-        return ERROR;
-    }
+    const b = booleanEquiv(v);
+    if (b !== null) return b ? th(f) : e(f);
+    return typeof v === "object" && v.kind === "undefined" ? UNDEFINED : ERROR;
   };
 }
 

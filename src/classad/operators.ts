@@ -4,7 +4,7 @@
  * exact identity for `is`/`isnt`, and the non-strict `&&`/`||` tables.
  */
 import type { BinaryOp, UnaryOp } from "./expr.js";
-import { AbsTime, ERROR, RelTime, UNDEFINED, sameAs, wrapInt, type Value } from "./values.js";
+import { AbsTime, ERROR, RelTime, UNDEFINED, booleanEquiv, wrapInt, type Value } from "./values.js";
 
 /** Strictness rule: error on either side wins over undefined on either side. */
 export function strictGuard(a: Value, b: Value): Value | null {
@@ -19,9 +19,9 @@ export function strictGuard(a: Value, b: Value): Value | null {
 export function binaryOp(op: BinaryOp, a: Value, b: Value): Value {
   switch (op) {
     case "is":
-      return sameAs(a, b);
+      return identical(a, b, false);
     case "isnt":
-      return !sameAs(a, b);
+      return identical(a, b, true);
     case "==":
     case "!=":
     case "<":
@@ -152,16 +152,43 @@ function timeArith(op: string, a: Value, b: Value): Value {
   return ERROR;
 }
 
-/** `& | ^ << >> >>>` on integers (and `& | ^` on two booleans). */
+/**
+ * `=?=` (or `=!=` when `negate`), as HTCondor's meta comparison: values of different types
+ * are not identical; undefined/error are identical to themselves; strings compare
+ * case-sensitively, reals by C `==` (so NaN is not identical to NaN), absolute times by
+ * instant and zone; a list or nested ad on both sides is an error.
+ */
+export function identical(a: Value, b: Value, negate: boolean): Value {
+  const ta = typeof a;
+  if (ta !== typeof b) return negate;
+  let same: boolean;
+  if (ta !== "object") same = a === b;
+  else {
+    const oa = a as Exclude<Value, boolean | bigint | number | string>;
+    const ob = b as Exclude<Value, boolean | bigint | number | string>;
+    if (oa.kind !== ob.kind) return negate;
+    switch (oa.kind) {
+      case "undefined":
+      case "error":
+        same = true;
+        break;
+      case "abstime":
+        same = oa.secs === (ob as AbsTime).secs && oa.offset === (ob as AbsTime).offset;
+        break;
+      case "reltime":
+        same = oa.secs === (ob as RelTime).secs;
+        break;
+      default:
+        return ERROR;
+    }
+  }
+  return same !== negate;
+}
+
+/** `& | ^ << >> >>>`: integers only (booleans too are an error, as in HTCondor). */
 function bitwise(op: string, a: Value, b: Value): Value {
   const g = strictGuard(a, b);
   if (g) return g;
-  if (typeof a === "boolean" && typeof b === "boolean") {
-    if (op === "&") return a && b;
-    if (op === "|") return a || b;
-    if (op === "^") return a !== b;
-    return ERROR;
-  }
   if (typeof a !== "bigint" || typeof b !== "bigint") return ERROR;
   switch (op) {
     case "&":
@@ -179,45 +206,32 @@ function bitwise(op: string, a: Value, b: Value): Value {
   }
 }
 
-/** Unary `- + ! ~`. Unary minus of a boolean negates it (HTCondor quirk, kept). */
+/**
+ * Unary `- + ! ~`, as HTCondor: undefined and error pass through; `+` accepts numbers and
+ * relative times; `-` numbers and relative times (a boolean is an error: HTCondor negates it
+ * and then overwrites the result with error); `!` booleans and numbers (non-zero is true, NaN
+ * too); `~` integers only.
+ */
 export function unaryOp(op: UnaryOp, v: Value): Value {
-  if (typeof v === "object") return v.kind === "undefined" ? UNDEFINED : v.kind === "error" ? ERROR : unaryObject(op, v);
-  switch (op) {
-    case "-":
-      if (typeof v === "bigint") return wrapInt(-v);
-      if (typeof v === "number") return -v;
-      return typeof v === "boolean" ? !v : ERROR;
-    case "+":
-      return typeof v === "string" ? ERROR : v;
-    case "!":
-      if (typeof v === "boolean") return !v;
-      if (typeof v === "bigint") return v === 0n;
-      if (typeof v === "number") return v === 0;
-      return ERROR;
-    default:
-      if (typeof v === "bigint") return ~v;
-      return typeof v === "boolean" ? !v : ERROR;
-  }
-}
-
-function unaryObject(op: UnaryOp, v: Value): Value {
-  if (v instanceof RelTime && op === "-") return new RelTime(-v.secs);
-  if ((v instanceof RelTime || v instanceof AbsTime) && op === "+") return v;
-  return ERROR;
-}
-
-/** A logical operand as a tri-state: true/false, or the undefined/error value itself. */
-export function logicalOperand(v: Value): boolean | Value {
   switch (typeof v) {
-    case "boolean":
-      return v;
-    case "bigint":
-      return v !== 0n;
-    case "number":
-      return v !== 0;
     case "object":
-      return v.kind === "undefined" ? UNDEFINED : ERROR;
+      if (v.kind === "undefined" || v.kind === "error") return v.kind === "undefined" ? UNDEFINED : ERROR;
+      if (v instanceof RelTime && (op === "+" || op === "-")) return op === "+" ? v : new RelTime(-v.secs);
+      return ERROR;
+    case "bigint":
+      return op === "-" ? wrapInt(-v) : op === "+" ? v : op === "!" ? !booleanEquiv(v) : ~v;
+    case "number":
+      return op === "-" ? -v : op === "+" ? v : op === "!" ? !booleanEquiv(v) : ERROR;
+    case "boolean":
+      return op === "!" ? !v : ERROR;
     default:
       return ERROR;
   }
+}
+
+/** A logical operand as a tri-state: its boolean equivalent, else undefined or error. */
+export function logicalOperand(v: Value): boolean | Value {
+  const b = booleanEquiv(v);
+  if (b !== null) return b;
+  return typeof v === "object" && v.kind === "undefined" ? UNDEFINED : ERROR;
 }

@@ -168,20 +168,27 @@ export function errorValue(reason?: string): ErrorValue {
 }
 
 /**
- * HTCondor's "boolean-equivalent true": booleans, non-zero integers and non-zero reals.
- * Everything else (undefined, error, strings, lists, ads) is not true.
+ * HTCondor's boolean equivalence (`Value::IsBooleanValueEquiv`), the one definition of
+ * ClassAd truthiness: a boolean is itself, an integer or real is true when non-zero (NaN is
+ * non-zero, so true, as a C `double` test is); every other value has no boolean meaning
+ * (null). `&&`, `||`, `!`, `?:`, `isTrue`, `bool()` and `countMatches` all go through it.
  */
-export function isTrue(v: Value): boolean {
+export function booleanEquiv(v: Value): boolean | null {
   switch (typeof v) {
     case "boolean":
       return v;
     case "bigint":
       return v !== 0n;
     case "number":
-      return v !== 0 && !Number.isNaN(v);
+      return v !== 0;
     default:
-      return false;
+      return null;
   }
+}
+
+/** HTCondor's "boolean-equivalent true": true booleans and non-zero numbers (NaN included). */
+export function isTrue(v: Value): boolean {
+  return booleanEquiv(v) === true;
 }
 
 /** A number from an integer, real or boolean value; undefined for anything else. */

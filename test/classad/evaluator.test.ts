@@ -8,6 +8,7 @@ import {
   builtinEvaluator,
   evalExpr,
   isError,
+  isTrue,
   isUndefined,
   matches,
   parseExpr,
@@ -209,5 +210,16 @@ describe("matchmaking", () => {
     const a = parseOldAd("J = TARGET.K\nL = 5");
     const b = parseOldAd("K = TARGET.L");
     expect(new Evaluator().evaluateAttr(a, "J", b)).toBe(5n);
+  });
+});
+
+describe("truthiness has one definition, HTCondor's", () => {
+  it("isTrue, &&, ?: and countMatches agree on NaN, zero and non-boolean values", () => {
+    const nan = evalExpr('real("NaN")');
+    expect(isTrue(nan)).toBe(true);
+    expect(evalExpr('real("NaN") && true')).toBe(true);
+    expect(evalExpr('real("NaN") ? "yes" : "no"')).toBe("yes");
+    expect(evalExpr('countMatches(v, { [ v = real("NaN") ] })')).toBe(1n);
+    for (const v of [0n, 0, false, "true", UNDEFINED, ERROR]) expect(isTrue(v)).toBe(false);
   });
 });

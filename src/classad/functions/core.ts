@@ -7,7 +7,7 @@ import { MAX_EVAL_DEPTH, type Compiled, type Frame } from "../compile.js";
 import type { Expr } from "../expr.js";
 import { parseExpr } from "../parser.js";
 import { unparse } from "../unparse.js";
-import { AbsTime, ERROR, ListValue, RelTime, UNDEFINED, intValue, numberOf, typeOf, wrapInt, type Value, type ValueType } from "../values.js";
+import { AbsTime, ERROR, ListValue, RelTime, UNDEFINED, booleanEquiv, intValue, numberOf, typeOf, wrapInt, type Value, type ValueType } from "../values.js";
 import { arity, isErr, isUndef, stringOf, type Registry } from "./util.js";
 
 const TYPE_TESTS: [string, ValueType][] = [
@@ -225,20 +225,15 @@ export function toReal(v: Value): Value {
 
 /** `bool(x)`: numbers non-zero; `"true"`/`"false"` any case; other strings undefined. */
 function toBool(v: Value): Value {
-  switch (typeof v) {
-    case "boolean":
-      return v;
-    case "bigint":
-      return v !== 0n;
-    case "number":
-      return v !== 0;
-    case "string": {
-      const t = v.trim().toLowerCase();
-      return t === "true" ? true : t === "false" ? false : UNDEFINED;
-    }
+  const b = booleanEquiv(v);
+  if (b !== null) return b;
+  if (typeof v === "string") {
+    // HTCondor compares the whole string, case-insensitively, without trimming.
+    const t = v.toLowerCase();
+    return t === "true" ? true : t === "false" ? false : UNDEFINED;
   }
   if (v instanceof RelTime) return v.secs !== 0;
-  return v.kind === "undefined" ? UNDEFINED : ERROR;
+  return typeof v === "object" && v.kind === "undefined" ? UNDEFINED : ERROR;
 }
 
 function roundHalfEven(x: number): number {
