@@ -6,14 +6,14 @@
 import { ClassAd } from "../classad.js";
 import { Frame, type Compiled } from "../compile.js";
 import type { Expr } from "../expr.js";
-import { compare } from "../operators.js";
+import { compare, identical } from "../operators.js";
 import { ERROR, ListValue, UNDEFINED, isTrue, sameAs, type Value } from "../values.js";
 import { arity, isErr, isUndef, splitStringList, strictArgs, type Registry } from "./util.js";
 
 /** Registers list and string-list builtins into `r`. */
 export function registerLists(r: Registry): void {
-  r.addFunction("member", arity(2, 2, ([x, l]) => member(x!, l!, (a, b) => compare("==", a, b) === true)));
-  r.addFunction("identicalMember", arity(2, 2, ([x, l]) => member(x!, l!, sameAs)));
+  r.addFunction("member", arity(2, 2, ([x, l]) => member(x!, l!, false)));
+  r.addFunction("identicalMember", arity(2, 2, ([x, l]) => member(x!, l!, true)));
   r.addFunction("sum", arity(1, 1, ([l]) => aggregate(l!, "sum")));
   r.addFunction("avg", arity(1, 1, ([l]) => aggregate(l!, "avg")));
   r.addFunction("min", arity(1, 1, ([l]) => aggregate(l!, "min")));
@@ -36,12 +36,16 @@ export function registerLists(r: Registry): void {
   r.addLazyFunction("countMatches", (args, f, nodes) => eachContext(args, f, nodes, true));
 }
 
-function member(x: Value, l: Value, eq: (a: Value, b: Value) => boolean): Value {
-  if (isErr(x) || isErr(l)) return ERROR;
-  if (x instanceof ListValue || x instanceof ClassAd) return ERROR;
-  if (isUndef(x) || isUndef(l)) return UNDEFINED;
-  if (!(l instanceof ListValue)) return ERROR;
-  return l.items.some((it) => eq(x, it));
+/**
+ * member / identicalMember, in HTCondor's order of checks: an undefined list (or, for
+ * member, an undefined x) is undefined; a non-list, or a list or ad x, is error; member of
+ * error is error; then true when some element `== x` (`=?= x` for identicalMember) is true.
+ */
+function member(x: Value, l: Value, identicalTest: boolean): Value {
+  if (isUndef(l) || (!identicalTest && isUndef(x))) return UNDEFINED;
+  if (!(l instanceof ListValue) || x instanceof ListValue || x instanceof ClassAd) return ERROR;
+  if (!identicalTest && isErr(x)) return ERROR;
+  return l.items.some((it) => (identicalTest ? identical(it, x, false) : compare("==", it, x)) === true);
 }
 
 /** sum/avg/min/max: undefined elements dropped, non-numbers error, real if any real. */

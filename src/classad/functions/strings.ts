@@ -28,10 +28,9 @@ export function registerStrings(r: Registry): void {
   r.addFunction("version_in_range", arity(3, 3, versionInRange));
 }
 
-/** Concatenates string() of each argument; any undefined ⇒ undefined (HEAD behaviour). */
+/** Concatenates string() of each argument; the first undefined or error argument decides. */
 function strcat(args: Value[]): Value {
-  const bad = strictArgs(args);
-  if (bad) return bad;
+  for (const a of args) if (typeof a === "object" && (a.kind === "undefined" || a.kind === "error")) return a.kind === "error" ? ERROR : UNDEFINED;
   let s = "";
   for (const a of args) s += typeof a === "string" ? a : stringOf(a);
   return s;
@@ -67,12 +66,14 @@ function mapCase(v: Value, f: (s: string) => string): Value {
 
 /** substr(s, offset[, length]); negative offset from the end, negative length trims. */
 function substr(args: Value[]): Value {
-  const bad = strictArgs(args);
-  if (bad) return bad;
-  const [s, off, len] = args;
-  if (typeof s !== "string" || typeof off !== "bigint" || (len !== undefined && typeof len !== "bigint")) return ERROR;
+  // HTCondor: undefined anywhere first, then the types (so an error argument gives error).
+  if (args.some(isUndef)) return UNDEFINED;
+  const [s, off, len0] = args;
+  if (typeof s !== "string" || typeof off !== "bigint" || (len0 !== undefined && typeof len0 !== "bigint")) return ERROR;
+  // Offsets and lengths are C ints there: a larger integer wraps to 32 bits.
+  const len = len0 === undefined ? undefined : BigInt.asIntN(32, len0);
   const n = s.length;
-  let start = Number(off);
+  let start = Number(BigInt.asIntN(32, off));
   if (start < 0) start = Math.max(0, n + start);
   if (start > n) return "";
   let end = n;
@@ -81,8 +82,8 @@ function substr(args: Value[]): Value {
 }
 
 function strcmp(args: Value[], caseless: boolean): Value {
-  const bad = strictArgs(args);
-  if (bad) return bad;
+  if (args.some(isUndef)) return UNDEFINED;
+  if (args.some(isErr)) return ERROR;
   let a = stringOf(args[0]!);
   let b = stringOf(args[1]!);
   if (caseless) {
@@ -137,36 +138,35 @@ function versionInRange(args: Value[]): Value {
 }
 
 /**
- * Natural version order (as glibc's strverscmp): non-digit text compares bytewise; digit
- * runs with a leading zero are "fractional" and sort before integral runs, more leading
- * zeros first; integral runs compare by value.
+ * HTCondor's natural version order (its `natural_cmp`), returning what it returns: on the
+ * UTF-8 bytes, after the common prefix, a digit run compares by fewer leading zeros first,
+ * then by length, and otherwise the result is the difference of the first differing bytes
+ * (as signed chars), so `versioncmp(1, "abc")` is -48.
  */
 export function versionCompare(a: string, b: string): number {
-  const ta = a.match(/\d+|\D+/g) ?? [];
-  const tb = b.match(/\d+|\D+/g) ?? [];
-  for (let i = 0; i < Math.min(ta.length, tb.length); i++) {
-    const x = ta[i]!;
-    const y = tb[i]!;
-    const c = isDigit(x) && isDigit(y) ? digitRunCompare(x, y) : x < y ? -1 : x > y ? 1 : 0;
-    if (c !== 0) return c;
-  }
-  return Math.sign(ta.length - tb.length);
-}
-
-function isDigit(s: string): boolean {
-  return s.charCodeAt(0) >= 48 && s.charCodeAt(0) <= 57;
-}
-
-function digitRunCompare(x: string, y: string): number {
-  const fx = x.length > 1 && x[0] === "0";
-  const fy = y.length > 1 && y[0] === "0";
-  if (fx && fy) {
-    const zx = x.length - x.replace(/^0+/, "").length;
-    const zy = y.length - y.replace(/^0+/, "").length;
-    if (zx !== zy) return zx > zy ? -1 : 1;
-    return x < y ? -1 : x > y ? 1 : 0;
-  }
-  if (fx !== fy) return fx ? -1 : 1;
-  if (x.length !== y.length) return x.length < y.length ? -1 : 1;
-  return x < y ? -1 : x > y ? 1 : 0;
+  const s = Buffer.from(a, "utf8");
+  const t = Buffer.from(b, "utf8");
+  const at = (buf: Buffer, i: number): number => (i < buf.length ? (buf[i]! << 24) >> 24 : 0);
+  const digit = (c: number): boolean => c >= 48 && c <= 57;
+  let i = 0;
+  while (at(s, i) !== 0 && at(s, i) === at(t, i)) i++;
+  const c1 = at(s, i);
+  const c2 = at(t, i);
+  if (c1 === c2) return 0;
+  let nb = i;
+  while (nb > 0 && digit(s[nb - 1]!)) nb--;
+  if (nb === i && (!digit(c1) || !digit(c2))) return c1 - c2;
+  let z1 = nb;
+  while (at(s, z1) === 48) z1++;
+  let z2 = nb;
+  while (at(t, z2) === 48) z2++;
+  if (z1 > nb && !digit(at(s, z1))) z1--;
+  if (z2 > nb && !digit(at(t, z2))) z2--;
+  if (z1 !== z2) return z2 - z1;
+  if (z1 > nb) return c1 - c2;
+  let e1 = z1;
+  while (digit(at(s, e1))) e1++;
+  let e2 = z2;
+  while (digit(at(t, e2))) e2++;
+  return e1 !== e2 ? e1 - e2 : c1 - c2;
 }
