@@ -251,31 +251,28 @@ function rounding(v: Value, op: (x: number) => number): Value {
 }
 
 /** pow: int^int≥0 stays integer; otherwise both sides through real() (undefined ⇒ error). */
+/**
+ * pow(b, e): two integers with e ≥ 0 give an integer computed as HTCondor does, through a
+ * double plus 0.5 truncated (so `pow(-2, 3)` is -7 there and here), and a result out of the
+ * 64-bit range is the x86-64 conversion's INT64_MIN; anything else is a real power.
+ */
 function pow(b: Value, e: Value): Value {
-  if (typeof b === "bigint" && typeof e === "bigint" && e >= 0n) {
-    return e > 4096n && b !== 0n && b !== 1n && b !== -1n ? powBig(b, e) : BigInt.asIntN(64, b ** e);
-  }
+  if (typeof b === "bigint" && typeof e === "bigint" && e >= 0n) return cLongLong(Math.pow(Number(b), Number(e)) + 0.5);
   const x = realOrNull(b);
   const y = realOrNull(e);
   return x === null || y === null ? ERROR : x ** y;
+}
+
+/** C's `(long long)` of a double on x86-64: truncation; NaN or out of range is INT64_MIN. */
+function cLongLong(x: number): bigint {
+  if (!(x >= -9223372036854775808 && x < 9223372036854775808)) return -0x8000000000000000n;
+  return BigInt(Math.trunc(x));
 }
 
 /** real(x) as a JS number, or null when not convertible (undefined included). */
 function realOrNull(v: Value): number | null {
   const r = toReal(v);
   return typeof r === "number" ? r : null;
-}
-
-/** Huge exponents by squaring modulo 2^64 (what wrapping multiplication gives). */
-function powBig(b: bigint, e: bigint): bigint {
-  let result = 1n;
-  let base = BigInt.asUintN(64, b);
-  while (e > 0n) {
-    if (e & 1n) result = BigInt.asUintN(64, result * base);
-    base = BigInt.asUintN(64, base * base);
-    e >>= 1n;
-  }
-  return BigInt.asIntN(64, result);
 }
 
 /**

@@ -79,23 +79,23 @@ function aggregate(l: Value, op: "sum" | "avg" | "min" | "max"): Value {
   }
 }
 
-const COMPARE_OPS = new Set(["<", "<=", "==", "!=", ">", ">=", "is", "isnt", "=?=", "=!="]);
+const COMPARE_OPS = new Set(["<", "<=", "==", "!=", ">", ">=", "is", "isnt"]);
 
+/**
+ * anyCompare / allCompare(op, list, x), as HTCondor: the operator is one of the exact
+ * strings above; an element whose comparison is error makes the result error, one that is
+ * undefined ends the walk with false (for both functions).
+ */
 function listCompare(args: Value[], any: boolean): Value {
   const [op, l, v] = args as [Value, Value, Value];
-  if (isErr(op) || isErr(l)) return ERROR;
-  if (typeof op !== "string" || !COMPARE_OPS.has(op.toLowerCase())) return isUndef(op) ? UNDEFINED : ERROR;
+  if (isUndef(op)) return UNDEFINED;
+  if (typeof op !== "string" || !COMPARE_OPS.has(op)) return ERROR;
   if (isUndef(l)) return UNDEFINED;
   if (!(l instanceof ListValue)) return ERROR;
-  const o = op.toLowerCase();
   for (const it of l.items) {
-    let r: Value;
-    if (o === "is" || o === "=?=") r = sameAs(it, v);
-    else if (o === "isnt" || o === "=!=") r = !sameAs(it, v);
-    else r = compare(o, it, v);
-    const hit = r === true;
-    if (any && hit) return true;
-    if (!any && !hit) return false;
+    const r = op === "is" || op === "isnt" ? identical(it, v, op === "isnt") : compare(op, it, v);
+    if (typeof r !== "boolean") return isUndef(r) ? false : ERROR;
+    if (r === any) return any;
   }
   return !any;
 }

@@ -47,11 +47,34 @@ export function buildRegExp(pat: string, opts: string): RegExp | null {
   if (opts.includes("s")) flags += "s";
   if (opts.includes("g")) flags += "g";
   const source = opts.includes("x") ? stripExtended(pat) : pat;
+  if (badBackReference(source)) return null;
   try {
     return new RegExp(source, flags);
   } catch {
     return null;
   }
+}
+
+/**
+ * PCRE refuses a back reference to a group the pattern does not have (`\1` with no group);
+ * JavaScript would read it as an octal escape and match. `\1`..`\9` are always back
+ * references in PCRE; longer numbers only when that many groups exist.
+ */
+function badBackReference(p: string): boolean {
+  let groups = 0;
+  const refs: number[] = [];
+  let inClass = false;
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i]!;
+    if (c === "\\") {
+      const m = /^[1-9][0-9]*/.exec(p.slice(i + 1, i + 12));
+      if (m && !inClass) refs.push(Number(m[0]));
+      i++;
+    } else if (inClass) inClass = c !== "]";
+    else if (c === "[") inClass = true;
+    else if (c === "(" && (p[i + 1] !== "?" || /^\?P?<[A-Za-z_]|^\?'/.test(p.slice(i + 1, i + 5)))) groups++;
+  }
+  return refs.some((n) => n > groups && n < 10);
 }
 
 /** PCRE's x option: unescaped whitespace and `#` comments outside classes are ignored. */

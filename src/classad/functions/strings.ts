@@ -104,7 +104,8 @@ function size(v: Value): Value {
 function interval(v: Value): Value {
   const n = toInt(v);
   if (typeof n !== "bigint") return ERROR;
-  let secs = Number(n);
+  // HTCondor keeps the seconds in a C int: a larger integer wraps to 32 bits.
+  let secs = Number(BigInt.asIntN(32, n));
   const neg = secs < 0;
   secs = Math.abs(secs);
   const d = Math.floor(secs / 86400);
