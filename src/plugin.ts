@@ -13,8 +13,10 @@ export type {
   PluginLog,
   PluginState,
   JobFlag,
+  Read,
   ServiceHandler,
 } from "./plugins/context.js";
+export { withRead } from "./plugins/context.js";
 export type { PluginDefinition, PluginSetup } from "./plugins/loader.js";
 export type { LoadSortOrder, ServiceCred } from "./plugins/record.js";
 export type {

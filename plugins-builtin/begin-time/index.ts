@@ -5,7 +5,7 @@
  * job (or removing the plugin) clears it. A time already past releases the job at once.
  */
 import type { JobId, PluginContext } from "jobtap/plugin";
-import { formatJobId } from "jobtap/plugin";
+import { formatJobId, withRead } from "jobtap/plugin";
 
 /** Parses a begin-time value: finite, >= 0, nothing trailing. */
 export function parseBeginTime(value: unknown): number | undefined {
@@ -38,7 +38,9 @@ export default function beginTime(p: PluginContext): void {
     const description = `begin-time=${at.toFixed(3)}`;
     // A restart re-runs this callback: the dependency is already outstanding (no-op add).
     p.dependencyAdd(job.id, description);
-    if (p.auxGet(job.id, "timer") === undefined) arm(job.id, at, description);
-    return undefined;
+    return withRead(p.auxGet(job.id, "timer"), (timer) => {
+      if (timer === undefined) arm(job.id, at, description);
+      return undefined;
+    });
   });
 }

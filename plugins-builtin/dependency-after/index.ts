@@ -8,7 +8,7 @@
  * restart or reload because jobtap re-runs `job.dependency.*` for jobs still in DEPEND.
  */
 import type { DependencyArgs, JobArgs, JobId, PluginContext, Rejection } from "jobtap/plugin";
-import { formatJobId, parseJobId } from "jobtap/plugin";
+import { formatJobId, parseJobId, withRead } from "jobtap/plugin";
 import { endingOf, inactiveAtSubmit, releasedAtEnd, SCHEMES, type AfterType, type Ending } from "./rules.js";
 
 /** FLUX_JOBID_ANY: never a valid antecedent. */
@@ -70,12 +70,14 @@ class AfterPlugin {
 
   constructor(private readonly p: PluginContext) {}
 
-  /** What is known of an antecedent in CLEANUP or INACTIVE (or not yet ended). */
-  private ending(args: JobArgs): Ending {
+  /** What is known of an antecedent in CLEANUP or INACTIVE (or not yet ended), to `fn`. */
+  private ending<R>(args: JobArgs, fn: (end: Ending) => R): R | Promise<Awaited<R>> {
     const ended = args.state === "INACTIVE" || args.state === "CLEANUP";
     const p = this.p;
-    return endingOf(args, p.eventPosted(args.id, "alloc"), p.eventPosted(args.id, "start"),
-      ended ? p.jobResult(args.id) : undefined);
+    const alloc = p.eventPosted(args.id, "alloc");
+    const start = p.eventPosted(args.id, "start");
+    if (!ended) return fn(endingOf(args, alloc, start, undefined));
+    return withRead(p.jobResult(args.id), (result) => fn(endingOf(args, alloc, start, result)));
   }
 
   /** Satisfied at submit: add then remove, so the eventlog shows the dependency. */
@@ -86,14 +88,18 @@ class AfterPlugin {
   }
 
   /** `job.dependency.<scheme>`: check the antecedent, then resolve, reject or wait. */
-  onScheme(args: DependencyArgs): Rejection | undefined {
+  onScheme(args: DependencyArgs): Rejection | undefined | Promise<Rejection | undefined> {
+    const ante = antecedentId(args.dependency.scheme, args.dependency.value);
+    if (typeof ante === "string") return this.p.reject(ante);
+    return withRead(this.p.lookup(ante), (target) => this.onTarget(args, ante, target));
+  }
+
+  /** `job.dependency.<scheme>` once the antecedent is looked up. */
+  private onTarget(args: DependencyArgs, ante: JobId, target: JobArgs | undefined): Rejection | undefined | Promise<Rejection | undefined> {
     const p = this.p;
     const scheme = args.dependency.scheme;
     const type = SCHEMES[scheme]!;
     const value = String(args.dependency.value ?? "");
-    const ante = antecedentId(scheme, args.dependency.value);
-    if (typeof ante === "string") return p.reject(ante);
-    const target = p.lookup(ante);
     if (target === undefined) return p.reject(`${scheme}: job ${value} not found`);
     if (target.userid !== args.userid) return p.reject(`${scheme}: Permission denied for job ${value}`);
     if (scheme === "after") {
@@ -101,8 +107,10 @@ class AfterPlugin {
     }
     const description = `${type}=${value}`;
     if (target.state === "INACTIVE") {
-      const why = inactiveAtSubmit(scheme, type, value, this.ending(target));
-      return why !== undefined ? p.reject(why) : this.resolveNow(args.id, description);
+      return this.ending(target, (end) => {
+        const why = inactiveAtSubmit(scheme, type, value, end);
+        return why !== undefined ? p.reject(why) : this.resolveNow(args.id, description);
+      });
     }
     if (type === "after-start" && p.eventPosted(ante, "start")) return this.resolveNow(args.id, description);
     p.dependencyAdd(args.id, description);
@@ -135,17 +143,17 @@ class AfterPlugin {
   }
 
   /** Any job became inactive: release or fail what waits on it; forget its own waits. */
-  onInactive(args: JobArgs): void {
+  onInactive(args: JobArgs): void | Promise<void> {
     const waiters = this.graph.take(args.id, () => true);
-    if (waiters.length > 0) {
-      const end = this.ending(args);
+    if (waiters.length === 0) return this.graph.forget(args.id);
+    return this.ending(args, (end) => {
       for (const w of waiters) {
         const r = releasedAtEnd(w.type, end);
         if (r === true) this.release(w);
         else this.fail(w, r === "never started" ? "job never started" : "can never be satisfied");
       }
-    }
-    this.graph.forget(args.id);
+      this.graph.forget(args.id);
+    });
   }
 
   forget(id: JobId): void {

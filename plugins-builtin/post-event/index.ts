@@ -12,7 +12,7 @@ import { formatJobId, parseJobId } from "jobtap/plugin";
 
 /** Registers the `post` service. */
 export default function postEvent(p: PluginContext): void {
-  p.serviceRegister("post", (payload) => {
+  p.serviceRegister("post", async (payload) => {
     if (typeof payload !== "object" || payload === null) throw new Error("payload must be an object");
     const { id, name, context } = payload as { id?: unknown; name?: unknown; context?: unknown };
     if (typeof id !== "string" && typeof id !== "number") throw new Error("id must be a job id");
@@ -22,7 +22,7 @@ export default function postEvent(p: PluginContext): void {
       throw new Error(`context of event "${name}" must be an object`);
     }
     const job = parseJobId(id);
-    const args = p.lookup(job);
+    const args = await p.lookup(job);
     if (args === undefined) throw new Error(`unknown job ${formatJobId(job)}`);
     if (args.state === "INACTIVE") throw new Error(`job ${formatJobId(job)} is inactive`);
     p.postEvent(job, name, context as Record<string, unknown> | undefined);

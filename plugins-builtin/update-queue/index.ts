@@ -14,6 +14,7 @@
  *   `update-queue.status` (open to guests).
  */
 import type { JobArgs, PluginContext } from "jobtap/plugin";
+import { withRead } from "jobtap/plugin";
 import { ConfigError, defaultQueue, jobQueue, queueTables } from "../common/config.js";
 import { reasonOf, reconcile, targets, type QueueStatus, type StatusTable } from "./status.js";
 
@@ -47,9 +48,12 @@ export default function updateQueue(p: PluginContext): void {
       if (e instanceof ConfigError) return p.reject(e.message);
       throw e;
     }
-    status = reconcile(p.state.get<StatusTable>(STATE_KEY), cfg.names);
-    applyToManager();
-    return undefined;
+    const names = cfg.names;
+    return withRead(p.state.get<StatusTable>(STATE_KEY), (saved) => {
+      status = reconcile(saved, names);
+      applyToManager();
+      return undefined;
+    });
   });
 
   // What this plugin told the manager, so a reload or a removal can undo exactly that.

@@ -11,6 +11,7 @@ import { resourceRequest } from "./jobspec.js";
 import type { QueueGate } from "./queues.js";
 import type { Scheduler } from "./scheduler.js";
 import { RESULTS } from "./states.js";
+import type { AppliedTopic } from "./topics.js";
 import { eventPosted, isDebugJob, resultOf } from "./transition.js";
 
 export interface ActionDeps {
@@ -157,7 +158,7 @@ export class Actions implements ActionRunner {
   }
 
   /** Fire-and-forget topics of a job that is leaving: async errors are logged. */
-  notify(job: ActiveJob, topic: string): void {
+  notify(job: ActiveJob, topic: AppliedTopic): void {
     const pending = this.d.engine.callJob(job, topic);
     if (pending) pending.catch((err: unknown) => this.d.engine.log("error", `${topic} ${formatJobId(job.core.id)}: ${err}`));
   }

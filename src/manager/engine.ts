@@ -10,7 +10,8 @@ import { formatJobId, type JobId } from "./ids.js";
 import { newActiveJob, redactedJobspec, type ActiveJob } from "./job.js";
 import { isPlainObject, mergeNullDeletes } from "./jobspec.js";
 import { NO_PLUGINS, PRIORITY_UNAVAILABLE, type EventEntry, type JobArgs, type Jobspec, type PluginPort, type StackResult } from "./port.js";
-import { PRIORITY_MAX, STATES, stateTopic, URGENCY_EXPEDITE, URGENCY_HOLD, type State } from "./states.js";
+import { PRIORITY_MAX, STATES, stateTopic, URGENCY_EXPEDITE, URGENCY_HOLD, type State, type StateTopic } from "./states.js";
+import type { AppliedTopic, OutOf } from "./topics.js";
 import type { JobStore } from "./store/types.js";
 import { eventLine, StoreBatcher } from "./batch.js";
 import { transition, updateCore } from "./transition.js";
@@ -223,12 +224,12 @@ export class Engine {
    * A generic stack call: skipped entirely when nobody listens; OUT applied per topic.
    * Returns a Promise only when a handler was asynchronous.
    */
-  callJob(job: ActiveJob, topic: string, extra?: Partial<JobArgs>): void | Promise<void> {
+  callJob(job: ActiveJob, topic: AppliedTopic, extra?: Partial<JobArgs>): void | Promise<void> {
     if (!this.port.matches(topic)) return;
     // The host labels plugin failures itself; a throw here is a host bug, which must not
     // take the job's mailbox (or the manager) down with it.
     const fail = (err: unknown) => this.log("error", `job ${formatJobId(job.core.id)}: ${topic}: ${errText(err)}`);
-    let res: StackResult | Promise<StackResult>;
+    let res: StackResult<OutOf<AppliedTopic>> | Promise<StackResult<OutOf<AppliedTopic>>>;
     try {
       res = this.port.callJob(topic, this.args(job, extra));
     } catch (err) {
@@ -239,34 +240,25 @@ export class Engine {
     this.applyOut(job, topic, res);
   }
 
-  /** Honours the merged OUT of a generic topic (spec §4.2). */
-  applyOut(job: ActiveJob, topic: string, res: StackResult): void {
-    const where = () => `job ${formatJobId(job.core.id)}: ${topic}`;
-    if (res.error) this.log("debug", `${where()}: plugin ${res.error.plugin}: ${res.error.message}`);
+  /**
+   * Honours the merged OUT of a generic topic (spec §4.2). The host has checked it against
+   * the topic table (an integer priority, object annotations, R only from SCHED); what is
+   * left here is what depends on the job: R once, priority only in PRIORITY/SCHED.
+   */
+  applyOut(job: ActiveJob, topic: AppliedTopic, res: StackResult<OutOf<AppliedTopic>>): void {
+    if (res.error) this.log("debug", `job ${formatJobId(job.core.id)}: ${topic}: plugin ${res.error.plugin}: ${res.error.message}`);
     const out = res.out;
-    if ("priority" in out) this.outPriority(job, topic, out.priority);
-    if ("annotations" in out) this.outAnnotations(job, topic, out.annotations);
-    if ("R" in out) {
-      if (topic !== "job.state.sched") this.log("error", `${where()}: R may only be set in SCHED state`);
-      else if (job.core.R) this.log("error", `${where()}: R is already set`);
-      else if (!isPlainObject(out.R)) this.log("error", `${where()}: R must be an object`);
-      else job.core = updateCore(job.core, { R: out.R });
+    if (out.priority !== undefined && out.priority >= 0) this.reprioritize(job, out.priority);
+    // A bare null clears what earlier plugins set in the same call: nothing to apply.
+    if (out.annotations) this.outAnnotations(job, topic, out.annotations);
+    const R = topic === "job.state.sched" ? (out as OutOf<"job.state.sched">).R : undefined;
+    if (R !== undefined) {
+      if (job.core.R) this.log("error", `job ${formatJobId(job.core.id)}: ${topic}: R is already set`);
+      else job.core = updateCore(job.core, { R });
     }
   }
 
-  private outPriority(job: ActiveJob, topic: string, p: unknown): void {
-    if (typeof p !== "number" || !Number.isInteger(p)) {
-      this.raise(job, topic, 4, "arg_unpack: priority must be an integer (job may be stuck in PRIORITY state)");
-      return;
-    }
-    if (p >= 0) this.reprioritize(job, p);
-  }
-
-  private outAnnotations(job: ActiveJob, topic: string, a: unknown): void {
-    if (!isPlainObject(a)) {
-      this.log("error", `job ${formatJobId(job.core.id)}: ${topic}: annotations must be an object`);
-      return;
-    }
+  private outAnnotations(job: ActiveJob, topic: AppliedTopic, a: Record<string, unknown>): void {
     const merged = mergeNullDeletes(job.core.annotations ?? {}, a);
     const next = Object.keys(merged).length === 0 ? null : merged;
     // job.new annotations are stored but not published (Flux).
@@ -321,7 +313,7 @@ export class Engine {
 }
 
 /** Topic strings built once, not per event. */
-const STATE_TOPIC = Object.fromEntries(STATES.map((s) => [s, stateTopic(s)])) as Record<State, string>;
+const STATE_TOPIC = Object.fromEntries(STATES.map((s) => [s, stateTopic(s)])) as Record<State, StateTopic>;
 
 /** `job.event.<name>` strings, cached per engine (bounded: event names are open-ended). */
 class EventTopics {

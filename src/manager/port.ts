@@ -14,6 +14,7 @@
 import type { JobId } from "./ids.js";
 import type { JobResult, State } from "./states.js";
 import type { Clock } from "./clock.js";
+import type { JobTopic, OutOf } from "./topics.js";
 
 /** One eventlog entry (RFC 18). */
 export interface EventEntry {
@@ -80,13 +81,13 @@ export type StackOut = Record<string, unknown>;
 /** Sentinel for "priority unavailable" (Flux's -2). Never stored. */
 export const PRIORITY_UNAVAILABLE = -2;
 
-/** The outcome of one stack call. */
-export interface StackResult {
+/** The outcome of one stack call; `O` is the topic's merged OUT (`OutOf<topic>`). */
+export interface StackResult<O = StackOut> {
   /** Number of plugins that had a matching handler (0: nobody listens). */
   handled: number;
   /** Set when a handler failed or was rejected; the stack stopped at that plugin. */
   error?: { plugin: string; message: string };
-  out: StackOut;
+  out: O;
 }
 
 /** What the manager calls on the plugin host. */
@@ -97,9 +98,10 @@ export interface PluginPort {
   /**
    * A Flux stack call of a job topic over all plugins in load order. Returns synchronously
    * when every handler that ran was synchronous; otherwise a Promise, and the manager holds
-   * that job's mailbox until it settles (other jobs keep moving).
+   * that job's mailbox until it settles (other jobs keep moving). The OUT is merged and
+   * checked by the host per the topic table (src/manager/topics.ts): the manager applies it.
    */
-  callJob(topic: string, args: JobArgs): StackResult | Promise<StackResult>;
+  callJob<T extends JobTopic>(topic: T, args: JobArgs): StackResult<OutOf<T>> | Promise<StackResult<OutOf<T>>>;
   /** `job.event.<name>` to the job's subscribers only; errors are logged, never thrown. */
   notifyEvent(args: JobArgs): void | Promise<void>;
   /** The job left the active set (after job.destroy): drop its aux data and subscriptions. */
@@ -123,10 +125,10 @@ export interface PluginPort {
  */
 export const NO_PLUGINS: PluginPort = {
   matches: (topic) => topic === "job.state.priority" || topic === "job.priority.get",
-  callJob: (topic, args) =>
+  callJob: <T extends JobTopic>(topic: T, args: JobArgs): StackResult<OutOf<T>> =>
     topic === "job.state.priority" || topic === "job.priority.get"
-      ? { handled: 1, out: { priority: args.urgency } }
-      : { handled: 0, out: {} },
+      ? { handled: 1, out: { priority: args.urgency } as never }
+      : { handled: 0, out: {} as never },
   notifyEvent: () => undefined,
   jobGone: () => undefined,
 };

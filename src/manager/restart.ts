@@ -144,7 +144,7 @@ async function rerunDependencies(e: Engine, job: ActiveJob): Promise<void> {
   if (!Array.isArray(deps)) return;
   for (const d of deps as unknown[]) {
     if (!isPlainObject(d) || typeof d.scheme !== "string") continue;
-    const topic = `job.dependency.${d.scheme}`;
+    const topic = `job.dependency.${d.scheme}` as const;
     if (!e.port.matches(topic)) {
       e.raise(job, "dependency", 4, `dependency scheme "${d.scheme}" not supported (job may be stuck in DEPEND state)`);
       continue;

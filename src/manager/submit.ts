@@ -178,7 +178,7 @@ export class Submitter {
         if (why !== undefined) return why;
         continue;
       }
-      const topic = ADMISSION_TOPICS[step]!;
+      const topic = ADMISSION_TOPICS[step] as (typeof ADMISSION_TOPICS)[0 | 1 | 3];
       if (!e.port.matches(topic)) continue;
       const res = e.port.callJob(topic, e.args(job));
       if (res instanceof Promise) return res.then((r) => this.stackOutcome(job, step, r) ?? this.admission(job, step + 1));
@@ -210,7 +210,7 @@ export class Submitter {
       const d: unknown = deps[i];
       if (!isPlainObject(d) || typeof d.scheme !== "string") return `dependency[${i}] missing string scheme`;
       const scheme = d.scheme;
-      const topic = `job.dependency.${scheme}`;
+      const topic = `job.dependency.${scheme}` as const;
       if (topic.length > 128) return "rejecting absurdly long dependency scheme";
       if (!e.port.matches(topic)) return `dependency scheme "${scheme}" not supported`;
       const res = e.port.callJob(topic, e.args(job, { dependency: d as { scheme: string } }));

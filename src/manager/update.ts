@@ -86,13 +86,13 @@ export class JobUpdater {
     let extra: Record<string, unknown> = {};
     let validated = true;
     for (const [key, value] of Object.entries(updates)) {
-      const topic = `job.update.${key}`;
+      const topic = `job.update.${key}` as const;
       const res = this.e.port.matches(topic)
         ? await this.e.port.callJob(topic, this.e.args(job, { cred, key, value }))
         : undefined;
       if (res === undefined || res.handled === 0) throw this.rejected(job, `update of ${key} not supported`);
       if (res.error) throw this.rejected(job, errmsg(res, "update rejected by job-manager plugin"));
-      if (res.out.validated !== true && res.out.validated !== 1) validated = false;
+      if (res.out.validated !== true && (res.out.validated as unknown) !== 1) validated = false;
       if (isPlainObject(res.out.updates)) extra = { ...extra, ...res.out.updates };
     }
     // Extra updates from plugins may override the user's (Flux).

@@ -3,14 +3,13 @@
  * job_aux_set/get/delete) and the plugin's persistent state.
  */
 import type { JobId } from "../manager/ids.js";
-import type { PluginState } from "./context.js";
-import type { PluginHost } from "./host.js";
-import { msg } from "./host.js";
+import type { ContextHost, PluginState } from "./context.js";
+import { msg } from "./dispatch.js";
 import type { PluginRecord } from "./record.js";
 
 /** Sets a value; replacing a different value runs the old destructor. */
 export function auxSet(
-  host: PluginHost,
+  host: ContextHost,
   rec: PluginRecord,
   id: JobId,
   key: string,
@@ -25,7 +24,7 @@ export function auxSet(
 }
 
 /** Deletes a value, running its destructor; a missing key is not an error. */
-export function auxDelete(host: PluginHost, rec: PluginRecord, id: JobId, key: string): void {
+export function auxDelete(host: ContextHost, rec: PluginRecord, id: JobId, key: string): void {
   const perJob = rec.aux.get(id);
   const old = perJob?.get(key);
   if (perJob === undefined || old === undefined) return;
@@ -35,7 +34,7 @@ export function auxDelete(host: PluginHost, rec: PluginRecord, id: JobId, key: s
 }
 
 function runDestructor(
-  host: PluginHost,
+  host: ContextHost,
   rec: PluginRecord,
   value: unknown,
   destructor: ((v: unknown) => void) | undefined,
@@ -49,7 +48,7 @@ function runDestructor(
 }
 
 /** The plugin's view of the store's per-plugin state (the host's memory when none). */
-export function pluginState(host: PluginHost, rec: PluginRecord, live: (w: string) => void): PluginState {
+export function pluginState(host: ContextHost, rec: PluginRecord, live: (w: string) => void): PluginState {
   const store = () => host.stateStore();
   return {
     get: <T>(key: string) => store().get(rec.name, key) as T | undefined,

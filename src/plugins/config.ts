@@ -17,7 +17,7 @@ import TOML from "@iarna/toml";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import { parseFSD } from "../manager/fsd.js";
 import type { JobtapHost } from "./control.js";
-import { msg } from "./host.js";
+import { msg } from "./dispatch.js";
 import { resolvePlugin } from "./loader.js";
 
 /** One `[job-manager] plugins` entry, validated. */
@@ -195,8 +195,6 @@ async function resetTo(host: JobtapHost, directives: readonly PluginDirective[])
     if (host.find(b.name) === undefined) await host.load(b.name, {}, { replay: true });
   }
   // Only builtins are loaded now: put them back in table order.
-  const rank = (name: string) => host.builtins.findIndex((b) => b.name === name);
-  host.plugins.sort((a, b) => rank(a.name) - rank(b.name));
-  host.invalidate();
+  host.sortBuiltinsFirst();
   await applyDirectives(host, directives, true);
 }

@@ -1,5 +1,16 @@
 /**
- * The plugin context: what a plugin's setup receives (spec flux-jobtap §5 in TS form).
+ * The context factory: the handle a plugin's setup receives (spec flux-jobtap §5 in TS form).
+ *
+ * Adding a context method (e.g. `p.jobAd`):
+ * 1. declare it in `PluginContext` below, with a JSDoc line on when it may be called;
+ *    a read that may one day cross a worker thread returns `Read<T>` (plugins `await` it);
+ * 2. implement it in the group it belongs to (`setupApi`: shapes the plugin, setup only;
+ *    `jobApi`: the Flux job API, each call through a guard; `auxApi`: per-job values), or in
+ *    a new group spread into `createContext`; reach the manager only through `g.job(...)` /
+ *    `ctx.manager(...)` so every failure is labelled with plugin, topic and job;
+ * 3. if it needs something new from the host, add it to `ContextHost` (keep it small: what
+ *    the context may ask for, never the registry or the dispatcher themselves);
+ * 4. export any new public type from src/plugin.ts and document it in docs/plugins.md.
  *
  * "Current job" in Flux is the job whose callback is running. Here every job call takes an
  * explicit id, and a job is *current for a plugin* while one of that plugin's handlers for
@@ -11,12 +22,13 @@ import { ErrorCode, JobtapError } from "../errors.js";
 import type { Clock } from "../manager/clock.js";
 import { formatJobId, type JobId } from "../manager/ids.js";
 import { checkJobspecUpdate } from "../manager/jobspec.js";
-import type { JobArgs, ManagerPort, StackResult } from "../manager/port.js";
+import type { JobArgs, ManagerPort, PluginStateStore, StackResult } from "../manager/port.js";
 import { PRIORITY_UNAVAILABLE } from "../manager/port.js";
 import type { JobResult } from "../manager/states.js";
-import type { PluginHost } from "./host.js";
 import { auxDelete, auxSet, pluginState } from "./aux.js";
-import { msg } from "./host.js";
+import { msg, type HostLogger } from "./dispatch.js";
+import type { JobspecShield } from "./shield.js";
+import type { Frame } from "./stack.js";
 import type { LoadSortOrder, PluginRecord, ServiceCred } from "./record.js";
 import { compileTopicGlob } from "./record.js";
 import type { AnyHandler, HandlerFor, Rejection } from "./topics.js";
@@ -35,13 +47,29 @@ export type JobFlag = "alloc-bypass" | "debug" | "immutable";
 /** A service handler: reachable through the daemon as `<plugin>.<method>`. */
 export type ServiceHandler = (payload: unknown, cred: ServiceCred) => unknown;
 
+/**
+ * What a context read (`lookup`, `jobResult`, `auxGet`, `state.get`, `call`) returns: the
+ * value itself for a plugin running in the manager's thread, and possibly a Promise of it
+ * for a plugin behind a worker-thread boundary. `await` it (or use `withRead` to stay
+ * synchronous when the value is at hand): such code does not change when a read does.
+ */
+export type Read<T> = T | Promise<T>;
+
+/**
+ * Calls `fn` with a read's value: at once when it is a value (so a synchronous handler stays
+ * synchronous), after it settles when it is a Promise.
+ */
+export function withRead<T, R>(value: Read<T>, fn: (value: T) => R): R | Promise<Awaited<R>> {
+  return value instanceof Promise ? (value.then(fn) as Promise<Awaited<R>>) : fn(value);
+}
+
 /** Persistent key/value state of one plugin (JSON values), kept in the job store. */
 export interface PluginState {
-  get<T = unknown>(key: string): T | undefined;
+  get<T = unknown>(key: string): Read<T | undefined>;
   /** Durable when the call returns; survives a restart of the manager. */
   set(key: string, value: unknown): void;
   delete(key: string): void;
-  keys(): string[];
+  keys(): Read<string[]>;
 }
 
 /** The per-plugin handle given to `setup`. */
@@ -86,13 +114,14 @@ export interface PluginContext {
   /** Current job only, in CLEANUP. */
   epilogStart(id: JobId, description: string): void;
   epilogFinish(id: JobId, description: string, status: number): void;
-  auxGet<T = unknown>(id: JobId, key: string): T | undefined;
+  auxGet<T = unknown>(id: JobId, key: string): Read<T | undefined>;
   /** Replacing a key runs the old value's destructor; all run when the job goes inactive. */
   auxSet<T>(id: JobId, key: string, value: T, destructor?: (value: T) => void): void;
   auxDelete(id: JobId, key: string): void;
   /** Standard IN args of an active or cached inactive job; undefined if unknown. */
-  lookup(id: JobId): JobArgs | undefined;
-  jobResult(id: JobId): JobResult;
+  lookup(id: JobId): Read<JobArgs | undefined>;
+  /** The result of an inactive job (or one in CLEANUP). */
+  jobResult(id: JobId): Read<JobResult>;
   eventPosted(id: JobId, name: string): boolean;
   setFlag(id: JobId, flag: JobFlag): void;
   /**
@@ -105,11 +134,40 @@ export interface PluginContext {
     topic: string,
     args?: Record<string, unknown>,
     id?: JobId,
-  ): StackResult | Promise<StackResult>;
+  ): Read<StackResult>;
   /** Registers `<plugin>.<method>` for the daemon; owner-only unless `guests`. Setup only. */
   serviceRegister(method: string, handler: ServiceHandler, opts?: { guests?: boolean }): void;
   /** Runs when the plugin is removed, after its aux destructors. */
   onRemove(fn: () => void): void;
+}
+
+/**
+ * What a context may ask of the host: the boundary between plugin code and the host's
+ * registry and dispatcher (one object per host, shared by every plugin's context).
+ */
+export interface ContextHost {
+  readonly clock: Clock;
+  /** The instance owner's uid. */
+  readonly owner: number;
+  /** Hands out deep-frozen jobspecs (`lookup`). */
+  readonly shield: JobspecShield;
+  report: HostLogger;
+  /** The manager, or a PLUGIN_PHASE error naming `who` when none is attached yet. */
+  manager(who: string): ManagerPort;
+  /** The per-plugin state store (the manager's, or memory when there is none). */
+  stateStore(): PluginStateStore;
+  /** The innermost callback running for `id` on behalf of `plugin`, if any. */
+  currentFrame(id: JobId, plugin: PluginRecord): Frame | undefined;
+  /** Labels a ManagerPort failure with plugin, topic (or service) and job, keeping its code. */
+  wrapError(plugin: PluginRecord, id: JobId | undefined, what: string, e: unknown): JobtapError;
+  subscribe(plugin: PluginRecord, id: JobId): void;
+  unsubscribe(plugin: PluginRecord, id: JobId): void;
+  /** A stack call of a custom topic over every plugin. */
+  callCustom(topic: string, args: Record<string, unknown>, id: JobId | undefined): StackResult | Promise<StackResult>;
+  /** A plugin's handlers changed (`p.on`). */
+  handlersChanged(): void;
+  /** Runs a plugin's service handler; context calls made from it are labelled with it. */
+  inService<T>(plugin: PluginRecord, method: string, fn: () => T): T;
 }
 
 /** The phase checks every context call goes through. */
@@ -124,7 +182,7 @@ interface Guards {
   current(what: string, id: JobId): void;
 }
 
-function guards(host: PluginHost, rec: PluginRecord): Guards {
+function guards(host: ContextHost, rec: PluginRecord): Guards {
   const phase = (what: string, why: string): JobtapError =>
     new JobtapError(ErrorCode.PLUGIN_PHASE, `plugin ${rec.name}: ${what}: ${why}`, {
       plugin: rec.name,
@@ -157,7 +215,7 @@ function guards(host: PluginHost, rec: PluginRecord): Guards {
 }
 
 /** Builds the context for one plugin record. */
-export function createContext(host: PluginHost, rec: PluginRecord): PluginContext {
+export function createContext(host: ContextHost, rec: PluginRecord): PluginContext {
   const g = guards(host, rec);
   const log = (level: "debug" | "info" | "warn" | "error") => (m: string) =>
     host.report(level, `${rec.name}: ${m}`, rec.name);
@@ -182,7 +240,7 @@ export function createContext(host: PluginHost, rec: PluginRecord): PluginContex
  * The manager's clock as a plugin sees it: a timer callback that throws (or whose Promise
  * rejects) is logged with the plugin's name instead of taking the manager down.
  */
-function pluginClock(host: PluginHost, rec: PluginRecord): Clock {
+function pluginClock(host: ContextHost, rec: PluginRecord): Clock {
   const report = (e: unknown) =>
     host.report("warn", `plugin ${rec.name}: timer callback failed: ${msg(e)}`, rec.name);
   return {
@@ -211,13 +269,13 @@ function pluginClock(host: PluginHost, rec: PluginRecord): Clock {
 type SetupApi = Pick<PluginContext, "on" | "setLoadSortOrder" | "serviceRegister" | "onRemove">;
 
 /** Calls that shape the plugin itself: allowed during setup only (onRemove: any time). */
-function setupApi(host: PluginHost, rec: PluginRecord, g: Guards): SetupApi {
+function setupApi(host: ContextHost, rec: PluginRecord, g: Guards): SetupApi {
   return {
     on(topic, handler) {
       g.setupOnly("on");
       const matches = compileTopicGlob(topic);
       rec.handlers.push({ glob: topic, matches, fn: handler as AnyHandler });
-      host.invalidate();
+      host.handlersChanged();
     },
     setLoadSortOrder(order) {
       g.setupOnly("setLoadSortOrder");
@@ -248,7 +306,7 @@ type JobApi = Omit<
 >;
 
 /** The Flux job API: each call checked, then handed to the manager. */
-function jobApi(host: PluginHost, rec: PluginRecord, g: Guards): JobApi {
+function jobApi(host: ContextHost, rec: PluginRecord, g: Guards): JobApi {
   const { job } = g;
   return {
     reprioritizeJob: (id, prio) => job("reprioritizeJob", id, (m) => m.reprioritizeJob(id, prio)),
@@ -311,7 +369,7 @@ function jobApi(host: PluginHost, rec: PluginRecord, g: Guards): JobApi {
 }
 
 /** The manager, if it offers queue start/stop (bare fakes do not). */
-function queuePort(host: PluginHost, rec: PluginRecord, what: "setQueueStarted" | "setDefaultQueue"): ManagerPort {
+function queuePort(host: ContextHost, rec: PluginRecord, what: "setQueueStarted" | "setDefaultQueue"): ManagerPort {
   const m = host.manager(`plugin ${rec.name}: ${what}`);
   if (typeof m[what] !== "function") {
     throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `plugin ${rec.name}: ${what}: this job manager has no queue start/stop`);
@@ -321,7 +379,7 @@ function queuePort(host: PluginHost, rec: PluginRecord, what: "setQueueStarted" 
 
 /** Per-plugin, per-job values with destructors (Flux's job aux). */
 function auxApi(
-  host: PluginHost,
+  host: ContextHost,
   rec: PluginRecord,
   g: Guards,
 ): Pick<PluginContext, "auxGet" | "auxSet" | "auxDelete"> {

@@ -1,23 +1,44 @@
 /**
- * Runtime control of the plugin host (spec flux-jobtap §7.3–§7.5): load, remove, list,
- * query, config reload and plugin services. This is what the daemon calls.
+ * The jobtap plugin host: runtime control (spec flux-jobtap §7.3–§7.5: load, remove, list,
+ * query, config reload, plugin services) over three parts, each with one job:
+ * - the registry (registry.ts): load order, names, which handler a topic reaches;
+ * - the dispatcher (dispatch.ts): stack calls, OUT merging, deadlines, current-job frames;
+ *   the manager's PluginPort calls are forwarded to it;
+ * - the context factory (context.ts): the per-plugin API, reaching the host only through
+ *   the `ContextHost` built here.
+ * This is what the daemon calls.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
+import type { Clock } from "../manager/clock.js";
 import type { JobId } from "../manager/ids.js";
-import type { JobArgs, StackResult } from "../manager/port.js";
+import type { JobArgs, ManagerPort, PluginPort, PluginStateStore, StackResult } from "../manager/port.js";
 import { STATE_BIT } from "../manager/states.js";
+import type { JobTopic, OutOf } from "../manager/topics.js";
 import { BUILTINS, SHIPPED, type BuiltinEntry, type ShippedEntry } from "./builtins.js";
 import { readPluginConfig, type PluginDirective } from "./config.js";
-import { createContext } from "./context.js";
-import { PluginHost, msg, type HostOptions } from "./host.js";
+import { createContext, type ContextHost, type PluginContext } from "./context.js";
+import { Dispatcher, msg, type HostLogger } from "./dispatch.js";
 import { fileListName, importPlugin, internalName, pluginShape, resolvePlugin } from "./loader.js";
 import type { PluginDefinition, PluginModule } from "./loader.js";
 import type { PluginRecord, ServiceCred } from "./record.js";
-import { compileNameGlob, destroyJobAux, pluginName } from "./record.js";
-import { runStack, stackCall } from "./stack.js";
+import { destroyJobAux, pluginName } from "./record.js";
+import { PluginRegistry } from "./registry.js";
+import { label, type HandlerRecord } from "./stack.js";
 
-/** Options of the controllable host. */
-export interface JobtapHostOptions extends HostOptions {
+/** Default per-plugin deadline for async handlers (30 s). */
+export const DEFAULT_DEADLINE_MS = 30_000;
+
+/** Options of a JobtapHost. */
+export interface JobtapHostOptions {
+  clock: Clock;
+  log?: HostLogger;
+  /** Default deadline for async handlers; a plugin's TOML `deadline` overrides it. */
+  deadlineMs?: number;
+  /** The whole instance configuration, as `conf.update` receives it. */
+  config?: Record<string, unknown>;
+  /** The instance owner's uid (`p.owner`); default: the manager's, else this process's. */
+  owner?: number;
   builtins?: readonly BuiltinEntry[];
   /** Plugins shipped but not loaded by default, found by plain name after the search
    *  path (default: SHIPPED, i.e. alloc-bypass and perilog). */
@@ -41,21 +62,110 @@ export interface PluginInfo {
   builtin: boolean;
 }
 
-/** The plugin host plus its control API. */
-export class JobtapHost extends PluginHost {
+/** The plugin host: one per job manager; no module-level state. */
+export class JobtapHost implements PluginPort {
   readonly builtins: readonly BuiltinEntry[];
   readonly shipped: readonly ShippedEntry[];
   searchPath: readonly string[];
   /** The `[job-manager] plugins` directives last applied (see reapplyPlugins). */
   appliedDirectives: readonly PluginDirective[] = [];
+  /** The whole instance configuration last accepted by every plugin (`conf.update`). */
+  config: Record<string, unknown>;
+  private readonly registry = new PluginRegistry();
+  private readonly dispatcher: Dispatcher;
+  private readonly contextHost: ContextHost;
+  private readonly clock: Clock;
+  private readonly log: HostLogger;
+  private readonly defaultDeadlineMs: number;
+  private mgr: ManagerPort | undefined;
   private loads = 0;
 
   constructor(opts: JobtapHostOptions) {
-    super(opts);
     this.builtins = opts.builtins ?? BUILTINS;
     this.shipped = opts.shipped ?? SHIPPED;
     this.searchPath = opts.searchPath ?? [];
+    this.config = opts.config ?? {};
+    this.clock = opts.clock;
+    this.log = opts.log ?? defaultLogger;
+    this.defaultDeadlineMs = opts.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    const manager = (who: string) => this.manager(who);
+    this.dispatcher = new Dispatcher(this.registry, {
+      clock: opts.clock,
+      log: this.log,
+      manager: () => this.manager("plugin host"),
+    });
+    this.contextHost = contextHost(this.dispatcher, this.registry, {
+      clock: opts.clock,
+      log: this.log,
+      manager,
+      owner: () => opts.owner ?? this.mgr?.owner ?? process.getuid?.() ?? 0,
+      stateStore: () => this.mgr?.pluginState,
+    });
   }
+
+  /** Connects the job manager; called once, before any plugin touches a job. */
+  attach(mgr: ManagerPort): void {
+    this.mgr = mgr;
+  }
+
+  /** The instance owner's uid: the `owner` option, else the manager's, else this process's. */
+  get owner(): number {
+    return this.contextHost.owner;
+  }
+
+  /** Logs through the host's logger (`plugin`: the plugin the message is about). */
+  report(level: "debug" | "info" | "warn" | "error", message: string, plugin?: string): void {
+    this.log(level, message, plugin);
+  }
+
+  private manager(who: string): ManagerPort {
+    if (this.mgr === undefined) {
+      throw new JobtapError(ErrorCode.PLUGIN_PHASE, `${who}: no job manager is attached yet`);
+    }
+    return this.mgr;
+  }
+
+  // --- PluginPort: the manager's calls, forwarded to the dispatcher ---------------------
+
+  matches(topic: string): boolean {
+    return this.dispatcher.matches(topic);
+  }
+
+  callJob<T extends JobTopic>(topic: T, args: JobArgs): StackResult<OutOf<T>> | Promise<StackResult<OutOf<T>>> {
+    return this.dispatcher.callJob(topic, args);
+  }
+
+  notifyEvent(args: JobArgs): void | Promise<void> {
+    return this.dispatcher.notifyEvent(args);
+  }
+
+  hasSubscribers(id: JobId): boolean {
+    return this.dispatcher.hasSubscribers(id);
+  }
+
+  jobGone(id: JobId): void {
+    this.dispatcher.jobGone(id);
+  }
+
+  replayDone(): Promise<void> {
+    return this.dispatcher.replayDone();
+  }
+
+  /**
+   * Listens to every handler call: topic, plugin, job, duration, outcome. Costs nothing
+   * while nobody listens. Returns the function that stops listening.
+   */
+  inspect(listener: (record: HandlerRecord) => void): () => void {
+    return this.dispatcher.inspect(listener);
+  }
+
+  /** The innermost callback running for `id` on behalf of `plugin` (tests, diagnostics). */
+  currentTopic(id: JobId, plugin: string): string | undefined {
+    const rec = this.find(plugin);
+    return rec === undefined ? undefined : this.dispatcher.currentFrame(id, rec)?.topic;
+  }
+
+  // --- control ---------------------------------------------------------------------------
 
   /** Loads every builtin in table order (manager start; no replay). */
   async loadBuiltins(): Promise<void> {
@@ -112,18 +222,17 @@ export class JobtapHost extends PluginHost {
     await this.setup(rec, shape.setup);
     await this.confUpdate(rec, this.config, "load");
     this.checkUnique(listName); // setup may have awaited while another load finished
-    this.plugins.push(rec);
-    this.invalidate();
-    if (opts.replay !== false && this.hasManager()) await this.replay(rec);
+    this.registry.add(rec);
+    if (opts.replay !== false && this.mgr !== undefined) await this.replay(rec);
     // No manager, no jobs to replay: the replay is trivially done.
     else if (opts.replay !== false) await this.callOne(rec, "plugin.replay-done", { reason: "load" }, undefined);
     return { name: rec.name, path: rec.path, builtin: rec.builtin };
   }
 
-  private async setup(rec: PluginRecord, setup: (p: ReturnType<typeof createContext>) => unknown) {
+  private async setup(rec: PluginRecord, setup: (p: PluginContext) => unknown) {
     rec.inSetup = true;
     try {
-      await setup(createContext(this, rec));
+      await setup(createContext(this.contextHost, rec));
     } catch (e) {
       rec.removed = true;
       const code = isJobtapError(e) ? e.code : ErrorCode.PLUGIN_LOAD;
@@ -143,15 +252,13 @@ export class JobtapHost extends PluginHost {
   }
 
   /** Runs one plugin's first matching handler for a topic; undefined if it has none. */
-  callOne(
+  private callOne(
     rec: PluginRecord,
     topic: string,
     args: unknown,
     id: JobId | undefined,
   ): StackResult | Promise<StackResult> | undefined {
-    const h = rec.handlers.find((e) => e.matches(topic));
-    if (h === undefined) return undefined;
-    return runStack(this, stackCall(topic, this.shield.args(args), id, [{ plugin: rec, fn: h.fn }]));
+    return this.dispatcher.callOne(rec, topic, args, id);
   }
 
   /** Runtime-load replay (spec §7.3 step 5–6); errors are logged, never thrown. */
@@ -192,10 +299,7 @@ export class JobtapHost extends PluginHost {
    * (every non-builtin; never fails). Returns the removed names.
    */
   remove(nameOrGlob: string): string[] {
-    const victims =
-      nameOrGlob === "all"
-        ? this.plugins.filter((p) => !p.builtin)
-        : this.plugins.filter((p) => compileNameGlob(nameOrGlob)(p.name));
+    const victims = this.registry.matching(nameOrGlob);
     if (victims.length === 0 && nameOrGlob !== "all") {
       throw new JobtapError(
         ErrorCode.PLUGIN_NOT_FOUND,
@@ -208,13 +312,12 @@ export class JobtapHost extends PluginHost {
 
   private unload(rec: PluginRecord): void {
     rec.removed = true;
-    this.plugins = this.plugins.filter((p) => p !== rec);
-    this.invalidate();
+    this.registry.delete(rec);
     const report = (e: unknown) => this.report("warn", `${rec.name}: destructor: ${msg(e)}`);
     for (const id of [...rec.aux.keys()]) destroyJobAux(rec, id, report);
     for (const t of rec.timers) this.clock.clearTimeout(t);
     rec.timers.clear();
-    this.unsubscribeAll(rec);
+    this.dispatcher.unsubscribeAll(rec);
     rec.services.clear();
     for (const fn of rec.onRemove) {
       try {
@@ -231,12 +334,12 @@ export class JobtapHost extends PluginHost {
    * armed outlives the manager.
    */
   close(): void {
-    for (const rec of [...this.plugins].reverse()) this.unload(rec);
+    for (const rec of [...this.registry.plugins].reverse()) this.unload(rec);
   }
 
   /** Loaded plugins in load order; builtins only with `all`. */
   list(opts: { all?: boolean } = {}): PluginInfo[] {
-    return this.plugins
+    return this.registry.plugins
       .filter((p) => opts.all === true || !p.builtin)
       .map((p) => ({ name: p.name, path: p.path, builtin: p.builtin }));
   }
@@ -266,7 +369,7 @@ export class JobtapHost extends PluginHost {
     readPluginConfig(config);
     const old = this.config;
     const accepted: PluginRecord[] = [];
-    for (const rec of [...this.plugins]) {
+    for (const rec of [...this.registry.plugins]) {
       try {
         await this.confUpdate(rec, config, "reload");
         accepted.push(rec);
@@ -286,7 +389,7 @@ export class JobtapHost extends PluginHost {
     payload: unknown,
     cred: ServiceCred,
   ): Promise<unknown> {
-    const rec = this.plugins.find((p) => p.internalName === plugin || p.name === plugin);
+    const rec = this.registry.findService(plugin);
     const svc = rec?.services.get(method);
     if (rec === undefined || svc === undefined) {
       throw new JobtapError(ErrorCode.PLUGIN_NOT_FOUND, `${plugin}.${method}: no such service`);
@@ -297,7 +400,7 @@ export class JobtapHost extends PluginHost {
       throw new JobtapError(ErrorCode.PERMISSION_DENIED, "Request requires owner credentials");
     }
     try {
-      return await this.inService(rec, method, () => svc.handler(payload, who));
+      return await this.contextHost.inService(rec, method, () => svc.handler(payload, who));
     } catch (e) {
       const code = isJobtapError(e) ? e.code : ErrorCode.PLUGIN_CALL;
       throw new JobtapError(code, serviceLabel(rec.name, method, msg(e)));
@@ -306,8 +409,82 @@ export class JobtapHost extends PluginHost {
 
   /** The plugin with this list name, if loaded. */
   find(name: string): PluginRecord | undefined {
-    return this.plugins.find((p) => p.name === name);
+    return this.registry.find(name);
   }
+
+  /** Puts the builtins back first, in table order (after re-applying a plugin list). */
+  sortBuiltinsFirst(): void {
+    const rank = (rec: PluginRecord) => this.builtins.findIndex((b) => b.name === rec.name);
+    this.registry.sortBy(rank);
+  }
+}
+
+/** What the context host needs besides the registry and the dispatcher. */
+interface ContextDeps {
+  clock: Clock;
+  log: HostLogger;
+  manager(who: string): ManagerPort;
+  owner(): number;
+  /** The manager's per-plugin state store, if it has one. */
+  stateStore(): PluginStateStore | undefined;
+}
+
+/** The ContextHost of one host, plus the service scope `callService` runs handlers in. */
+function contextHost(
+  dispatcher: Dispatcher,
+  registry: PluginRegistry,
+  deps: ContextDeps,
+): ContextHost {
+  let memoryState: PluginStateStore | undefined;
+  /** The service handler running (across its awaits), so context errors name it. */
+  const serviceScope = new AsyncLocalStorage<{ plugin: PluginRecord; method: string }>();
+  return {
+    clock: deps.clock,
+    get owner() {
+      return deps.owner();
+    },
+    shield: dispatcher.shield,
+    report: deps.log,
+    manager: deps.manager,
+    stateStore: () => deps.stateStore() ?? (memoryState ??= memoryStateStore()),
+    currentFrame: (id, plugin) => dispatcher.currentFrame(id, plugin),
+    wrapError(plugin, id, what, e) {
+      const frame = id === undefined ? undefined : dispatcher.currentFrame(id);
+      const service = serviceScope.getStore();
+      const inService = service?.plugin === plugin ? `service ${service.method}` : undefined;
+      const topic = frame?.topic ?? inService ?? "(outside a callback)";
+      const code = isJobtapError(e) ? e.code : ErrorCode.PLUGIN_CALL;
+      return new JobtapError(code, `${label(plugin, topic, id)}: ${what}: ${msg(e)}`, {
+        plugin: plugin.name,
+        topic,
+      });
+    },
+    subscribe: (plugin, id) => dispatcher.subscribe(plugin, id),
+    unsubscribe: (plugin, id) => dispatcher.unsubscribe(plugin, id),
+    callCustom: (topic, args, id) => dispatcher.callCustom(topic, args, id),
+    handlersChanged: () => registry.invalidate(),
+    inService: (plugin, method, fn) => serviceScope.run({ plugin, method }, fn),
+  };
+}
+
+function defaultLogger(level: string, message: string): void {
+  if (level === "warn" || level === "error") process.stderr.write(`jobtap: ${message}\n`);
+}
+
+/** Plugin state kept in memory only (lost on restart): for hosts without a job store. */
+function memoryStateStore(): PluginStateStore {
+  const data = new Map<string, Map<string, unknown>>();
+  const of = (plugin: string) => {
+    let m = data.get(plugin);
+    if (m === undefined) data.set(plugin, (m = new Map()));
+    return m;
+  };
+  return {
+    get: (plugin, key) => data.get(plugin)?.get(key),
+    set: (plugin, key, value) => void of(plugin).set(key, structuredClone(value)),
+    delete: (plugin, key) => void data.get(plugin)?.delete(key),
+    keys: (plugin) => [...(data.get(plugin)?.keys() ?? [])],
+  };
 }
 
 /** Labels a service failure once: a context error already names the plugin (and maybe

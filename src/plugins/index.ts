@@ -12,7 +12,7 @@ import type { ManagerPort } from "../manager/port.js";
 import type { BuiltinEntry } from "./builtins.js";
 import { applyDirectives, readPluginConfig } from "./config.js";
 import { JobtapHost } from "./control.js";
-import type { HostLogger } from "./host.js";
+import type { HostLogger } from "./dispatch.js";
 
 /** Options of `jobtapPlugins`. */
 export interface JobtapPluginsOptions {
@@ -76,6 +76,6 @@ export type { JobtapHostOptions, LoadOptions, PluginInfo } from "./control.js";
 export { BUILTINS } from "./builtins.js";
 export type { BuiltinEntry } from "./builtins.js";
 export { parseToml, readPluginConfig, reapplyPlugins } from "./config.js";
-export type { HostLogger } from "./host.js";
+export type { HostLogger } from "./dispatch.js";
 export type { HandlerRecord, HandlerOutcome } from "./stack.js";
-export { DEFAULT_DEADLINE_MS } from "./host.js";
+export { DEFAULT_DEADLINE_MS } from "./control.js";

@@ -13,10 +13,11 @@
  */
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import type { JobId } from "../manager/ids.js";
+import { formatJobId } from "../manager/ids.js";
 import type { StackOut, StackResult } from "../manager/port.js";
+import type { TopicRule } from "../manager/topics.js";
 import type { PluginRecord } from "./record.js";
 import type { AnyHandler, CallInfo } from "./topics.js";
-import { defaultRejection, topicKind } from "./topics.js";
 
 /** Starts a deadline timer; returns its cancel function. */
 export type DeadlineTimer = (ms: number, onExpire: () => void) => () => void;
@@ -36,22 +37,26 @@ export interface Frame {
   staged: Record<string, unknown> | undefined;
 }
 
-/** What the stack engine needs from the host. */
+/** What the stack engine needs from the dispatcher. */
 export interface StackHost {
   timer: DeadlineTimer;
   enter(id: JobId | undefined, plugin: PluginRecord, topic: string): Frame | undefined;
   /** The handler returned a Promise: keep its frame current until `leave`. */
   suspend(frame: Frame | undefined): void;
   leave(frame: Frame | undefined): void;
-  /** A `priority` OUT of the wrong type (spec §4.2): raise or log, per topic. */
-  badPriority(plugin: PluginRecord, topic: string, id: JobId | undefined, value: unknown): void;
+  /** Raises a non-fatal exception on the job (a bad `priority` on a `raise` topic). */
+  raise(plugin: PluginRecord, topic: string, id: JobId, note: string): void;
   /** Logs a labelled failure (level warn) or a rejection (level debug). */
   report(level: "debug" | "warn", message: string): void;
-  /** "plugin: topic: job id" prefix for messages. */
-  label(plugin: PluginRecord, topic: string, id: JobId | undefined): string;
   /** True while someone listens to the inspection stream (checked per handler). */
-  inspecting: boolean;
+  readonly inspecting: boolean;
   inspected(record: HandlerRecord): void;
+}
+
+/** "plugin NAME: TOPIC: job ID": the prefix of every message about a plugin call. */
+export function label(plugin: PluginRecord, topic: string, id: JobId | undefined): string {
+  const job = id === undefined ? "" : `: job ${formatJobId(id)}`;
+  return `plugin ${plugin.name}: ${topic}${job}`;
 }
 
 /** How one handler call ended, as the inspection stream reports it. */
@@ -73,6 +78,7 @@ export interface HandlerRecord {
 /** The state of one stack call. */
 export interface StackCall {
   topic: string;
+  rule: TopicRule;
   args: unknown;
   id: JobId | undefined;
   entries: readonly StackEntry[];
@@ -88,17 +94,18 @@ export interface StackCall {
   message: string | undefined;
 }
 
-/** Creates the state for one stack call. */
+/** Creates the state for one stack call of a topic over the given entries. */
 export function stackCall(
-  topic: string,
+  to: { readonly topic: string; readonly rule: TopicRule },
+  entries: readonly StackEntry[],
   args: unknown,
   id: JobId | undefined,
-  entries: readonly StackEntry[],
 ): StackCall {
+  const { topic, rule } = to;
   const info: CallInfo = id === undefined ? { topic } : { topic, id };
-  const stopOnError = topicKind(topic) !== "notify";
+  const stopOnError = rule.rule !== "notify";
   return {
-    topic, args, id, entries, stopOnError, info, out: {}, handled: 0,
+    topic, rule, args, id, entries, stopOnError, info, out: {}, handled: 0,
     t0: 0, outcome: "ok", message: undefined,
   };
 }
@@ -233,9 +240,9 @@ function withDeadline(
 /** Records a thrown error; returns true if the stack stops here. */
 function fail(host: StackHost, call: StackCall, plugin: PluginRecord, e: unknown): boolean {
   const why = isJobtapError(e) || e instanceof Error ? e.message : String(e);
-  const label = host.label(plugin, call.topic, call.id);
+  const prefix = label(plugin, call.topic, call.id);
   // Context calls already label their errors (host.wrapError); do not say it twice.
-  const message = why.startsWith(label) ? why : `${label}: ${why}`;
+  const message = why.startsWith(prefix) ? why : `${prefix}: ${why}`;
   host.report("warn", message);
   call.outcome = isJobtapError(e, ErrorCode.PLUGIN_DEADLINE) ? "deadline" : "error";
   call.message = message;
@@ -263,17 +270,20 @@ function absorb(host: StackHost, call: StackCall, plugin: PluginRecord, result: 
 
 function rejected(host: StackHost, call: StackCall, plugin: PluginRecord, why: unknown): boolean {
   const text = typeof why === "string" && why.length > 0 ? why : "";
-  const message = text || defaultRejection(call.topic, plugin.name);
+  const message = text || call.rule.rejection(plugin.name);
   call.outcome = "rejected";
   call.message = message;
-  host.report("debug", `${host.label(plugin, call.topic, call.id)}: rejected: ${message}`);
+  host.report("debug", `${label(plugin, call.topic, call.id)}: rejected: ${message}`);
   if (!call.stopOnError) return false;
   call.error = { plugin: plugin.name, message };
   call.out.errmsg = message;
   return true;
 }
 
-/** Merges one OUT key; returns an error message if the value must fail the call. */
+/**
+ * Merges one OUT key, checked here once for every topic by its rule (spec §4.2): the manager
+ * applies what comes out unchecked. Returns an error message if the value must fail the call.
+ */
 function mergeKey(
   host: StackHost,
   call: StackCall,
@@ -284,21 +294,30 @@ function mergeKey(
   switch (key) {
     case "priority":
       if (typeof value === "number" && Number.isInteger(value)) call.out.priority = value;
-      else host.badPriority(plugin, call.topic, call.id, value);
+      else badPriority(host, call, plugin, value);
       return undefined;
     case "annotations":
       return mergeAnnotations(host, call, plugin, value);
     case "R":
-      if (call.topic.startsWith("job.") && call.topic !== "job.state.sched") {
-        return "R may only be set in SCHED state";
-      }
-      if (typeof value !== "object" || value === null) return "R must be an object";
+      if (call.rule.job && call.rule.phase !== "SCHED") return "R may only be set in SCHED state";
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return "R must be an object";
       call.out.R = value;
       return undefined;
     default:
       call.out[key] = value;
       return undefined;
   }
+}
+
+/**
+ * A `priority` of the wrong type: logged; on the topics whose rule says `raise` Flux also
+ * raises a non-fatal exception typed by the topic, so the stuck job is visible.
+ */
+function badPriority(host: StackHost, call: StackCall, plugin: PluginRecord, value: unknown): void {
+  const what = `priority must be an integer, got ${JSON.stringify(value) ?? typeof value}`;
+  host.report("warn", `${label(plugin, call.topic, call.id)}: ${what}`);
+  if (call.id === undefined || call.rule.badPriority !== "raise") return;
+  host.raise(plugin, call.topic, call.id, `${plugin.name}: ${what} (job may be stuck in PRIORITY state)`);
 }
 
 /**
@@ -319,10 +338,7 @@ function mergeAnnotations(
     call.out.annotations =
       typeof prev === "object" && prev !== null ? { ...prev, ...value } : { ...value };
   } else {
-    host.report(
-      "warn",
-      `${host.label(plugin, call.topic, call.id)}: annotations must be an object; ignored`,
-    );
+    host.report("warn", `${label(plugin, call.topic, call.id)}: annotations must be an object; ignored`);
   }
   return undefined;
 }

@@ -5,6 +5,7 @@
  */
 import type { JobId } from "../../src/manager/ids.js";
 import type { JobArgs, ManagerPort, PluginPort, StackOut, StackResult } from "../../src/manager/port.js";
+import type { JobTopic, OutOf } from "../../src/manager/topics.js";
 
 export type Handler = (args: JobArgs, mgr: ManagerPort) => StackOut | void | { error: string; out?: StackOut } | Promise<StackOut | void>;
 
@@ -31,12 +32,13 @@ export function fakePort(handlers: Record<string, Handler>, opts: { priorityDefa
       calls: [],
       mgr,
       matches: (topic) => find(topic) !== undefined,
-      callJob(topic, args) {
+      // OUT passes unchecked: the manager trusts its port (the real host checks OUT).
+      callJob<T extends JobTopic>(topic: T, args: JobArgs): StackResult<OutOf<T>> | Promise<StackResult<OutOf<T>>> {
         port.calls.push({ topic, id: args.id, state: args.state });
         const h = find(topic);
-        if (!h) return { handled: 0, out: {} };
+        if (!h) return { handled: 0, out: {} } as never;
         const r = h(args, mgr);
-        return r instanceof Promise ? r.then((v) => toResult(v)) : toResult(r);
+        return (r instanceof Promise ? r.then((v) => toResult(v)) : toResult(r)) as never;
       },
       notifyEvent(args) {
         const h = find(`job.event.${args.entry?.name}`);

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { isJobtapError } from "../../src/errors.js";
 import type { JobId } from "../../src/manager/ids.js";
 import { PRIORITY_UNAVAILABLE } from "../../src/manager/port.js";
+import { jobtapPlugins } from "../../src/plugins/index.js";
 import { fakePort, type FakePort } from "./fake-port.js";
 import { jobspec, names, simManager, submitNow, testJob, tempDir } from "./helpers.js";
 
@@ -124,7 +125,7 @@ describe("OUT values and callbacks", () => {
     expect([count(), s.mgr.job(id).priority]).toEqual([2, 17]);
   });
 
-  it("R is honoured only from job.state.sched, and alloc-bypass skips the scheduler", async () => {
+  it("R from job.state.sched is honoured, and alloc-bypass skips the scheduler", async () => {
     const R = { version: 1, execution: { R_lite: [{ rank: "0", children: { core: "7" } }] } };
     const s = await simManager({
       plugins: fakePort({
@@ -133,28 +134,37 @@ describe("OUT values and callbacks", () => {
           m.postEvent(a.id, "alloc");
           return { R };
         },
-        "job.state.run": () => ({ R: { version: 1 } }),
       }),
     });
     const id = await submitNow(s, testJob("1s"));
     expect(s.mgr.eventlog(id).find((e) => e.name === "alloc")?.context?.R).toEqual(R);
-    expect(s.logs.some((l) => l.includes("job.state.run: R may only be set in SCHED state"))).toBe(true);
     await s.clock.advance(1000);
     expect(s.mgr.job(id).result).toBe("COMPLETED");
   });
 
-  it("a non-integer priority raises a severity-4 exception; unavailable waits for reprioritize", async () => {
+  it("the host's OUT checks reach the job: a non-integer priority raises a severity-4 exception", async () => {
+    const s = await simManager({
+      plugins: async (m) => {
+        const host = await jobtapPlugins({ builtins: [], pluginPath: [], log: () => undefined })(m);
+        await host.loadDefinition("odd", (p) => p.on("job.state.priority", () => ({ priority: "high" }) as never), {}, { replay: false });
+        return host;
+      },
+    });
+    const odd = await submitNow(s, testJob("1h"));
+    expect(s.mgr.job(odd).state).toBe("PRIORITY");
+    expect(s.mgr.eventlog(odd).at(-1)).toMatchObject({ name: "exception", context: { type: "job.state.priority", severity: 4 } });
+  });
+
+  it("a priority unavailable waits for reprioritize", async () => {
     let port!: FakePort;
     let ready = false;
     const s = await simManager({
       plugins: (m) =>
         (port = fakePort({
-          "job.state.priority": (a) => (a.urgency === 5 ? { priority: "high" } : { priority: ready ? 9 : PRIORITY_UNAVAILABLE }),
+          "job.state.priority": () => ({ priority: ready ? 9 : PRIORITY_UNAVAILABLE }),
           "job.priority.get": () => ({ priority: ready ? 9 : PRIORITY_UNAVAILABLE }),
         })(m)),
     });
-    const odd = await submitNow(s, testJob("1h"), { urgency: 5 });
-    expect(s.mgr.eventlog(odd).at(-1)?.context).toMatchObject({ type: "job.state.priority", severity: 4 });
     const id = await submitNow(s, testJob("1h"));
     expect(s.mgr.job(id).state).toBe("PRIORITY");
     ready = true;

@@ -1,3 +1,4 @@
+import type { PluginContext } from "jobtap/plugin";
 import { describe, expect, it } from "vitest";
 import type { StackResult } from "../../src/manager/port.js";
 import { fixture, makeHost } from "./helpers.js";
@@ -77,13 +78,15 @@ describe("async handlers", () => {
 
   it("keep the job current for the plugin until the Promise settles", async () => {
     const { host, mgr } = makeHost();
-    await host.load(fixture("async-slow.ts"), { delayMs: 10 });
+    const box: { p?: PluginContext } = {};
+    await host.load(fixture("async-slow.ts"), { delayMs: 10, box });
     const id = mgr.add("PRIORITY", 1);
     const t = track(host.callJob("job.state.priority", mgr.lookup(id)!));
-    const rec = host.find("async-slow.ts")!;
-    expect(host.currentFrame(id, rec)?.topic).toBe("job.state.priority");
+    // prologStart is allowed only for the plugin's current job.
+    box.p!.prologStart(id, "pending");
+    expect(mgr.calls).toContain(`prolog-start ${id} pending`);
     await mgr.clock.advance(10);
     expect(t.done).toBe(true);
-    expect(host.currentFrame(id, rec)).toBeUndefined();
+    expect(() => box.p!.prologStart(id, "settled")).toThrow(/\(outside a callback\).*allowed only for the current job/);
   });
 });

@@ -1,3 +1,4 @@
+import type { PluginContext } from "jobtap/plugin";
 import { describe, expect, it } from "vitest";
 import { isJobtapError } from "../../src/errors.js";
 import type { JobArgs } from "../../src/manager/port.js";
@@ -77,33 +78,31 @@ describe("plugin context", () => {
 
   it("refuses prologStart outside a callback for that job (PLUGIN_PHASE)", async () => {
     const { host, mgr } = makeHost();
-    await host.load(fixture("perilog.ts"));
+    const box: { p?: PluginContext } = {};
+    await host.load(fixture("keep-context.js"), { box });
     mgr.add("RUN", 1);
     const other = mgr.lookup(mgr.add("RUN", 2))!;
     // No callback is running for job 1, so it is not current for the plugin.
-    const rec = host.find("perilog.ts")!;
+    const p = box.p!;
     let caught: unknown;
-    const { createContext } = await import("../../src/plugins/context.js");
-    const p = createContext(host, rec);
     try {
       p.prologStart(1n as never, "x");
     } catch (e) {
       caught = e;
     }
     expect(isJobtapError(caught, "PLUGIN_PHASE")).toBe(true);
-    expect((caught as Error).message).toMatch(/perilog\.ts: \(outside a callback\): job ƒ\S+: prologStart/);
+    expect((caught as Error).message).toMatch(/keep-context\.js: \(outside a callback\): job ƒ\S+: prologStart/);
     expect(mgr.calls).not.toContain("prolog-start 1 x");
     expect(other.state).toBe("RUN");
   });
 
   it("refuses setup-only calls after setup, and every call after removal", async () => {
     const { host } = makeHost();
-    await host.load(fixture("recorder.js"));
-    const { createContext } = await import("../../src/plugins/context.js");
-    const rec = host.find("recorder.js")!;
-    const p = createContext(host, rec);
+    const box: { p?: PluginContext } = {};
+    await host.load(fixture("keep-context.js"), { box });
+    const p = box.p!;
     expect(() => p.on("job.new", () => undefined)).toThrow(/on: allowed only during setup/);
-    host.remove("recorder.js");
+    host.remove("keep-context.js");
     expect(() => p.reprioritizeAll()).toThrow(/has been removed/);
   });
 

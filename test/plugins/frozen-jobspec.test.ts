@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createTestHost, type TestHost } from "../../src/plugins/testhost.js";
-import type { JobArgs, PluginContext } from "../../src/plugin.js";
+import { withRead, type JobArgs, type PluginContext } from "../../src/plugin.js";
 
 let h: TestHost | undefined;
 afterEach(async () => {
@@ -32,7 +32,7 @@ describe("plugins get a read-only jobspec", () => {
     const t = (h = await createTestHost({ plugin: mutator(caught), name: "mutator" }));
     await t.plugins.loadDefinition("observer", (p) => {
       p.on("job.new", (args) => void seen.push(args.jobspec.attributes.system?.duration, args.jobspec.attributes.user));
-      p.on("job.state.priority", (args) => void seen.push(p.lookup(args.id)?.jobspec.attributes.user));
+      p.on("job.state.priority", (args) => withRead(p.lookup(args.id), (a) => void seen.push(a?.jobspec.attributes.user)));
     });
     const id = await t.submit({ runDuration: 1, system: { duration: 60 } });
     await t.runToCompletion(id);

@@ -1,0 +1,242 @@
+/**
+ * The dispatcher: runs stack calls (stack.ts) over what the registry says a topic reaches,
+ * keeps Flux's "current job" frames (including those of async handlers that have not
+ * settled), the per-job `job.event.*` subscriptions and the inspection stream. It is the
+ * PluginPort half of the host: the manager's calls land here.
+ *
+ * Everything a stack call takes and returns is plain data (args in, StackResult out), so a
+ * worker-thread boundary can sit between the dispatcher and the plugins later.
+ */
+import type { Clock } from "../manager/clock.js";
+import type { JobId } from "../manager/ids.js";
+import type { JobArgs, ManagerPort, StackOut, StackResult } from "../manager/port.js";
+import type { JobTopic, OutOf } from "../manager/topics.js";
+import type { PluginRecord } from "./record.js";
+import { destroyJobAux } from "./record.js";
+import { handlerOf, type PluginRegistry, type TopicHandlers } from "./registry.js";
+import { JobspecShield } from "./shield.js";
+import type { Frame, HandlerRecord, StackEntry, StackHost } from "./stack.js";
+import { label, runStack, stackCall } from "./stack.js";
+import { topicRule } from "../manager/topics.js";
+
+/** Host log sink. `plugin` is set for messages a plugin logged or caused. */
+export type HostLogger = (
+  level: "debug" | "info" | "warn" | "error",
+  message: string,
+  plugin?: string,
+) => void;
+
+/** What the dispatcher needs from the host around it. */
+export interface DispatcherDeps {
+  clock: Clock;
+  log: HostLogger;
+  /** The attached manager, if any (raising exceptions, posting staged jobspec updates). */
+  manager(): ManagerPort | undefined;
+}
+
+type Result<O = StackOut> = StackResult<O> | Promise<StackResult<O>>;
+
+const NOTHING: StackResult = { handled: 0, out: {} };
+
+/** Runs stack calls; one per host. */
+export class Dispatcher {
+  /** Hands plugins deep-frozen jobspecs (see shield.ts). */
+  readonly shield = new JobspecShield();
+  /** Callbacks running synchronously, innermost last (Flux's current-job stack). */
+  private readonly frames: Frame[] = [];
+  /** Callbacks whose Promise has not settled: their job stays current for the plugin. */
+  private readonly pendingFrames = new Set<Frame>();
+  /** Per job: the plugins subscribed to its `job.event.*`. */
+  private readonly subscribers = new Map<JobId, Set<PluginRecord>>();
+  private readonly inspectors = new Set<(record: HandlerRecord) => void>();
+  /** The stack engine's view of this dispatcher. */
+  private readonly stack: StackHost;
+
+  constructor(
+    private readonly registry: PluginRegistry,
+    private readonly deps: DispatcherDeps,
+  ) {
+    this.stack = this.stackHost();
+  }
+
+  // --- the manager's calls (PluginPort) --------------------------------------------------
+
+  /** Cheap: one cached lookup per topic. */
+  matches(topic: string): boolean {
+    return this.registry.handlers(topic).entries.length > 0;
+  }
+
+  /** A Flux stack call over all plugins; sync unless a handler returned a Promise. */
+  callJob<T extends JobTopic>(topic: T, args: JobArgs): Result<OutOf<T>> {
+    const to = this.registry.handlers(topic);
+    if (to.entries.length === 0) return NOTHING as StackResult<OutOf<T>>;
+    return this.run(to, to.entries, this.shield.args(args), args.id) as Result<OutOf<T>>;
+  }
+
+  /** `job.event.<name>` to the job's subscribers in load order; failures are logged. */
+  notifyEvent(args: JobArgs): void | Promise<void> {
+    const subs = this.subscribers.get(args.id);
+    if (subs === undefined || args.entry === undefined) return;
+    const to = this.registry.handlers(`job.event.${args.entry.name}`);
+    const entries = to.entries.filter((e) => subs.has(e.plugin));
+    if (entries.length === 0) return;
+    const r = this.run(to, entries, this.shield.args(args), args.id);
+    if (r instanceof Promise) return r.then(() => undefined);
+  }
+
+  /** `plugin.replay-done` (reason `restart`) to every plugin; errors are logged. */
+  async replayDone(): Promise<void> {
+    const to = this.registry.handlers("plugin.replay-done");
+    if (to.entries.length > 0) await this.run(to, to.entries, { reason: "restart" }, undefined);
+  }
+
+  /** True if some plugin subscribed to this job's events (the manager's fast check). */
+  hasSubscribers(id: JobId): boolean {
+    return this.subscribers.has(id);
+  }
+
+  /** Drops the job's aux data (running destructors) and its subscriptions. */
+  jobGone(id: JobId): void {
+    this.subscribers.delete(id);
+    for (const p of this.registry.plugins) {
+      destroyJobAux(p, id, (e) => this.report("warn", `${p.name}: aux destructor: ${msg(e)}`));
+    }
+  }
+
+  // --- the host's and the plugins' calls -------------------------------------------------
+
+  /** Runs one plugin's first matching handler for a topic; undefined if it has none. */
+  callOne(rec: PluginRecord, topic: string, args: unknown, id: JobId | undefined): Result | undefined {
+    const entry = handlerOf(rec, topic);
+    if (entry === undefined) return undefined;
+    return this.run({ topic, rule: topicRule(topic) }, [entry], this.shield.args(args), id);
+  }
+
+  /** Runs a stack call of a custom topic (`p.call`), the job (if any) being current. */
+  callCustom(topic: string, args: Record<string, unknown>, id: JobId | undefined): Result {
+    const to = this.registry.handlers(topic);
+    if (to.entries.length === 0) return { handled: 0, out: {} };
+    return this.run(to, to.entries, args, id);
+  }
+
+  private run(to: Pick<TopicHandlers, "topic" | "rule">, entries: readonly StackEntry[], args: unknown, id: JobId | undefined): Result {
+    return runStack(this.stack, stackCall(to, entries, args, id));
+  }
+
+  /** The innermost callback running for `id` (on behalf of `plugin`), if any. */
+  currentFrame(id: JobId, plugin?: PluginRecord): Frame | undefined {
+    const match = (f: Frame) => f.id === id && (plugin === undefined || f.plugin === plugin);
+    for (let i = this.frames.length - 1; i >= 0; i--) {
+      if (match(this.frames[i]!)) return this.frames[i];
+    }
+    for (const f of this.pendingFrames) if (match(f)) return f;
+    return undefined;
+  }
+
+  subscribe(plugin: PluginRecord, id: JobId): void {
+    let subs = this.subscribers.get(id);
+    if (subs === undefined) this.subscribers.set(id, (subs = new Set()));
+    subs.add(plugin);
+  }
+
+  unsubscribe(plugin: PluginRecord, id: JobId): void {
+    const subs = this.subscribers.get(id);
+    if (subs === undefined) return;
+    subs.delete(plugin);
+    if (subs.size === 0) this.subscribers.delete(id);
+  }
+
+  /** Drops every subscription a plugin holds (plugin removal). */
+  unsubscribeAll(plugin: PluginRecord): void {
+    for (const id of [...this.subscribers.keys()]) this.unsubscribe(plugin, id);
+  }
+
+  /**
+   * Listens to every handler call: topic, plugin, job, duration, outcome. Costs nothing
+   * while nobody listens. Returns the function that stops listening.
+   */
+  inspect(listener: (record: HandlerRecord) => void): () => void {
+    this.inspectors.add(listener);
+    return () => void this.inspectors.delete(listener);
+  }
+
+  private report(level: "debug" | "info" | "warn" | "error", message: string): void {
+    this.deps.log(level, message);
+  }
+
+  // --- the stack engine's view ---------------------------------------------------------
+
+  private stackHost(): StackHost {
+    const { clock } = this.deps;
+    const inspectors = this.inspectors;
+    return {
+      timer: (ms, onExpire) => {
+        const h = clock.setTimeout(onExpire, ms);
+        return () => clock.clearTimeout(h);
+      },
+      enter: (id, plugin, topic) => {
+        if (id === undefined) return undefined;
+        const frame: Frame = { id, plugin, topic, staged: undefined };
+        this.frames.push(frame);
+        return frame;
+      },
+      suspend: (frame) => {
+        if (frame === undefined) return;
+        this.dropFrame(frame);
+        this.pendingFrames.add(frame);
+      },
+      leave: (frame) => {
+        if (frame === undefined) return;
+        if (!this.pendingFrames.delete(frame)) this.dropFrame(frame);
+        if (frame.staged !== undefined) this.postStaged(frame);
+      },
+      raise: (plugin, topic, id, note) => {
+        try {
+          this.deps.manager()?.raiseException(id, topic, 4, note);
+        } catch (e) {
+          this.report("warn", `${label(plugin, topic, id)}: ${msg(e)}`);
+        }
+      },
+      report: (level, message) => this.report(level, message),
+      get inspecting() {
+        return inspectors.size > 0;
+      },
+      inspected: (record) => {
+        for (const listener of inspectors) {
+          try {
+            listener(record);
+          } catch (e) {
+            this.report("warn", `inspection listener failed: ${msg(e)}`);
+          }
+        }
+      },
+    };
+  }
+
+  private dropFrame(frame: Frame): void {
+    const stack = this.frames;
+    if (stack[stack.length - 1] === frame) stack.pop();
+    else {
+      const i = stack.lastIndexOf(frame);
+      if (i >= 0) stack.splice(i, 1);
+    }
+  }
+
+  /** Flux posts staged jobspec updates as one event after each plugin's callback. */
+  private postStaged(frame: Frame): void {
+    const updates = frame.staged!;
+    frame.staged = undefined;
+    try {
+      this.deps.manager()?.jobspecUpdate(frame.id, updates);
+    } catch (e) {
+      this.report("warn", `${label(frame.plugin, frame.topic, frame.id)}: ${msg(e)}`);
+    }
+  }
+}
+
+/** The message of anything thrown. */
+export function msg(e: unknown): string {
+  return e instanceof Error || (typeof e === "object" && e !== null && "message" in e)
+    ? String((e as { message: unknown }).message)
+    : String(e);
+}

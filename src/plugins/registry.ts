@@ -1,0 +1,94 @@
+/**
+ * The plugin registry: who is loaded, in which order, and which of their handlers a topic
+ * reaches. Flux's rules: plugins are called in load order (builtins first) and within one
+ * plugin only the first handler whose glob matches runs. The answer is cached per topic, with
+ * the topic's rule from the table, so a stack call costs one map lookup.
+ *
+ * The registry never calls a plugin; the dispatcher (dispatch.ts) does.
+ */
+import { topicRule, type TopicRule } from "../manager/topics.js";
+import type { PluginRecord } from "./record.js";
+import { compileNameGlob } from "./record.js";
+import type { StackEntry } from "./stack.js";
+
+/** What a concrete topic reaches: its rule and one entry per plugin that handles it. */
+export interface TopicHandlers {
+  readonly topic: string;
+  readonly rule: TopicRule;
+  readonly entries: readonly StackEntry[];
+}
+
+/** Bound on cached topics (job.update.<key>, job.event.<name> are open-ended). */
+const MAX_CACHED_TOPICS = 4096;
+
+/** The loaded plugins in load order and the per-topic match cache. */
+export class PluginRegistry {
+  private list: PluginRecord[] = [];
+  private readonly cache = new Map<string, TopicHandlers>();
+
+  /** Plugins in load order (builtins first). */
+  get plugins(): readonly PluginRecord[] {
+    return this.list;
+  }
+
+  /** The plugin with this list name, if loaded. */
+  find(name: string): PluginRecord | undefined {
+    return this.list.find((p) => p.name === name);
+  }
+
+  /** The plugin whose services answer to `name` (its service namespace or list name). */
+  findService(name: string): PluginRecord | undefined {
+    return this.list.find((p) => p.internalName === name || p.name === name);
+  }
+
+  /** Plugins matching a name or glob (`*` spares builtins), or `all` non-builtins. */
+  matching(nameOrGlob: string): PluginRecord[] {
+    if (nameOrGlob === "all") return this.list.filter((p) => !p.builtin);
+    const match = compileNameGlob(nameOrGlob);
+    return this.list.filter((p) => match(p.name));
+  }
+
+  /** Appends a plugin to the load order. */
+  add(rec: PluginRecord): void {
+    this.list.push(rec);
+    this.invalidate();
+  }
+
+  /** Takes a plugin out of the load order. */
+  delete(rec: PluginRecord): void {
+    this.list = this.list.filter((p) => p !== rec);
+    this.invalidate();
+  }
+
+  /** Reorders the load order (stable) by a rank; used to put builtins back first. */
+  sortBy(rank: (rec: PluginRecord) => number): void {
+    this.list.sort((a, b) => rank(a) - rank(b));
+    this.invalidate();
+  }
+
+  /** One entry per plugin that has a handler matching `topic`: its first match. */
+  handlers(topic: string): TopicHandlers {
+    const hit = this.cache.get(topic);
+    if (hit !== undefined) return hit;
+    const entries: StackEntry[] = [];
+    for (const plugin of this.list) {
+      const entry = handlerOf(plugin, topic);
+      if (entry !== undefined) entries.push(entry);
+    }
+    if (this.cache.size >= MAX_CACHED_TOPICS) this.cache.clear();
+    const result: TopicHandlers = { topic, rule: topicRule(topic), entries };
+    this.cache.set(topic, result);
+    return result;
+  }
+
+  /** Must be called whenever a plugin's handlers change (`p.on`). */
+  invalidate(): void {
+    this.cache.clear();
+  }
+}
+
+/** One plugin's first handler matching `topic`, as a stack entry. */
+export function handlerOf(plugin: PluginRecord, topic: string): StackEntry | undefined {
+  const h = plugin.handlers.find((e) => e.matches(topic));
+  return h === undefined ? undefined : { plugin, fn: h.fn };
+}
