@@ -53,8 +53,10 @@ describe("dependencies and limits from the command line", { timeout: 90_000 }, (
   });
 
   it("afterok on a job that fails ends the dependent with a fatal dependency exception", async () => {
-    const [failing] = submit(["--setattr", "exec.test.run_duration=0.5s", "--setattr", "exec.test.wait_status=256", "false"]);
+    // Held (urgency 0) until the dependent is in, so it cannot end first however slow the CLI.
+    const [failing] = submit(["--urgency=0", "--setattr", "exec.test.wait_status=256", "false"]);
     const [dependent] = submit([`--dependency=afterok:${failing}`, "true"]);
+    expect(d.cli(["urgency", failing!, "16"]).status).toBe(0);
     await waitFor(() => d.job(dependent!)?.state === "INACTIVE", 30_000, "the dependent to end");
     expect(d.job(dependent!)).toMatchObject({
       result: "FAILED",
