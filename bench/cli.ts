@@ -90,8 +90,7 @@ export async function main(argv: string[]): Promise<void> {
       process.stderr.write(`submit batch ${b + 1}/${args.batches}: ${submitted} jobs\n`);
     }
     const submitPerS = submitted / ((performance.now() - t0) / 1000);
-    const uid = process.getuid?.() ?? 0;
-    await client.call("cancel", { ids: await heldIds(client), userid: uid, note: "bench cleanup" });
+    await client.call("cancel", { ids: await heldIds(client), note: "bench cleanup" });
     await until(async () => (await activeCount(client)) === 0);
 
     const t1 = performance.now();

@@ -52,6 +52,7 @@ export const ErrorCode = {
 
   // --- daemon and CLI (src/server, src/cli) ----------------------------------------------
   NO_DAEMON: "NO_DAEMON",
+  NOT_AUTHENTICATED: "NOT_AUTHENTICATED",
   PROTOCOL: "PROTOCOL",
   USAGE: "USAGE",
 } as const;

@@ -3,7 +3,7 @@
  * `flux cancel` does.
  */
 import { optString, parseArgs, usage } from "./args.js";
-import { currentUserid, jobIdArg, withDaemon } from "./common.js";
+import { jobIdArg, withDaemon } from "./common.js";
 import type { Subcommand } from "./io.js";
 
 const OPTIONS = [{ name: "message", short: "m", value: true }];
@@ -15,7 +15,7 @@ export const cancel: Subcommand = async (argv, io) => {
   const ids = p.positionals.map(jobIdArg);
   const note = optString(p, "message");
   return withDaemon(io, async (client) => {
-    await client.call("cancel", { ids, userid: currentUserid(), ...(note === undefined ? {} : { note }) });
+    await client.call("cancel", { ids, ...(note === undefined ? {} : { note }) });
     return 0;
   });
 };

@@ -11,7 +11,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { optFlag, optString, parseArgs, usage } from "./args.js";
-import { currentUserid, withDaemon } from "./common.js";
+import { withDaemon } from "./common.js";
 import type { DaemonClient } from "../server/client.js";
 import type { CliIO, Subcommand } from "./io.js";
 import { jsonOrString } from "./jobspec.js";
@@ -141,5 +141,5 @@ export function parseJsonArg(text: string, what: string): unknown {
 
 /** Calls `<plugin>.<method>` on the daemon as the current user. */
 export function callService(client: DaemonClient, plugin: string, method: string, payload: unknown): Promise<unknown> {
-  return client.call("plugin.call", { plugin, method, payload, userid: currentUserid() });
+  return client.call("plugin.call", { plugin, method, payload });
 }

@@ -3,7 +3,7 @@
  * `flux job raise` does (type defaults to "cancel", severity to 0).
  */
 import { optInt, optString, parseArgs, usage } from "./args.js";
-import { currentUserid, jobIdArg, withDaemon } from "./common.js";
+import { jobIdArg, withDaemon } from "./common.js";
 import type { Subcommand } from "./io.js";
 
 const OPTIONS = [
@@ -23,7 +23,7 @@ export const raise: Subcommand = async (argv, io) => {
   if (type === "" || /[\s=]/.test(type)) throw usage(`--type "${type}": must be non-empty, without spaces or "="`);
   const note = optString(p, "message") ?? "";
   return withDaemon(io, async (client) => {
-    for (const id of ids) await client.call("raise", { id, type, severity, note, userid: currentUserid() });
+    for (const id of ids) await client.call("raise", { id, type, severity, note });
     return 0;
   });
 };

@@ -7,7 +7,7 @@ import { resolve } from "node:path";
 import type { Jobspec } from "../manager/port.js";
 import { optFlag, optInt, optList, optString, parseArgs, usage, type OptionSpec, type ParsedArgs } from "./args.js";
 import { parseUrgency } from "./urgency.js";
-import { currentUserid, exitStatusOf, withDaemon } from "./common.js";
+import { exitStatusOf, withDaemon } from "./common.js";
 import { parseIdset } from "./idset.js";
 import type { CliIO, Subcommand } from "./io.js";
 import {
@@ -67,7 +67,7 @@ export const submit: Subcommand = async (argv, io) => {
     let status = 0;
     let offset = 0;
     for (const batch of batches) {
-      const reply = await client.call("submit", { ...batch, userid: currentUserid(), ...(urgency === undefined ? {} : { urgency }) });
+      const reply = await client.call("submit", { ...batch, ...(urgency === undefined ? {} : { urgency }) });
       io.stdout(reply.ids.map((id) => id + "\n").join(""));
       ids.push(...reply.ids);
       for (const e of reply.errors ?? []) io.stderr(`job ${offset + e.index + 1} of the batch: ${e.message}\n`);

@@ -13,7 +13,7 @@ import { ErrorCode, JobtapError } from "../errors.js";
 import { parseFSD } from "../manager/fsd.js";
 import type { DaemonClient } from "../server/client.js";
 import { optFlag, parseArgs, usage } from "./args.js";
-import { currentUserid, jobIdArg, withDaemon } from "./common.js";
+import { jobIdArg, withDaemon } from "./common.js";
 import type { Subcommand } from "./io.js";
 import { jsonOrString } from "./jobspec.js";
 
@@ -105,7 +105,7 @@ export const update: Subcommand = async (argv, io) => {
       io.stdout(JSON.stringify(updates) + "\n");
       return 0;
     }
-    await client.call("update", { id, updates, userid: currentUserid() });
+    await client.call("update", { id, updates });
     if (optFlag(p, "verbose")) {
       for (const [k, v] of Object.entries(updates)) io.stdout(`${id}: updated ${k} to ${JSON.stringify(v)}\n`);
     }

@@ -4,7 +4,7 @@
  */
 import { URGENCY_DEFAULT, URGENCY_EXPEDITE, URGENCY_HOLD, URGENCY_MAX, URGENCY_MIN } from "../manager/states.js";
 import { optFlag, parseArgs, usage } from "./args.js";
-import { currentUserid, jobIdArg, withDaemon } from "./common.js";
+import { jobIdArg, withDaemon } from "./common.js";
 import type { Subcommand } from "./io.js";
 
 const NAMED: Record<string, number> = {
@@ -30,7 +30,7 @@ export const urgency: Subcommand = async (argv, io) => {
   const id = jobIdArg(p.positionals[0] as string);
   const value = parseUrgency(p.positionals[1] as string);
   return withDaemon(io, async (client) => {
-    const { old_urgency } = await client.call("urgency", { id, urgency: value, userid: currentUserid() });
+    const { old_urgency } = await client.call("urgency", { id, urgency: value });
     if (optFlag(p, "verbose")) io.stdout(`${id}: urgency ${old_urgency} -> ${value}\n`);
     return 0;
   });

@@ -1,9 +1,13 @@
 /**
- * The client half of the daemon protocol: typed calls over the Unix socket.
+ * The client half of the daemon protocol: typed calls over the Unix socket. The client
+ * proves its uid once (auth.ts) before its first call that needs it, and again if the
+ * daemon forgot its token (a restarted daemon).
  */
+import { rmSync } from "node:fs";
 import { Agent, request, type IncomingMessage } from "node:http";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
-import { API_PREFIX, type MethodName, type Methods } from "./protocol.js";
+import { writeProof } from "./auth.js";
+import { API_PREFIX, PUBLIC_METHODS, type MethodName, type Methods } from "./protocol.js";
 
 /** A connection to one daemon. Calls may run concurrently; `close` drops idle sockets. */
 export interface DaemonClient {
@@ -21,22 +25,46 @@ export interface DaemonClient {
 /** Creates a client for the daemon listening on `socketPath` (no connection is made yet). */
 export function connectDaemon(socketPath: string): DaemonClient {
   const agent = new Agent({ keepAlive: true });
-  const send = (method: MethodName, req: unknown): Promise<IncomingMessage> =>
+  const post = (method: MethodName, req: unknown, token: string | undefined): Promise<IncomingMessage> =>
     new Promise((resolve, reject) => {
       const body = JSON.stringify(req);
-      const r = request(
-        {
-          socketPath,
-          agent,
-          method: "POST",
-          path: API_PREFIX + method,
-          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-        },
-        resolve,
-      );
+      const headers: Record<string, string | number> = {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body),
+      };
+      if (token !== undefined) headers.authorization = `Bearer ${token}`;
+      const r = request({ socketPath, agent, method: "POST", path: API_PREFIX + method, headers }, resolve);
       r.on("error", (e) => reject(connectionError(e, socketPath)));
       r.end(body);
     });
+  const unary = async (method: MethodName, req: unknown, token?: string): Promise<unknown> => {
+    const res = await post(method, req, token);
+    return decodeReply(method, res.statusCode ?? 0, await readAll(res));
+  };
+  let token: Promise<string> | undefined;
+  const authenticate = async (): Promise<string> => {
+    const { nonce, dir } = (await unary("auth.challenge", {})) as Methods["auth.challenge"]["res"];
+    const proof = writeProof(socketPath, nonce, dir);
+    try {
+      return ((await unary("auth.prove", { nonce })) as Methods["auth.prove"]["res"]).token;
+    } finally {
+      rmSync(proof, { force: true });
+    }
+  };
+  const tokenNow = (): Promise<string> =>
+    (token ??= authenticate().catch((e: unknown) => {
+      token = undefined;
+      throw e;
+    }));
+  /** Sends with a token (proving the uid first if needed); once more after a 401. */
+  const send = async (method: MethodName, req: unknown): Promise<IncomingMessage> => {
+    if (PUBLIC_METHODS.includes(method)) return post(method, req, undefined);
+    const res = await post(method, req, await tokenNow());
+    if (res.statusCode !== 401) return res;
+    res.resume();
+    token = undefined;
+    return post(method, req, await tokenNow());
+  };
   return {
     socketPath,
     async call(method, req) {

@@ -5,6 +5,7 @@
  *
  *   [daemon]
  *   socket = "/run/jobtap.sock"        # default <statedir>/jobtap.sock
+ *   guests = false                     # true: other users may connect (socket 0666)
  *   max-request-size = 33554432        # bytes
  *   shutdown = "kill"                  # or "wait": what SIGTERM does to running jobs
  *   shutdown-timeout = "30s"           # "wait": how long before running jobs are killed
@@ -35,6 +36,8 @@ export type ShutdownPolicy = "kill" | "wait";
 /** The daemon-level settings, with defaults filled in. */
 export interface DaemonSettings {
   socket?: string;
+  /** Let other local users connect (socket 0666); they are guests. */
+  guests: boolean;
   maxRequestBytes: number;
   shutdown: ShutdownPolicy;
   shutdownTimeoutMs: number;
@@ -52,7 +55,7 @@ export interface DaemonConfig {
   settings: DaemonSettings;
 }
 
-const DAEMON_KEYS = ["socket", "max-request-size", "shutdown", "shutdown-timeout"];
+const DAEMON_KEYS = ["socket", "guests", "max-request-size", "shutdown", "shutdown-timeout"];
 const RESOURCE_KEYS = ["cores", "gpus", "memory"];
 const SIZE_UNITS: Record<string, number> = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
 
@@ -62,7 +65,7 @@ export function defaultConfig(): DaemonConfig {
 }
 
 function defaultSettings(): DaemonSettings {
-  return { maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES, shutdown: "kill", shutdownTimeoutMs: 30_000 };
+  return { guests: false, maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES, shutdown: "kill", shutdownTimeoutMs: 30_000 };
 }
 
 /**
@@ -149,6 +152,9 @@ function readSettings(raw: Record<string, unknown>, errors: JobtapError[]): Daem
     if (typeof socket === "string" && socket !== "") s.socket = socket;
     else errors.push(configError("[daemon].socket", "must be a non-empty path string"));
   }
+  const guests = daemon.guests;
+  if (typeof guests === "boolean") s.guests = guests;
+  else if (guests !== undefined) errors.push(configError("[daemon].guests", `must be true or false, got ${JSON.stringify(guests)}`));
   const cap = daemon["max-request-size"];
   if (cap !== undefined) s.maxRequestBytes = size(cap, "[daemon].max-request-size", errors) ?? s.maxRequestBytes;
   const policy = daemon.shutdown;

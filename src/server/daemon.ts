@@ -7,7 +7,7 @@
  * restart callbacks) → socket server. Shutdown: stop accepting, pause scheduling so nothing
  * new starts, settle running jobs per `[daemon] shutdown`, flush and close the store.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ErrorCode, JobtapError } from "../errors.js";
 import { createJobManager, type JobManager } from "../manager/manager.js";
@@ -55,7 +55,7 @@ const KILL_GRACE_MS = 10_000;
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const log = leveled(opts.log, opts.env.JOBTAP_DEBUG !== undefined);
   try {
-    mkdirSync(opts.statedir, { recursive: true, mode: 0o700 });
+    prepareStatedir(opts.statedir, log);
     const config = opts.configPath === undefined ? defaultConfig() : loadConfigFile(opts.configPath, opts.env);
     if (opts.configPath !== undefined) log("info", `configuration ${opts.configPath} accepted`);
     const socketPath = opts.socketPath ?? config.settings.socket ?? join(opts.statedir, "jobtap.sock");
@@ -71,6 +71,31 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   } catch (e) {
     log("error", `cannot start: ${(e as Error).message}`);
     throw e;
+  }
+}
+
+/**
+ * The statedir holds every job's jobspec (environments included): it is created mode 0700,
+ * an existing one is tightened to 0700, and one owned by another user is refused (its
+ * owner could read or replace the store under the daemon).
+ */
+function prepareStatedir(statedir: string, log: Leveled): void {
+  mkdirSync(statedir, { recursive: true, mode: 0o700 });
+  const st = lstatSync(statedir);
+  const me = process.geteuid?.() ?? 0;
+  if (!st.isDirectory()) {
+    throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `statedir ${statedir} is not a directory`, { statedir });
+  }
+  if (st.uid !== me) {
+    throw new JobtapError(
+      ErrorCode.PERMISSION_DENIED,
+      `statedir ${statedir} is owned by uid ${st.uid}, not by the daemon's user (uid ${me}); refusing to use it`,
+      { statedir },
+    );
+  }
+  if ((st.mode & 0o077) !== 0) {
+    chmodSync(statedir, 0o700);
+    log("info", `statedir ${statedir} was mode ${(st.mode & 0o777).toString(8)}; tightened to 700`);
   }
 }
 
@@ -124,7 +149,14 @@ async function launch(
   log("info", `plugins: ${host?.list({ all: true }).map((p) => p.name).join(" ") ?? "(no host)"}`);
   let server: SocketServer;
   try {
-    server = await startSocketServer({ socketPath, handlers, maxRequestBytes: s.maxRequestBytes, log: (l) => log("warn", l) });
+    server = await startSocketServer({
+      socketPath,
+      handlers,
+      maxRequestBytes: s.maxRequestBytes,
+      owner,
+      guests: s.guests,
+      log: (l) => log("warn", l),
+    });
   } catch (e) {
     await manager.close();
     throw e;

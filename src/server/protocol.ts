@@ -7,9 +7,10 @@
  * entry per line, until the job is inactive or the client hangs up.
  *
  * Job ids cross the wire as f58 strings (JSON has no 64-bit integers); the daemon accepts any
- * encoding `parseJobId` does. The caller's userid travels in each request (`userid`): the
- * socket is created mode 0600, so only its owner can connect at all, and that file mode is
- * the access control (see docs/cli.md).
+ * encoding `parseJobId` does. Who calls is never taken from a request: the client first
+ * proves its uid (`auth.challenge`, `auth.prove`: see auth.ts) and sends the token it got
+ * in an `authorization: Bearer TOKEN` header; every method except `ping` and the two auth
+ * methods needs it (see docs/cli.md, "Who may do what").
  */
 import type { EventEntry, Jobspec } from "../manager/port.js";
 
@@ -53,7 +54,7 @@ export interface Methods {
   ping: { req: Record<string, never>; res: { version: string; pid: number; uptime: number } };
   submit: {
     /** `count` (with exactly one jobspec): submit that jobspec `count` times (`--cc`). */
-    req: { jobspecs: Jobspec[]; count?: number; urgency?: number; userid: number; flags?: number };
+    req: { jobspecs: Jobspec[]; count?: number; urgency?: number; flags?: number };
     /** Ids of the accepted jobs in order; `errors` names rejected ones by request index. */
     res: { ids: string[]; errors?: Array<{ index: number; message: string }> };
   };
@@ -64,12 +65,12 @@ export interface Methods {
   info: { req: { id: string }; res: { job: JobView; jobspec: Jobspec; R?: unknown } };
   eventlog: { req: { id: string; follow?: boolean }; res: { eventlog: EventEntry[] } };
   wait: { req: { id: string }; res: { job: JobView } };
-  cancel: { req: { ids: string[]; note?: string; userid: number }; res: { canceled: string[] } };
-  urgency: { req: { id: string; urgency: number; userid: number }; res: { old_urgency: number } };
+  cancel: { req: { ids: string[]; note?: string }; res: { canceled: string[] } };
+  urgency: { req: { id: string; urgency: number }; res: { old_urgency: number } };
   /** Jobspec updates (`flux update`): period-delimited keys, all applied or none. */
-  update: { req: { id: string; updates: Record<string, unknown>; userid: number }; res: Record<string, never> };
+  update: { req: { id: string; updates: Record<string, unknown> }; res: Record<string, never> };
   raise: {
-    req: { id: string; type: string; severity: number; note?: string; userid: number };
+    req: { id: string; type: string; severity: number; note?: string };
     res: Record<string, never>;
   };
   "plugin.list": { req: { all?: boolean }; res: { plugins: PluginView[] } };
@@ -82,10 +83,20 @@ export interface Methods {
    * the caller's uid: owner-only unless the plugin opened it to guests. The result is
    * whatever the service returns.
    */
-  "plugin.call": { req: { plugin: string; method: string; payload?: unknown; userid: number }; res: unknown };
+  "plugin.call": { req: { plugin: string; method: string; payload?: unknown }; res: unknown };
   /** Re-reads the daemon's `--config` file; `plugins_reapplied` if the plugin list changed. */
   "config.reload": { req: Record<string, never>; res: { source: string; plugins_reapplied: boolean } };
+  /** Step 1 of proving who you are: a fresh nonce and the directory to write its proof in. */
+  "auth.challenge": { req: Record<string, never>; res: { nonce: string; dir: string } };
+  /** Step 3: the proof file is checked; the token authenticates later requests. */
+  "auth.prove": { req: { nonce: string }; res: { token: string; userid: number } };
 }
+
+/** Methods the socket server answers itself (authentication), not the service handlers. */
+export type AuthMethod = "auth.challenge" | "auth.prove";
+
+/** Methods served without a token. */
+export const PUBLIC_METHODS: readonly MethodName[] = ["ping", "auth.challenge", "auth.prove"];
 
 export type MethodName = keyof Methods;
 
@@ -106,6 +117,8 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "plugin.query",
   "plugin.call",
   "config.reload",
+  "auth.challenge",
+  "auth.prove",
 ];
 
 /** True if `name` is a method the daemon serves. */

@@ -1,5 +1,7 @@
 /**
- * The daemon's socket server: HTTP+JSON on a Unix socket, owner-only (mode 0600).
+ * The daemon's socket server: HTTP+JSON on a Unix socket, owner-only (mode 0600) unless
+ * guests are let in (0666). Every request but `ping` is authenticated (auth.ts): the
+ * server answers the two auth methods itself and hands each handler its proven caller.
  *
  * A peer that speaks garbage gets a 400 and its connection closed; an oversized body gets a
  * 413; an unknown method a 404. None of these disturb other clients: the server keeps
@@ -12,10 +14,13 @@ import { ErrorCode, JobtapError, isJobtapError, type JobtapErrorData } from "../
 import {
   API_PREFIX,
   DEFAULT_MAX_REQUEST_BYTES,
+  PUBLIC_METHODS,
   isMethodName,
+  type AuthMethod,
   type MethodName,
   type Methods,
 } from "./protocol.js";
+import { createAuthenticator, type Authenticator, type Caller } from "./auth.js";
 
 /** What a handler may use beyond its request: cancellation and line streaming. */
 export interface CallContext {
@@ -23,14 +28,19 @@ export interface CallContext {
   signal: AbortSignal;
   /** Streams one JSON line to the client; the first call switches the reply to NDJSON. */
   writeLine(value: unknown): void;
+  /** Who is calling, as proven (auth.ts); undefined only for `ping`. */
+  caller: Caller | undefined;
 }
+
+/** The methods the service handlers serve (the server answers the auth methods). */
+export type ServedMethod = Exclude<MethodName, AuthMethod>;
 
 export type Handler<M extends MethodName> = (
   req: Methods[M]["req"],
   ctx: CallContext,
 ) => Promise<Methods[M]["res"] | void> | Methods[M]["res"];
 
-export type Handlers = { [M in MethodName]: Handler<M> };
+export type Handlers = { [M in ServedMethod]: Handler<M> };
 
 export interface SocketServerOptions {
   socketPath: string;
@@ -38,6 +48,10 @@ export interface SocketServerOptions {
   maxRequestBytes?: number;
   /** Where protocol trouble is reported (the daemon's log). */
   log?: (line: string) => void;
+  /** The instance owner's uid (default: this process's). */
+  owner?: number;
+  /** Let other users connect (socket 0666, auth directory 1733); default owner-only. */
+  guests?: boolean;
 }
 
 /** A running socket server; `close` stops accepting and ends open long polls. */
@@ -56,6 +70,7 @@ const HTTP_STATUS: Partial<Record<string, number>> = {
   [ErrorCode.BAD_EXCEPTION]: 400,
   [ErrorCode.CONFIG]: 400,
   [ErrorCode.PERMISSION_DENIED]: 403,
+  [ErrorCode.NOT_AUTHENTICATED]: 401,
   [ErrorCode.UNKNOWN_JOB]: 404,
   [ErrorCode.PLUGIN_NOT_FOUND]: 404,
   [ErrorCode.JOB_INACTIVE]: 409,
@@ -82,6 +97,7 @@ export async function startSocketServer(opts: SocketServerOptions): Promise<Sock
   const log = opts.log ?? (() => undefined);
   const maxBytes = opts.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
   await assertSocketFree(opts.socketPath);
+  const auth = createAuthenticator(opts.socketPath, opts.owner ?? process.getuid?.() ?? 0, opts.guests === true);
   const live = new Set<AbortController>();
   const server = createServer((req, res) => {
     const ac = new AbortController();
@@ -90,18 +106,31 @@ export async function startSocketServer(opts: SocketServerOptions): Promise<Sock
       ac.abort();
       live.delete(ac);
     });
-    void serveRequest(req, res, opts.handlers, maxBytes, ac.signal, log);
+    void serveRequest(req, res, { handlers: opts.handlers, auth, maxBytes, signal: ac.signal, log });
   });
-  server.on("clientError", (err, socket) => {
+  server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
+    if (hungUp(err, socket)) {
+      log(`socket: ${HUNG_UP} (${err.code ?? err.message})`);
+      socket.destroy();
+      return;
+    }
     log(`socket: malformed request from a peer (${err.message}); answered 400`);
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
     else socket.destroy();
   });
-  await listen(server, opts.socketPath);
-  chmodSync(opts.socketPath, 0o600);
+  try {
+    await listen(server, opts.socketPath);
+    chmodSync(opts.socketPath, opts.guests === true ? 0o666 : 0o600);
+  } catch (e) {
+    auth.close();
+    throw e;
+  }
   return {
     socketPath: opts.socketPath,
-    close: () => closeServer(server, live, opts.socketPath),
+    close: async () => {
+      await closeServer(server, live, opts.socketPath);
+      auth.close();
+    },
   };
 }
 
@@ -150,14 +179,21 @@ export async function assertSocketFree(path: string): Promise<void> {
   unlinkSync(path);
 }
 
-async function serveRequest(
-  req: IncomingMessage,
-  res: ServerResponse,
-  handlers: Handlers,
-  maxBytes: number,
-  signal: AbortSignal,
-  log: (line: string) => void,
-): Promise<void> {
+/** A peer that went away mid-request, as opposed to one that sent garbage. */
+function hungUp(err: NodeJS.ErrnoException, socket: { writable: boolean; readableEnded?: boolean }): boolean {
+  return err.code === "ECONNRESET" || err.code === "EPIPE" || err.code === "HPE_INVALID_EOF_STATE" || socket.readableEnded === true;
+}
+
+interface Served {
+  handlers: Handlers;
+  auth: Authenticator;
+  maxBytes: number;
+  signal: AbortSignal;
+  log: (line: string) => void;
+}
+
+async function serveRequest(req: IncomingMessage, res: ServerResponse, s: Served): Promise<void> {
+  const { handlers, maxBytes, signal, log } = s;
   const url = req.url ?? "";
   const method = url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) : "";
   if (req.method !== "POST" || !isMethodName(method)) {
@@ -183,19 +219,44 @@ async function serveRequest(
     sendError(res, 400, protocolError(`${method}: request body must be a JSON object`));
     return;
   }
-  await runHandler(method, params, res, handlers, signal);
+  const caller = s.auth.caller(bearer(req.headers.authorization));
+  if (caller === undefined && !PUBLIC_METHODS.includes(method)) {
+    sendError(res, 401, {
+      code: ErrorCode.NOT_AUTHENTICATED,
+      message: `${method}: not authenticated (prove your uid with auth.challenge and auth.prove first)`,
+    });
+    return;
+  }
+  await runHandler(method, params, res, authHandlers(handlers, s.auth), signal, caller);
+}
+
+/** The token of an `authorization: Bearer TOKEN` header. */
+function bearer(header: string | undefined): string | undefined {
+  const m = header === undefined ? null : /^Bearer\s+(\S+)$/.exec(header);
+  return m ? m[1] : undefined;
+}
+
+/** The service handlers plus the two auth methods, which the server answers itself. */
+function authHandlers(handlers: Handlers, auth: Authenticator): { [M in MethodName]: Handler<M> } {
+  return {
+    ...handlers,
+    "auth.challenge": () => auth.challenge(),
+    "auth.prove": (req) => auth.prove(req.nonce),
+  };
 }
 
 async function runHandler(
   method: MethodName,
   params: object,
   res: ServerResponse,
-  handlers: Handlers,
+  handlers: { [M in MethodName]: Handler<M> },
   signal: AbortSignal,
+  caller: Caller | undefined,
 ): Promise<void> {
   let streaming = false;
   const ctx: CallContext = {
     signal,
+    caller,
     writeLine(value) {
       if (res.destroyed) return;
       if (!streaming) {
@@ -247,8 +308,14 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<string | Body
     });
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", (e) => resolve({ status: 400, message: `reading request: ${e.message}` }));
+    // A peer that leaves before the end of its body (resolving twice is harmless).
+    req.on("close", () => {
+      if (!req.complete) resolve({ status: 400, message: HUNG_UP });
+    });
   });
 }
+
+const HUNG_UP = "a peer hung up before finishing its request";
 
 /** How much of an oversized body is discarded before the connection is cut. */
 const DISCARD_FACTOR = 4;

@@ -6,11 +6,12 @@
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import { formatJobId, parseJobId, type JobId } from "../manager/ids.js";
 import type { JobManager } from "../manager/manager.js";
-import type { EventEntry } from "../manager/port.js";
+import type { EventEntry, Jobspec } from "../manager/port.js";
 import { STATES, type State } from "../manager/states.js";
 import type { JobtapHost } from "../plugins/index.js";
 import type { JobView } from "./protocol.js";
 import type { ReloadOutcome } from "./reload.js";
+import type { Caller } from "./auth.js";
 import type { CallContext, Handlers } from "./server.js";
 import { fullView, jobView, sortForListing } from "./views.js";
 
@@ -33,13 +34,15 @@ export function createHandlers(d: ServiceDeps): Handlers {
   const m = d.manager;
   return {
     ping: () => ({ version: d.version, pid: process.pid, uptime: (Date.now() - d.startedAt) / 1000 }),
-    submit: (req) => submit(d, req),
+    submit: (req, ctx) => submit(d, req, who(ctx)),
     list: (req) => ({ jobs: list(m, req) }),
-    info: (req) => {
+    info: (req, ctx) => {
       const id = jobId("info", req.id);
       const info = m.job(id);
       const core = m.engine.active.get(id)?.core ?? m.inactiveCore(id);
-      return { job: fullView(m, info), jobspec: m.jobspec(id), ...(core?.R ? { R: core.R } : {}) };
+      // The environment may hold secrets: only the job's own user sees it.
+      const jobspec = info.userid === who(ctx).userid ? m.jobspec(id) : redactEnvironment(m.jobspec(id));
+      return { job: fullView(m, info), jobspec, ...(core?.R ? { R: core.R } : {}) };
     },
     eventlog: (req, ctx) => {
       const id = jobId("eventlog", req.id);
@@ -51,32 +54,33 @@ export function createHandlers(d: ServiceDeps): Handlers {
       await untilAborted(m.wait(id), ctx.signal, "wait");
       return { job: fullView(m, m.job(id)) };
     },
-    cancel: (req) => cancel(m, req),
-    urgency: (req) => {
+    cancel: (req, ctx) => cancel(m, req, who(ctx).userid),
+    urgency: (req, ctx) => {
       const urgency = int("urgency", "urgency", req.urgency);
-      const old = m.setUrgency(jobId("urgency", req.id), urgency, { userid: int("urgency", "userid", req.userid) });
+      const old = m.setUrgency(jobId("urgency", req.id), urgency, { userid: who(ctx).userid });
       return { old_urgency: old };
     },
-    update: async (req) => {
+    update: async (req, ctx) => {
       const updates = req.updates;
       if (typeof updates !== "object" || updates === null || Array.isArray(updates)) bad("update", "updates must be an object");
-      await m.update(jobId("update", req.id), updates, { userid: int("update", "userid", req.userid) });
+      await m.update(jobId("update", req.id), updates, { userid: who(ctx).userid });
       return {};
     },
-    raise: (req) => {
+    raise: (req, ctx) => {
       const note = req.note === undefined ? "" : str("raise", "note", req.note);
       m.raise(jobId("raise", req.id), {
         type: str("raise", "type", req.type),
         severity: int("raise", "severity", req.severity),
         note,
-        userid: int("raise", "userid", req.userid),
+        userid: who(ctx).userid,
       });
       return {};
     },
     "plugin.list": (req) => ({
       plugins: host(d).list({ all: req.all === true }).map((p) => ({ name: p.name, path: p.path })),
     }),
-    "plugin.load": async (req) => {
+    "plugin.load": async (req, ctx) => {
+      ownerOnly(ctx, "plugin load", "load plugins");
       const conf = req.conf ?? {};
       if (typeof conf !== "object" || conf === null || Array.isArray(conf)) bad("plugin.load", "conf must be an object");
       const path = str("plugin.load", "path", req.path);
@@ -95,20 +99,26 @@ export function createHandlers(d: ServiceDeps): Handlers {
         throw e;
       }
     },
-    "plugin.remove": (req) => {
+    "plugin.remove": (req, ctx) => {
+      ownerOnly(ctx, "plugin remove", "remove plugins");
       const removed = host(d).remove(str("plugin.remove", "name", req.name));
       if (removed.length > 0) d.log("info", `plugins removed at runtime: ${removed.join(", ")}`);
       return { removed };
     },
-    "plugin.query": (req) => host(d).query(str("plugin.query", "name", req.name)),
-    "plugin.call": (req) => {
+    "plugin.query": (req, ctx) => {
+      // A plugin's query answer may carry its configuration: owner-only, as in Flux.
+      ownerOnly(ctx, "plugin query", "query plugins");
+      return host(d).query(str("plugin.query", "name", req.name));
+    },
+    "plugin.call": (req, ctx) => {
       const plugin = str("plugin.call", "plugin", req.plugin);
       const method = str("plugin.call", "method", req.method);
-      const userid = int("plugin.call", "userid", req.userid);
+      const userid = who(ctx).userid;
       // The host gives the instance owner's uid the owner role; anyone else is a guest.
       return host(d).callService(plugin, method, req.payload ?? {}, { userid, owner: false });
     },
-    "config.reload": async () => {
+    "config.reload": async (_req, ctx) => {
+      ownerOnly(ctx, "config reload", "reload the configuration");
       const r = await d.reload();
       return { source: r.source, plugins_reapplied: r.pluginsReapplied };
     },
@@ -117,12 +127,13 @@ export function createHandlers(d: ServiceDeps): Handlers {
 
 async function submit(
   d: ServiceDeps,
-  req: { jobspecs: unknown; count?: unknown; urgency?: unknown; userid: unknown },
+  req: { jobspecs: unknown; count?: unknown; urgency?: unknown },
+  caller: Caller,
 ): Promise<{ ids: string[]; errors?: Array<{ index: number; message: string }> }> {
   if (!d.accepting()) throw new JobtapError(ErrorCode.MANAGER_CLOSED, "the daemon is shutting down; not accepting jobs");
   if (!Array.isArray(req.jobspecs) || req.jobspecs.length === 0) bad("submit", "jobspecs must be a non-empty array");
   const opts = {
-    userid: int("submit", "userid", req.userid),
+    userid: caller.userid,
     ...(req.urgency === undefined ? {} : { urgency: int("submit", "urgency", req.urgency) }),
   };
   // One submitMany: the manager admits its jobs in order (a --cc singleton chain included).
@@ -180,9 +191,8 @@ function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?
     });
 }
 
-function cancel(m: JobManager, req: { ids: unknown; note?: unknown; userid: unknown }): { canceled: string[] } {
+function cancel(m: JobManager, req: { ids: unknown; note?: unknown }, userid: number): { canceled: string[] } {
   const ids = strList("cancel", "ids", req.ids).map((s) => jobId("cancel", s));
-  const userid = int("cancel", "userid", req.userid);
   const note = req.note === undefined ? "" : str("cancel", "note", req.note);
   const canceled: string[] = [];
   const failed: JobtapError[] = [];
@@ -255,6 +265,35 @@ function host(d: ServiceDeps): JobtapHost {
   if (!h) throw new JobtapError(ErrorCode.NOT_SUPPORTED, "no plugin host is attached");
   return h;
 }
+
+/** The proven caller (the socket server guarantees one for every method but ping). */
+function who(ctx: CallContext): Caller {
+  if (ctx.caller === undefined) throw new JobtapError(ErrorCode.NOT_AUTHENTICATED, "not authenticated");
+  return ctx.caller;
+}
+
+/** Plugin and configuration control is the instance owner's alone, as in Flux. */
+function ownerOnly(ctx: CallContext, operation: string, what: string): void {
+  const c = who(ctx);
+  if (!c.owner) {
+    throw new JobtapError(ErrorCode.PERMISSION_DENIED, `${operation}: only the instance owner may ${what} (you are uid ${c.userid})`, {
+      operation,
+      userid: c.userid,
+    });
+  }
+}
+
+/** A jobspec as someone other than its job's user sees it: the environment withheld. */
+function redactEnvironment(jobspec: Jobspec): Jobspec {
+  const system = jobspec.attributes?.system;
+  if (system === undefined || !("environment" in system)) return jobspec;
+  return {
+    ...jobspec,
+    attributes: { ...jobspec.attributes, system: { ...system, environment: REDACTED } },
+  } as Jobspec;
+}
+
+const REDACTED = "(redacted: only the job's own user may see its environment)";
 
 function bad(method: string, why: string): never {
   throw new JobtapError(ErrorCode.PROTOCOL, `${method}: ${why}`);

@@ -25,6 +25,7 @@ describe("daemon configuration", () => {
     );
     const cfg = loadConfigFile(path, {});
     expect(cfg.settings).toEqual({
+      guests: false,
       maxRequestBytes: 1024 * 1024,
       shutdown: "wait",
       shutdownTimeoutMs: 5000,
@@ -43,7 +44,7 @@ describe("daemon configuration", () => {
     );
     const { errors } = checkConfigFile(path, {});
     expect(errors.map((e) => e.message)).toEqual([
-      '[daemon].colour: unknown key (expected socket, max-request-size, shutdown, shutdown-timeout)',
+      '[daemon].colour: unknown key (expected socket, guests, max-request-size, shutdown, shutdown-timeout)',
       '[daemon].shutdown: must be "kill" or "wait", got "sometimes"',
       "[resources].cores: must be a non-negative integer",
       "[job-manager.plugins][1].load: nosuch-plugin.js: No such plugin found",

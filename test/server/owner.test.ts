@@ -30,12 +30,16 @@ describe("daemon: instance owner", () => {
 
   it("plugins see the owner the manager has", async () => {
     const plugin = join(dir, "who.mjs");
-    writeFileSync(plugin, "export default function (p) { p.on('plugin.query', () => ({ owner: p.owner })); }\n");
-    daemon = await startDaemon({ statedir: dir, env: {}, log: () => undefined, owner: OTHER });
+    writeFileSync(
+      plugin,
+      "export default function (p) { p.serviceRegister('owner', () => ({ owner: p.owner }), { guests: true }); }\n",
+    );
+    // Loaded from the config: this test process is a guest of an instance owned by OTHER.
+    writeFileSync(join(dir, "jobtap.toml"), `[job-manager]\nplugins = [{ load = ${JSON.stringify(plugin)} }]\n`);
+    daemon = await startDaemon({ statedir: dir, configPath: join(dir, "jobtap.toml"), env: {}, log: () => undefined, owner: OTHER });
     client = connectDaemon(daemon.socketPath);
     expect(daemon.manager.owner).toBe(OTHER);
-    await client.call("plugin.load", { path: plugin });
-    expect(await client.call("plugin.query", { name: "who.mjs" })).toMatchObject({ owner: OTHER });
+    expect(await client.call("plugin.call", { plugin: "who.mjs", method: "owner" })).toEqual({ owner: OTHER });
   });
 
   it("defaults to this process's uid for both", async () => {

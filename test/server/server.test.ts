@@ -111,6 +111,20 @@ describe("socket server", () => {
     c.close();
   });
 
+  it("a peer hanging up mid-request is logged as such, not as a malformed request", async () => {
+    for (const partial of ["POST /v1/ping HTTP/1.1\r\nHost: x\r\nContent-Le", "POST /v1/pi"]) {
+      log.length = 0;
+      await new Promise<void>((resolve) => {
+        const s = connect(sock, () => s.end(partial));
+        s.on("close", () => resolve());
+        s.resume();
+      });
+      // The server logs the peer's departure once it sees it; wait for that line.
+      for (let i = 0; i < 500 && log.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(log).toEqual([expect.stringContaining("a peer hung up before finishing its request")]);
+    }
+  });
+
   it("rejects a body that is not a JSON object with 400 PROTOCOL", async () => {
     const body = "[1,2";
     const reply = await rawExchange(

@@ -12,6 +12,7 @@
  */
 import Database from "better-sqlite3";
 import { dirname } from "node:path";
+import { chmodSync, closeSync, openSync } from "node:fs";
 import { ErrorCode, JobtapError } from "../../errors.js";
 import { makeDirs } from "../fsutil.js";
 import type { JobId } from "../ids.js";
@@ -42,6 +43,23 @@ const EVENTLOG_OF = (idExpr: string) =>
 const toRow = (id: JobId): bigint => BigInt.asIntN(64, id);
 const fromRow = (v: bigint): JobId => BigInt.asUintN(64, v) as JobId;
 
+/**
+ * The store holds every jobspec, environments included: the database file is created mode
+ * 0600 before SQLite opens it (SQLite gives its -wal and -shm files the database file's
+ * mode), and files left more open by an older version are tightened.
+ */
+function ownerOnly(path: string): void {
+  if (path === ":memory:" || path === "") return;
+  closeSync(openSync(path, "a", 0o600));
+  for (const f of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
+    try {
+      chmodSync(f, 0o600);
+    } catch {
+      // absent: SQLite creates it with the database file's mode
+    }
+  }
+}
+
 /** A JobStore in one SQLite file (WAL); each batch is one transaction. */
 export class SqliteStore implements JobStore {
   readonly kind = "sqlite";
@@ -60,6 +78,7 @@ export class SqliteStore implements JobStore {
   ) {
     try {
       makeDirs(dirname(path));
+      ownerOnly(path);
       this.db = new Database(path);
       this.db.pragma("journal_mode = WAL");
       this.db.pragma(`synchronous = ${opts.synchronous === "full" ? "FULL" : "NORMAL"}`);
