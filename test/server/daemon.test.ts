@@ -59,11 +59,11 @@ describe("daemon (in-process)", () => {
 
   it("submits a counted batch and lists by state, result and priority order", async () => {
     await start();
-    const { ids: held } = await client.call("submit", { jobspecs: [testJob("0s")], count: 3, urgency: 0, userid: UID });
+    const { ids: held } = await client.call("submit", { jobspecs: [testJob("0s")], count: 3, urgency: 0 });
     expect(held).toHaveLength(3);
-    const { ids: [fast] } = await client.call("submit", { jobspecs: [testJob("0s")], userid: UID });
+    const { ids: [fast] } = await client.call("submit", { jobspecs: [testJob("0s")] });
     await client.call("wait", { id: fast as string });
-    const { ids: [urgent] } = await client.call("submit", { jobspecs: [testJob("0s")], urgency: 31, userid: UID });
+    const { ids: [urgent] } = await client.call("submit", { jobspecs: [testJob("0s")], urgency: 31 });
     await client.call("wait", { id: urgent as string });
     const sched = (await client.call("list", { states: ["SCHED"] })).jobs.map((j) => j.id);
     expect(sched).toEqual(held);
@@ -79,10 +79,10 @@ describe("daemon (in-process)", () => {
 
   it("list with a limit builds full views only for the rows it returns", async () => {
     await start("[resources]\ncores = 1\n[queues.q0]\n[queues.q1]\n[queues.q2]\n");
-    const { ids: [running] } = await client.call("submit", { jobspecs: [testJob("1h", { queue: "q0" })], userid: UID });
+    const { ids: [running] } = await client.call("submit", { jobspecs: [testJob("1h", { queue: "q0" })] });
     await until(async () => (await view(running as string)).state === "RUN", "job to run");
-    const { ids: held } = await client.call("submit", { jobspecs: [testJob("0s", { queue: "q1" })], count: 40, urgency: 0, userid: UID });
-    const { ids: [urgent] } = await client.call("submit", { jobspecs: [testJob("0s", { queue: "q2" })], urgency: 20, userid: UID });
+    const { ids: held } = await client.call("submit", { jobspecs: [testJob("0s", { queue: "q1" })], count: 40, urgency: 0 });
+    const { ids: [urgent] } = await client.call("submit", { jobspecs: [testJob("0s", { queue: "q2" })], urgency: 20 });
     await until(async () => (await view(urgent as string)).state === "SCHED", "job to queue");
     const eventlogReads = vi.spyOn(daemon!.manager, "eventlog");
     const { jobs } = await client.call("list", { limit: 3 });
@@ -100,15 +100,15 @@ describe("daemon (in-process)", () => {
 
   it("returns rejections and bad fields as coded errors naming what was wrong", async () => {
     await start();
-    await expect(client.call("submit", { jobspecs: [{ version: 2 } as never], userid: UID })).rejects.toMatchObject({
+    await expect(client.call("submit", { jobspecs: [{ version: 2 } as never] })).rejects.toMatchObject({
       code: ErrorCode.BAD_JOBSPEC,
       message: expect.stringContaining("version"),
     });
-    await expect(client.call("urgency", { id: "ƒ2222", urgency: "high" as never, userid: UID })).rejects.toMatchObject({
+    await expect(client.call("urgency", { id: "ƒ2222", urgency: "high" as never })).rejects.toMatchObject({
       code: ErrorCode.PROTOCOL,
       message: "urgency: urgency must be an integer",
     });
-    await expect(client.call("submit", { jobspecs: [testJob("0s"), testJob("0s")], count: 2, userid: UID })).rejects.toMatchObject({
+    await expect(client.call("submit", { jobspecs: [testJob("0s"), testJob("0s")], count: 2 })).rejects.toMatchObject({
       message: "submit: count needs exactly one jobspec",
     });
     await expect(client.call("info", { id: "ƒ2222222" })).rejects.toMatchObject({ code: ErrorCode.UNKNOWN_JOB });
@@ -117,7 +117,7 @@ describe("daemon (in-process)", () => {
 
   it("streams an eventlog until clean", async () => {
     await start();
-    const { ids: [id] } = await client.call("submit", { jobspecs: [testJob("0.2s")], userid: UID });
+    const { ids: [id] } = await client.call("submit", { jobspecs: [testJob("0.2s")] });
     const names: string[] = [];
     await client.stream("eventlog", { id: id as string, follow: true }, (e) => names.push((e as { name: string }).name));
     expect(names[0]).toBe("submit");
@@ -129,9 +129,9 @@ describe("daemon (in-process)", () => {
 
   it("shutdown 'kill' cancels running jobs, keeps pending ones unstarted, and frees the statedir", async () => {
     await start();
-    const { ids: [running] } = await client.call("submit", { jobspecs: [testJob("1h")], userid: UID });
+    const { ids: [running] } = await client.call("submit", { jobspecs: [testJob("1h")] });
     await until(async () => (await view(running as string)).state === "RUN", "job to run");
-    const { ids: [pending] } = await client.call("submit", { jobspecs: [testJob("0s")], userid: UID });
+    const { ids: [pending] } = await client.call("submit", { jobspecs: [testJob("0s")] });
     await until(async () => (await view(pending as string)).state === "SCHED", "job to wait");
     await stop();
     expect(existsSync(join(dir, "jobtap.sock"))).toBe(false);
@@ -152,9 +152,9 @@ describe("daemon (in-process)", () => {
 
   it("shutdown 'wait' lets running jobs finish but starts nothing new", async () => {
     await start(`[resources]\ncores = 2\n[daemon]\nshutdown = "wait"\nshutdown-timeout = "20s"\n`);
-    const { ids: [short, long] } = await client.call("submit", { jobspecs: [testJob("0.1s"), testJob("0.6s")], userid: UID });
+    const { ids: [short, long] } = await client.call("submit", { jobspecs: [testJob("0.1s"), testJob("0.6s")] });
     await until(async () => (await view(long as string)).state === "RUN", "jobs to run");
-    const { ids: [next] } = await client.call("submit", { jobspecs: [testJob("0s")], userid: UID });
+    const { ids: [next] } = await client.call("submit", { jobspecs: [testJob("0s")] });
     await until(async () => (await view(next as string)).state === "SCHED", "job to queue");
     await stop();
     await start();

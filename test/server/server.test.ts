@@ -86,7 +86,7 @@ describe("socket server", () => {
 
   it("answers typed calls and carries coded errors back", async () => {
     const c = connectDaemon(sock);
-    expect((await c.call("submit", { jobspecs: [{} as never, {} as never], userid: 1 })).ids).toEqual(["f1", "f2"]);
+    expect((await c.call("submit", { jobspecs: [{} as never, {} as never] })).ids).toEqual(["f1", "f2"]);
     await expect(c.call("info", { id: "fXYZ" })).rejects.toMatchObject({
       code: ErrorCode.UNKNOWN_JOB,
       message: "fXYZ: unknown job",
@@ -143,7 +143,7 @@ describe("socket server", () => {
 
   it("refuses an oversized request with 413 and keeps serving", async () => {
     const c = connectDaemon(sock);
-    const huge = { jobspecs: [{ pad: "x".repeat(10_000) } as never], userid: 1 };
+    const huge = { jobspecs: [{ pad: "x".repeat(10_000) } as never] };
     await expect(c.call("submit", huge)).rejects.toMatchObject({
       code: ErrorCode.PROTOCOL,
       message: expect.stringContaining("exceeds the limit of 4096 bytes"),
