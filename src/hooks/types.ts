@@ -1,0 +1,150 @@
+/**
+ * The hook runner's public types: what a caller asks for (HookSpec), what it gets back
+ * (HookResult, a discriminated union on `kind`), and how a runner is set up.
+ *
+ * A failing hook is never an exception: a refused path, a missing program, a crash, a time
+ * limit are all HookResult values.
+ */
+import type { Clock } from "../manager/clock.js";
+
+/** 1 MiB: the default cap on each of stdout and stderr. */
+export const DEFAULT_OUTPUT_CAP = 1024 * 1024;
+/** 1 s between SIGTERM and SIGKILL, as HTCondor's cron manager waits. */
+export const DEFAULT_KILL_GRACE_MS = 1000;
+/** Default limit of hooks in flight per runner. */
+export const DEFAULT_MAX_IN_FLIGHT = 16;
+
+/** One run of a hook program. */
+export interface HookSpec {
+  /** Absolute path of the program; it is also argv[0]. No shell, no PATH search. */
+  path: string;
+  /** Arguments after argv[0]. */
+  args?: readonly string[];
+  /** The complete environment of the hook; default: the daemon's own environment. */
+  env?: Readonly<Record<string, string>>;
+  /** Working directory; default: the daemon's. */
+  cwd?: string;
+  /**
+   * Text written to the hook's stdin, then closed (a string is written as UTF-8). Empty or
+   * absent: stdin is /dev/null, as HTCondor leaves it unconnected.
+   */
+  stdin?: string | Uint8Array;
+  /** A label for log lines (e.g. `FETCH_WORK slot1`); default: the path. */
+  name?: string;
+  /** Time limit in ms, any length; default Infinity (HTCondor hooks have none unless asked). */
+  timeLimitMs?: number;
+  /** Wait between SIGTERM and SIGKILL to the process group; default 1000 ms. */
+  killGraceMs?: number;
+  /** Bytes of stdout kept; the rest is read and discarded. Default 1 MiB. */
+  stdoutCap?: number;
+  /** Bytes of stderr kept; the rest is read and discarded. Default 1 MiB. */
+  stderrCap?: number;
+  /** Receives stdout as it arrives (whole of it, also past the cap): for hooks that stream records. */
+  onStdout?: (text: string) => void;
+  /** Aborting kills the hook (SIGTERM, grace, SIGKILL) or drops it from the queue. */
+  signal?: AbortSignal;
+  /**
+   * Apply HTCondor's path-safety checks before each run (default true). Pass false only
+   * when the caller checked the path itself with checkHookPath.
+   */
+  checkPath?: boolean;
+  /**
+   * Log the hook's stderr (one line per run, at warn when the hook failed, else debug).
+   * Default true: HTCondor keeps hook stderr in its daemon log.
+   */
+  logStderr?: boolean;
+}
+
+/** Fields every result has. */
+interface HookResultBase {
+  /** The label used in log lines. */
+  name: string;
+  path: string;
+}
+
+/** The program ran and ended (on its own, by a signal, at its time limit or by abort). */
+export interface HookRan extends HookResultBase {
+  kind: "exited" | "signaled";
+  /** Exit code when kind is "exited", else null. */
+  exitCode: number | null;
+  /** Terminating signal when kind is "signaled", else null. */
+  signal: NodeJS.Signals | null;
+  /** The time limit was reached and the process group was sent SIGTERM (and SIGKILL). */
+  timedOut: boolean;
+  /** The caller's AbortSignal fired while the hook ran. */
+  aborted: boolean;
+  stdout: string;
+  stderr: string;
+  /** Bytes of stdout / stderr past the cap that were discarded. */
+  stdoutDropped: number;
+  stderrDropped: number;
+  /** stdoutDropped + stderrDropped > 0. */
+  truncated: boolean;
+  pid: number;
+  /** Clock time at spawn and the run's length by the runner's clock. */
+  startedAt: number;
+  durationMs: number;
+}
+
+/** The path failed the safety checks: nothing was run. */
+export interface HookRefused extends HookResultBase {
+  kind: "refused";
+  reason: string;
+}
+
+/** The program could not be started (ENOENT, EACCES, E2BIG, a NUL byte in an argument ...). */
+export interface HookSpawnError extends HookResultBase {
+  kind: "spawn-error";
+  /** The errno name when there is one (`ENOENT`), else the Node error code. */
+  code: string;
+  reason: string;
+}
+
+/** The caller aborted (or the runner closed) before the hook started. */
+export interface HookCancelled extends HookResultBase {
+  kind: "cancelled";
+  reason: string;
+}
+
+export type HookResult = HookRan | HookRefused | HookSpawnError | HookCancelled;
+
+/** The log a runner writes to: a plugin passes its `p.log`. */
+export interface HookLog {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/** Settings of one HookRunner. */
+export interface HookRunnerOptions {
+  /** Time limits run on this clock; a plugin passes `p.clock`. Default: the real clock. */
+  clock?: Clock;
+  /** Where refusals, time limits, truncation and stderr are logged. Default: nowhere. */
+  log?: HookLog;
+  /** Hooks running at once; the rest wait in FIFO order. Default 16; Infinity for no limit. */
+  maxInFlight?: number;
+  /** Defaults for every run, overridden per run by the HookSpec. */
+  defaults?: Pick<HookSpec, "timeLimitMs" | "killGraceMs" | "stdoutCap" | "stderrCap" | "env" | "logStderr">;
+}
+
+/** True when the hook ran, exited 0 and was not stopped at its time limit or by abort. */
+export function hookSucceeded(r: HookResult): boolean {
+  return r.kind === "exited" && r.exitCode === 0 && !r.timedOut && !r.aborted;
+}
+
+/** One line describing how a hook ended, for logs and messages. */
+export function describeHookResult(r: HookResult): string {
+  switch (r.kind) {
+    case "exited":
+      return `exited with status ${r.exitCode}${r.timedOut ? " after its time limit" : ""}${r.aborted ? " after abort" : ""}`;
+    case "signaled":
+      return `killed by ${r.signal}${r.timedOut ? " at its time limit" : ""}${r.aborted ? " on abort" : ""}`;
+    case "refused":
+      return `refused: ${r.reason}`;
+    case "spawn-error":
+      return `could not be started: ${r.reason}`;
+    case "cancelled":
+      return `cancelled: ${r.reason}`;
+  }
+}
