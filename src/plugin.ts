@@ -44,3 +44,39 @@ export type { TestHost, TestHostOptions, TestJob } from "./plugins/testhost.js";
 // --- builtins: pure helpers the builtin plugins (and any plugin) need ---
 export { parseJobId, formatJobId } from "./manager/ids.js";
 export { parseFSD, formatFSD } from "./manager/fsd.js";
+
+// --- hook runner (src/hooks): running hook programs, HTCondor's path checks, hook ClassAd text ---
+export {
+  HookRunner,
+  createHookRunner,
+  checkHookPath,
+  hookSucceeded,
+  describeHookResult,
+  DEFAULT_OUTPUT_CAP,
+  DEFAULT_KILL_GRACE_MS,
+  DEFAULT_MAX_IN_FLIGHT,
+  JOB_HOOK_SEPARATOR,
+  ROUTER_HOOK_SEPARATOR,
+  readHookAds,
+  readHookAd,
+  writeHookAds,
+  CRON_MAX_LINE,
+  CronOutputReader,
+  readCronOutput,
+  writeCronRecord,
+  parseRecordArgs,
+} from "./hooks/index.js";
+export type {
+  HookSpec,
+  HookResult,
+  HookRan,
+  HookRefused,
+  HookSpawnError,
+  HookCancelled,
+  HookLog,
+  HookRunnerOptions,
+  HookPathCheck,
+  HookAd,
+  CronRecord,
+  CronReaderOptions,
+} from "./hooks/index.js";

@@ -54,3 +54,12 @@ export function memoryLog(): HookLog & { lines: string[] } {
     error: (m) => lines.push(`error: ${m}`),
   };
 }
+
+/**
+ * Waits until `pid` is dead. A SIGKILLed process closes its pipes a moment before it is
+ * gone from the process table, so "dead" is awaited (bounded), not sampled once.
+ */
+export async function dead(pid: number): Promise<boolean> {
+  await until(() => !alive(pid), `process ${pid} to die`);
+  return true;
+}

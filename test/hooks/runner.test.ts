@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HookRunner, hookSucceeded, type HookRan } from "../../src/hooks/index.js";
 import { SimulatedClock } from "../../src/manager/clock.js";
-import { alive, hookDir, hookScript, memoryLog, pidFrom, until } from "./helpers.js";
+import { alive, dead, hookDir, hookScript, memoryLog, pidFrom, until } from "./helpers.js";
 
 // Real programs; time limits on a simulated clock so that no test depends on how fast
 // the machine is.
@@ -70,7 +70,7 @@ describe("hook runner", () => {
     await clock.advance(1);
     const r = ran(await result);
     expect(r).toMatchObject({ kind: "signaled", signal: "SIGTERM", timedOut: true, exitCode: null, pid });
-    expect(alive(gc)).toBe(false);
+    expect(await dead(gc)).toBe(true);
     expect(log.lines[0]).toBe(
       `warn: hook FETCH_WORK slot1 (${hook}): time limit of 30 s reached: SIGTERM to process group ${pid}, SIGKILL after 1 s`,
     );
@@ -88,14 +88,14 @@ describe("hook runner", () => {
     await clock.advance(2_000);
     const r = ran(await result);
     expect(r).toMatchObject({ kind: "signaled", signal: "SIGKILL", timedOut: true });
-    expect(alive(gc)).toBe(false);
+    expect(await dead(gc)).toBe(true);
   });
 
   it("processes left behind by a hook that exits are killed (HTCondor kills the hook's family)", async () => {
     const hook = hookScript(dir, "daemonize", `sleep 1000 & echo $! > "${dir}/gc.pid"; echo done; exit 0`);
     const r = ran(await new HookRunner().run({ path: hook }));
     expect(r).toMatchObject({ kind: "exited", exitCode: 0, timedOut: false, stdout: "done\n" });
-    expect(alive(Number(readFileSync(join(dir, "gc.pid"), "utf8")))).toBe(false);
+    expect(await dead(Number(readFileSync(join(dir, "gc.pid"), "utf8")))).toBe(true);
   });
 
   it("a time limit longer than Node's 32-bit timers (30 days) does not fire early", async () => {
@@ -182,7 +182,7 @@ describe("hook runner", () => {
     await runner.close();
     expect(await first).toMatchObject({ kind: "signaled", signal: "SIGTERM", aborted: true });
     expect(await second).toMatchObject({ kind: "cancelled" });
-    expect(alive(pid)).toBe(false);
+    expect(await dead(pid)).toBe(true);
     expect(await runner.run({ path: hook, args: ["c"] })).toMatchObject({ kind: "cancelled", reason: "the hook runner is closed" });
   });
 
