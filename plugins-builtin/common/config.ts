@@ -29,15 +29,56 @@ export function tableAt(root: Table, keys: readonly string[], where: string): Ta
   return t;
 }
 
-/** The `[queues]` table as name → queue table (empty when none are configured). */
+/**
+ * The `[queues]` table as name → queue table (empty when none are configured), with RFC 33
+ * virtual queues resolved: a queue with `parent = "NAME"` inherits every policy key of its
+ * parent, and a key it sets itself overrides only that key (tables merge, values replace).
+ */
 export function queueTables(conf: Table): Map<string, Table> {
-  const out = new Map<string, Table>();
+  const own = new Map<string, Table>();
   const queues = conf.queues;
-  if (queues === undefined) return out;
+  if (queues === undefined) return own;
   if (!isTable(queues)) throw new ConfigError("[queues]: must be a table");
   for (const [name, q] of Object.entries(queues)) {
     if (!isTable(q)) throw new ConfigError(`[queues.${name}]: must be a table`);
-    out.set(name, q);
+    own.set(name, q);
+  }
+  const out = new Map<string, Table>();
+  for (const [name, q] of own) {
+    const parent = parentOf(name, q, own);
+    if (parent === undefined) {
+      out.set(name, q);
+      continue;
+    }
+    const inherited = tableAt(own.get(parent)!, ["policy"], `queues.${parent}`) ?? {};
+    out.set(name, { ...q, policy: mergeTables(inherited, tableAt(q, ["policy"], `queues.${name}`) ?? {}) });
+  }
+  return out;
+}
+
+/** A virtual queue's parent, checked as flux-config-queues(5) requires; undefined if none. */
+export function parentOf(name: string, q: Table, queues: ReadonlyMap<string, Table>): string | undefined {
+  const parent = q.parent;
+  if (parent === undefined) return undefined;
+  const at = `[queues.${name}].parent`;
+  if (typeof parent !== "string") throw new ConfigError(`${at}: must be a string, got ${JSON.stringify(parent)}`);
+  const p = queues.get(parent);
+  if (p === undefined) throw new ConfigError(`${at}: "${parent}" is not a configured queue`);
+  if (parent === name) throw new ConfigError(`${at}: a queue cannot be its own parent`);
+  if (p.parent !== undefined) throw new ConfigError(`${at}: "${parent}" is itself a virtual queue`);
+  if (q.requires !== undefined) throw new ConfigError(`[queues.${name}].requires: a virtual queue shares its parent's resources`);
+  if (isTable(q.policy) && q.policy.scheduler !== undefined) {
+    throw new ConfigError(`[queues.${name}.policy].scheduler: a virtual queue uses its parent's scheduler configuration`);
+  }
+  return parent;
+}
+
+/** `over` merged into `base`: tables merge key by key, any other value replaces. */
+function mergeTables(base: Table, over: Table): Table {
+  const out: Table = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] = isTable(b) && isTable(v) ? mergeTables(b, v) : v;
   }
   return out;
 }

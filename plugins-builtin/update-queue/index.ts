@@ -23,21 +23,26 @@ const STATE_KEY = "status";
 interface QueueConfig {
   names: string[];
   defaultQueue: string | undefined;
+  /** Virtual queue → its parent (RFC 33). */
+  parents: Map<string, string>;
 }
 
 /** Reads the queue names and the default queue; throws ConfigError naming the path. */
 export function readQueueConfig(conf: Record<string, unknown>): QueueConfig {
-  const names = [...queueTables(conf).keys()];
+  const tables = queueTables(conf);
+  const names = [...tables.keys()];
   const dflt = defaultQueue(conf);
   if (dflt !== undefined && !names.includes(dflt)) {
     throw new ConfigError(`[policy.jobspec.defaults.system].queue: "${dflt}" is not a configured queue`);
   }
-  return { names, defaultQueue: dflt };
+  const parents = new Map<string, string>();
+  for (const [name, t] of tables) if (typeof t.parent === "string") parents.set(name, t.parent);
+  return { names, defaultQueue: dflt, parents };
 }
 
 /** Registers admission, queue start/stop, the queue update key and the services. */
 export default function updateQueue(p: PluginContext): void {
-  let cfg: QueueConfig = { names: [], defaultQueue: undefined };
+  let cfg: QueueConfig = { names: [], defaultQueue: undefined, parents: new Map() };
   let status: StatusTable = {};
   const save = () => p.state.set(STATE_KEY, status);
 
@@ -56,18 +61,23 @@ export default function updateQueue(p: PluginContext): void {
     });
   });
 
+  // A virtual queue's jobs are scheduled as part of its parent: only when both are started.
+  const schedules = (q: string): boolean => {
+    const parent = cfg.parents.get(q);
+    return status[q]?.started !== false && (parent === undefined || status[parent]?.started !== false);
+  };
   // What this plugin told the manager, so a reload or a removal can undo exactly that.
   const stoppedInManager = new Set<string>();
   let defaultInManager: string | undefined;
   const applyToManager = () => {
     if (cfg.defaultQueue !== defaultInManager) p.setDefaultQueue((defaultInManager = cfg.defaultQueue));
     for (const q of [...stoppedInManager]) {
-      if (status[q]?.started === false) continue;
+      if (!schedules(q)) continue;
       stoppedInManager.delete(q);
       p.setQueueStarted(q, true);
     }
-    for (const [q, s] of Object.entries(status)) {
-      if (s.started || stoppedInManager.has(q)) continue;
+    for (const q of Object.keys(status)) {
+      if (schedules(q) || stoppedInManager.has(q)) continue;
       stoppedInManager.add(q);
       p.setQueueStarted(q, false);
     }

@@ -5,7 +5,8 @@
  * To add a builtin: write plugins-builtin/<name>/index.ts against "jobtap/plugin" only and
  * append an entry here. Flux's order is .priority-default, .limit-job-size, .limit-duration,
  * .dependency-after, .dependency-singleton, .begin-time, .validate-duration,
- * .update-duration, .history, .post-event.
+ * .update-duration, .history, .post-event; then the `[job-manager] plugins` of the config;
+ * then .update-queue, which Flux's queue context loads after parsing the config.
  */
 import type { PluginModule } from "./loader.js";
 
@@ -13,6 +14,8 @@ import type { PluginModule } from "./loader.js";
 export interface BuiltinEntry {
   name: `.${string}`;
   load: () => Promise<PluginModule>;
+  /** Loaded after the configured plugins rather than before them (Flux's .update-queue). */
+  afterConfig?: true;
 }
 
 /** The builtins every job manager loads, in load order. */
@@ -30,7 +33,7 @@ export const BUILTINS: readonly BuiltinEntry[] = [
   { name: ".update-duration", load: () => import("../../plugins-builtin/update-duration/index.js") },
   { name: ".history", load: () => import("../../plugins-builtin/history/index.js") },
   { name: ".post-event", load: () => import("../../plugins-builtin/post-event/index.js") },
-  { name: ".update-queue", load: () => import("../../plugins-builtin/update-queue/index.js") },
+  { name: ".update-queue", load: () => import("../../plugins-builtin/update-queue/index.js"), afterConfig: true },
 ];
 
 /** A plugin shipped with jobtap but not loaded by default: loadable by its plain name. */
@@ -40,8 +43,8 @@ export interface ShippedEntry {
 }
 
 /**
- * Shipped plugins (Flux's alloc-bypass.so, perilog.so): `load("perilog")` should find them
- * after the search path. Not yet consulted by the loader (see the builtins helper's report).
+ * Shipped plugins (Flux's alloc-bypass.so, alloc-check.so, perilog.so, submit-hold.so):
+ * `load("perilog")` finds them after the search path, as Flux finds its `.so` files.
  */
 export const SHIPPED: readonly ShippedEntry[] = [
   { name: "alloc-bypass", load: () => import("../../plugins-builtin/alloc-bypass/index.js") },

@@ -167,9 +167,14 @@ export class JobtapHost implements PluginPort {
 
   // --- control ---------------------------------------------------------------------------
 
-  /** Loads every builtin in table order (manager start; no replay). */
-  async loadBuiltins(): Promise<void> {
-    for (const b of this.builtins) await this.load(b.name, {}, { replay: false });
+  /**
+   * Loads the builtins in table order (manager start; no replay): those marked
+   * `afterConfig` only when `afterConfig` is true, the others only when it is not.
+   */
+  async loadBuiltins(afterConfig = false): Promise<void> {
+    for (const b of this.builtins) {
+      if ((b.afterConfig === true) === afterConfig) await this.load(b.name, {}, { replay: false });
+    }
   }
 
   /**

@@ -2,8 +2,8 @@
  * The plugin host factory the job manager is given (`createJobManager({ plugins })`).
  *
  * Called after eventlog replay and before the restart callbacks: it creates the host,
- * loads the builtins in table order, then processes the TOML `[job-manager] plugins`
- * directives in order. Plugins loaded here get no job replay: the manager's restart
+ * loads the builtins in table order, processes the TOML `[job-manager] plugins` directives
+ * in order, then loads `.update-queue` (Flux's queue context loads it after the config). Plugins loaded here get no job replay: the manager's restart
  * callbacks (job.create/job.new for every active job) follow.
  */
 import type { Clock } from "../manager/clock.js";
@@ -62,6 +62,7 @@ export function jobtapPlugins(
     host.attach(mgr);
     await host.loadBuiltins();
     await applyDirectives(host, pc.directives);
+    await host.loadBuiltins(true);
     return host;
   };
 }

@@ -85,3 +85,49 @@ describe(".update-queue", () => {
     );
   });
 });
+
+describe("RFC 33 virtual queues (parent = NAME)", () => {
+  const virtual = {
+    queues: {
+      batch: { policy: { limits: { duration: "8h", "job-size": { max: { ncores: 2 } } } } },
+      expedite: { parent: "batch", policy: { limits: { duration: "1h" } } },
+    },
+    policy: { jobspec: { defaults: { system: { queue: "batch" } } } },
+  };
+
+  it("inherits every policy key of its parent; a key it sets overrides only that key", async () => {
+    h = await host(virtual);
+    // expedite's own 1h duration, batch's inherited 2-core job-size limit.
+    expect(await rejected(h, { system: { queue: "expedite", duration: 7200 } })).toBe(
+      "requested duration (2h) exceeds policy limit of 1h for queue expedite",
+    );
+    expect(await rejected(h, { cores: 3, system: { queue: "expedite", duration: 60 } })).toBe(
+      "requested ncores (3) exceeds policy limit of 2 for queue expedite",
+    );
+    await h.submit({ system: { duration: 7200 } });
+    await h.submit({ cores: 2, system: { queue: "expedite", duration: 60 } });
+  });
+
+  it("its jobs schedule only while both it and its parent are started", async () => {
+    h = await host(virtual);
+    await h.plugins.callService("update-queue", "stop", { name: "batch" }, OWNER);
+    const id = await h.submit({ runDuration: 1, system: { queue: "expedite", duration: 60 } });
+    await h.advance(1000);
+    expect(h.job(id).state).toBe("SCHED");
+    expect(h.events(id)).not.toContain("alloc");
+    await h.plugins.callService("update-queue", "stop", { name: "expedite" }, OWNER);
+    await h.plugins.callService("update-queue", "start", { name: "batch" }, OWNER);
+    await h.advance(1000);
+    expect(h.events(id)).not.toContain("alloc");
+    await h.plugins.callService("update-queue", "start", { name: "expedite" }, OWNER);
+    expect((await h.runToCompletion(id)).result).toBe("COMPLETED");
+  });
+
+  it("a bad parent fails the configuration, naming the path", async () => {
+    const q = (queues: Record<string, unknown>) => host({ queues, policy: { jobspec: { defaults: { system: { queue: "a" } } } } });
+    await expect(q({ a: {}, v: { parent: "nope" } })).rejects.toThrow('[queues.v].parent: "nope" is not a configured queue');
+    await expect(q({ a: { parent: "b" }, b: {}, v: { parent: "a" } })).rejects.toThrow('[queues.v].parent: "a" is itself a virtual queue');
+    await expect(q({ a: {}, v: { parent: "a", requires: ["x"] } })).rejects.toThrow("[queues.v].requires: a virtual queue shares its parent's resources");
+    await expect(q({ a: {}, v: { parent: 3 } })).rejects.toThrow("[queues.v].parent: must be a string, got 3");
+  });
+});

@@ -87,13 +87,15 @@ plugins = [
 `);
     const host = await jobtapPlugins({
       config,
-      builtins: BUILTINS.filter((b) => b.name === ".priority-default"),
+      builtins: BUILTINS.filter((b) => b.name === ".priority-default" || b.name === ".update-queue"),
       env: { JOBTAP_PLUGIN_PATH: `/nonexistent:${dir}` },
     })(mgr);
+    // .update-queue after the configured plugins, where Flux's queue context loads it.
     expect(host.list({ all: true }).map((p) => p.name)).toEqual([
       ".priority-default",
       "order-b.js",
       "async-hang.js",
+      ".update-queue",
     ]);
     expect(host.find("async-hang.js")!.deadlineMs).toBe(1000);
     expect(host.find("order-b.js")!.deadlineMs).toBe(2000); // [job-manager] plugin-deadline
