@@ -44,6 +44,7 @@ export type { TestHost, TestHostOptions, TestJob } from "./plugins/testhost.js";
 // --- builtins: pure helpers the builtin plugins (and any plugin) need ---
 export { parseJobId, formatJobId } from "./manager/ids.js";
 export { parseFSD, formatFSD } from "./manager/fsd.js";
+export { parseIdset, formatIdset } from "./manager/idset.js";
 
 // --- hook runner (src/hooks): running hook programs, HTCondor's path checks, hook ClassAd text ---
 export {

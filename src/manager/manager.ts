@@ -95,7 +95,7 @@ export class JobManager {
     this.owner = opts.owner ?? process.getuid?.() ?? 0;
     this.submitter = new Submitter(engine, ids, this.owner);
     this.commands = new JobCommands(engine, this.owner, (id) => this.inactive.get(id) !== undefined);
-    this.updater = new JobUpdater(engine, this.owner, (id) => this.inactive.get(id) !== undefined);
+    this.updater = new JobUpdater(engine, this.owner, (id) => this.inactive.get(id) !== undefined, (r) => scheduler.infeasible(r));
     const conf = opts.config ?? {};
     this.port = new ManagerPortImpl(engine, this, () => conf, store, engine.clock, this.owner, queues);
   }

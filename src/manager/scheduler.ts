@@ -211,7 +211,11 @@ export class Scheduler {
     return lo;
   }
 
-  private infeasible(r: ResourceRequest): string | undefined {
+  /**
+   * Why a request can never be satisfied by the whole pool (busy or not), or undefined:
+   * the check behind an unsatisfiable `alloc` exception and a job update's `feasibility`.
+   */
+  infeasible(r: ResourceRequest): string | undefined {
     if (r.nnodes > 1) return `unsatisfiable request: ${r.nnodes} nodes requested, 1 available`;
     if (r.cores > this.pool.cores) return `unsatisfiable request: ${r.cores} cores requested, ${this.pool.cores} available`;
     if (r.gpus > this.pool.gpus) return `unsatisfiable request: ${r.gpus} gpus requested, ${this.pool.gpus} available`;

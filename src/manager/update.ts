@@ -4,14 +4,15 @@
  * `job.update.<key>` handler (none: "update of KEY not supported"); the whole request is
  * all-or-nothing; the updated jobspec is re-validated through `job.validate` unless every
  * key came back `validated`; then one `jobspec-update` event carries it (plus a
- * `resource-update` when a running job's expiration moves).
+ * `resource-update` when a running job's expiration moves). A key answered with `feasibility`
+ * has the updated job checked against the whole resource pool (Flux's feasibility.check).
  *
  * Owned by the builtins helper; wired into the manager as `JobManager.update`.
  */
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import type { Engine } from "./engine.js";
 import { formatJobId, type JobId } from "./ids.js";
-import { redactJobspec, applyJobspecUpdates, isPlainObject, validateJobspec } from "./jobspec.js";
+import { redactJobspec, applyJobspecUpdates, isPlainObject, resourceRequest, validateJobspec, type ResourceRequest } from "./jobspec.js";
 import type { ActiveJob } from "./job.js";
 import type { JobArgs, Jobspec, StackResult } from "./port.js";
 
@@ -30,6 +31,8 @@ interface KeyOutcome {
   updates: Record<string, unknown>;
   /** Every key was marked `validated`: skip job.validate. */
   validated: boolean;
+  /** Some key asked for `feasibility`: the updated job must fit the resource pool. */
+  feasibility: boolean;
 }
 
 /** Job updates (spec §10): per-key plugin approval, then one jobspec-update event. */
@@ -38,6 +41,8 @@ export class JobUpdater {
     private readonly e: Engine,
     private readonly owner: number,
     private readonly isInactive: (id: JobId) => boolean,
+    /** The scheduler's check of a request against the whole pool (Flux's feasibility.check). */
+    private readonly infeasible: (r: ResourceRequest) => string | undefined,
   ) {}
 
   /**
@@ -51,6 +56,7 @@ export class JobUpdater {
     const cred = { userid, owner: userid === this.owner };
     const outcome = await this.askPlugins(job, updates, cred);
     if (!outcome.validated) await this.revalidate(job, outcome.updates);
+    if (outcome.feasibility) this.checkFeasible(job, outcome.updates);
     if (!this.e.active.has(id)) throw this.fail(job, ErrorCode.JOB_INACTIVE, "job is inactive");
     this.apply(job, outcome, cred.owner && userid !== job.core.userid);
   }
@@ -85,6 +91,7 @@ export class JobUpdater {
   ): Promise<KeyOutcome> {
     let extra: Record<string, unknown> = {};
     let validated = true;
+    let feasibility = false;
     for (const [key, value] of Object.entries(updates)) {
       const topic = `job.update.${key}` as const;
       const res = this.e.port.matches(topic)
@@ -93,10 +100,22 @@ export class JobUpdater {
       if (res === undefined || res.handled === 0) throw this.rejected(job, `update of ${key} not supported`);
       if (res.error) throw this.rejected(job, errmsg(res, "update rejected by job-manager plugin"));
       if (res.out.validated !== true && (res.out.validated as unknown) !== 1) validated = false;
+      if (res.out.feasibility === true || (res.out.feasibility as unknown) === 1) feasibility = true;
       if (isPlainObject(res.out.updates)) extra = { ...extra, ...res.out.updates };
     }
     // Extra updates from plugins may override the user's (Flux).
-    return { updates: { ...updates, ...extra }, validated };
+    return { updates: { ...updates, ...extra }, validated, feasibility };
+  }
+
+  /** The updated job must be satisfiable by the resource pool, or the update is refused. */
+  private checkFeasible(job: ActiveJob, updates: Record<string, unknown>): void {
+    let why: string | undefined;
+    try {
+      why = this.infeasible(resourceRequest(validateJobspec(applyJobspecUpdates(job.core.jobspec, updates))));
+    } catch (err) {
+      why = isJobtapError(err) ? err.message : String(err);
+    }
+    if (why !== undefined) throw this.rejected(job, why);
   }
 
   /** The updated jobspec must still be a jobspec and pass the job.validate stack. */

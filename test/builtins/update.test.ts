@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
-import type { JobId } from "../../src/manager/ids.js";
+import { formatJobId, type JobId } from "../../src/manager/ids.js";
 import type { PluginContext } from "../../src/plugin.js";
 import { ownerAllowAny } from "../../plugins-builtin/update-duration/index.js";
 import { host, until, type TestHost } from "./helpers.js";
@@ -111,6 +111,23 @@ describe("job update (JobManager.update)", () => {
     await h.manager.update(id, { "attributes.system.job.name": "b" });
     expect(h.job(id).name).toBe("B");
     expect(seen).toEqual([{ "attributes.system.job.name": "B", "attributes.user.renamed": true }]);
+  });
+
+  it("feasibility: the updated job is checked against the whole resource pool", async () => {
+    // A site plugin lets the owner resize a pending job and asks for feasibility, as
+    // Flux's update-queue does for a queue change.
+    const plugin = (p: PluginContext) => {
+      p.on("job.update.resources", () => ({ feasibility: 1 }));
+    };
+    h = await host({}, { plugin, resources: { cores: 4 } });
+    const id = await h.submit({ urgency: 0, cores: 1 });
+    const resources = (n: number) => [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: n }] }];
+    expect(await code(h.manager.update(id, { resources: resources(8) }))).toBe(
+      `JOB_REJECTED: job ${formatJobId(id)}: unsatisfiable request: 8 cores requested, 4 available`,
+    );
+    expect(h.events(id)).not.toContain("jobspec-update");
+    await h.manager.update(id, { resources: resources(4) });
+    expect(h.events(id)).toContain("jobspec-update");
   });
 
   it("owner-allow-any reads booleans and 0/1 and names the key otherwise", () => {
