@@ -117,7 +117,7 @@ describe("job update (JobManager.update)", () => {
     // A site plugin lets the owner resize a pending job and asks for feasibility, as
     // Flux's update-queue does for a queue change.
     const plugin = (p: PluginContext) => {
-      p.on("job.update.resources", () => ({ feasibility: 1 }));
+      p.on("job.update.resources", () => ({ feasibility: true }));
     };
     h = await host({}, { plugin, resources: { cores: 4 } });
     const id = await h.submit({ urgency: 0, cores: 1 });
