@@ -12,8 +12,6 @@
 import type { JobArgs, JobId, PluginContext } from "jobtap/plugin";
 import { formatJobId, parseIdset } from "jobtap/plugin";
 
-const AUX = "R";
-
 /** The resources of an R as "rank/kind/id" keys (cores and gpus of every R_lite entry). */
 export function resourceKeys(R: unknown): string[] {
   const lite = (R as { execution?: { R_lite?: unknown } } | undefined)?.execution?.R_lite;
@@ -32,12 +30,12 @@ export function resourceKeys(R: unknown): string[] {
 /** Registers the subscription, the alloc check and the releases. */
 export default function allocCheck(p: PluginContext): void {
   const allocated = new Set<string>();
+  /** What each job holds (only an accepted R is recorded). */
+  const held = new Map<JobId, string[]>();
 
   const release = (id: JobId) => {
-    const keys = p.auxGet<string[]>(id, AUX);
-    if (keys === undefined) return;
-    for (const k of keys) allocated.delete(k);
-    p.auxDelete(id, AUX);
+    for (const k of held.get(id) ?? []) allocated.delete(k);
+    held.delete(id);
   };
 
   const onAlloc = (job: JobArgs) => {
@@ -53,7 +51,7 @@ export default function allocCheck(p: PluginContext): void {
       return;
     }
     for (const k of keys) allocated.add(k);
-    p.auxSet(job.id, AUX, keys);
+    held.set(job.id, keys);
   };
 
   p.on("job.new", (job) => p.subscribe(job.id));
@@ -63,5 +61,7 @@ export default function allocCheck(p: PluginContext): void {
     const c = job.entry.context;
     if (c?.severity === 0 && c?.type === "scheduler-restart") release(job.id);
   });
+  // A job that ends without `free` (it never had its resources handed over) holds nothing.
+  p.on("job.state.inactive", (job) => release(job.id));
   p.on("plugin.query", () => ({ allocated: allocated.size }));
 }
