@@ -6,15 +6,16 @@
  *   jobtap condor config FILE [NAME...]
  *   jobtap condor routes FILE
  *
- * `transform` is condor_transform_ads: old-style job ads in (separated by blank lines or
- * dashes), transformed ads out. `config` is condor_config_val -v: expanded values with the
+ * `transform` is condor_transform_ads: long-form job ads in (separated by blank lines, `#`
+ * comment lines skipped), transformed ads out in its long form (see condor/long-ads.ts). `config` is condor_config_val -v: expanded values with the
  * file and line they come from.
  */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { Evaluator, printOldAd, readOldAd, type ClassAd } from "../classad/index.js";
+import { Evaluator } from "../classad/index.js";
 import { TransformRun } from "../condor/apply.js";
 import { readCondorConfigFile } from "../condor/config-reader.js";
+import { formatLongAd, readLongAds } from "../condor/long-ads.js";
 import type { CondorConfig } from "../condor/config.js";
 import { formatSource } from "../condor/config.js";
 import { readRouterConfig } from "../condor/router-config.js";
@@ -48,24 +49,6 @@ async function readInput(path: string, io: CliIO): Promise<string> {
   }
 }
 
-/** Splits a stream of old-style ads at blank lines and separator lines (`---...`). */
-export function splitAds(text: string): { text: string; firstLine: number }[] {
-  const ads: { text: string; firstLine: number }[] = [];
-  let current: string[] = [];
-  let first = 0;
-  const lines = text.split("\n");
-  lines.forEach((line, i) => {
-    const separator = line.trim() === "" || /^-{3,}/.test(line.trim());
-    if (!separator && current.length === 0) first = i + 1;
-    if (!separator) current.push(line);
-    if ((separator || i === lines.length - 1) && current.length > 0) {
-      ads.push({ text: current.join("\n"), firstLine: first });
-      current = [];
-    }
-  });
-  return ads;
-}
-
 function readConfig(path: string, io: CliIO): CondorConfig {
   return readCondorConfigFile(resolve(io.cwd, path), { env: io.env });
 }
@@ -83,12 +66,14 @@ async function chosenTransforms(opts: Record<string, string | string[] | true>, 
   return [...router.preRouteTransforms.map((t) => t.transform), route.transform, ...router.postRouteTransforms.map((t) => t.transform)];
 }
 
-function readAd(text: string, label: string, firstLine: number): ClassAd {
-  const { ad, failed } = readOldAd(text);
-  const bad = failed[0];
-  if (bad) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `${label}:${firstLine + bad.line - 1}: ${bad.message}`);
-  return ad;
-}
+/**
+ * condor_transform_ads' exit statuses, as its source sets them (its manual says 0 and 1):
+ * 0 when the input held no ad, 1 when the last ad was transformed and written, 255 when a
+ * transform failed (that ad is not written and the ads after it are not read).
+ */
+const EXIT_NO_ADS = 0;
+const EXIT_TRANSFORMED = 1;
+const EXIT_TRANSFORM_FAILED = 255;
 
 async function transformCommand(argv: string[], io: CliIO): Promise<number> {
   const p = parseArgs(argv, [
@@ -101,25 +86,27 @@ async function transformCommand(argv: string[], io: CliIO): Promise<number> {
   const config = typeof p.options.config === "string" ? readConfig(p.options.config, io) : undefined;
   const transforms = await chosenTransforms(p.options, io, config);
   const adPath = typeof p.options.ad === "string" ? p.options.ad : "-";
+  const label = adPath === "-" ? "<stdin>" : adPath;
   const options = { evaluator: new Evaluator(), env: io.env, ...(config ? { fallback: config.macroScope("config") } : {}) };
-  let status = 0;
-  const outputs: string[] = [];
-  for (const { text, firstLine } of splitAds(await readInput(adPath, io))) {
+  const { ads, stoppedAt } = readLongAds(await readInput(adPath, io));
+  let status = EXIT_NO_ADS;
+  for (const { ad: input, firstLine } of ads) {
     const run = new TransformRun(options);
-    let ad = readAd(text, adPath === "-" ? "<stdin>" : adPath, firstLine);
+    let ad = input;
     for (const transform of transforms) {
       const outcome = run.apply(transform, ad);
       for (const w of outcome.warnings) io.stderr(`warning: ${w}\n`);
       if (!outcome.ok) {
-        io.stderr(`error: ad at line ${firstLine}: ${outcome.error}\n`);
-        status = 1;
-        break;
+        io.stderr(`error: ${label}: transform of the ad at line ${firstLine} failed: ${outcome.error}\n`);
+        return EXIT_TRANSFORM_FAILED;
       }
       ad = outcome.ad;
     }
-    outputs.push(printOldAd(ad));
+    io.stdout(formatLongAd(ad));
+    status = EXIT_TRANSFORMED;
   }
-  io.stdout(outputs.join("\n"));
+  // HTCondor stops silently at a line that is not an attribute; we say where.
+  if (stoppedAt) io.stderr(`error: ${label}:${stoppedAt.line}: ${stoppedAt.message}; the ads from there on were not read\n`);
   return status;
 }
 

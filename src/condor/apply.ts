@@ -12,7 +12,6 @@ import {
   type Evaluator,
   type Expr,
   isError,
-  isUndefined,
   literal,
   parseExpr,
   typeOf,
@@ -23,6 +22,7 @@ import {
 import { evaluateCondition, DEFAULT_CONDOR_VERSION } from "./conditions.js";
 import { expandSelf } from "./config-reader.js";
 import { expandMacros, type EvaluatedMacro, type MacroScope, type RawMacro } from "./macros.js";
+import { evaluateMacroText } from "./macro-functions.js";
 import { substituteGroups, type AttrRegex } from "./regex.js";
 import { transformWhere, type Transform, type TransformStep } from "./transform.js";
 
@@ -141,19 +141,7 @@ export class TransformRun {
   }
 
   private evaluateMacro(text: string, ad: ClassAd): EvaluatedMacro {
-    let v: Value;
-    try {
-      v = this.evaluate(text, ad);
-    } catch {
-      return { kind: "error" };
-    }
-    if (typeof v === "string") return { kind: "string", value: v };
-    if (typeof v === "bigint") return { kind: "number", value: Number(v), integer: true };
-    if (typeof v === "number") return { kind: "number", value: v, integer: false };
-    if (typeof v === "boolean") return { kind: "bool", value: v };
-    if (isUndefined(v)) return { kind: "undefined" };
-    if (isError(v)) return { kind: "error" };
-    return { kind: "other", text: unparseValue(v, true) };
+    return evaluateMacroText(text, this.options.evaluator, ad);
   }
 
   /** @internal */

@@ -20,6 +20,7 @@ export {
   isUndefined,
   isError,
   typeOf,
+  builtinEvaluator,
   type Expr,
   type Value,
 } from "../classad/index.js";

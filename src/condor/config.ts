@@ -5,6 +5,8 @@
  */
 import { ErrorCode, JobtapError } from "../errors.js";
 import { DEFAULT_CONDOR_VERSION } from "./conditions.js";
+import { builtinEvaluator } from "./classad-bridge.js";
+import { evaluateMacroText } from "./macro-functions.js";
 import { expandMacros, type MacroScope, type RawMacro } from "./macros.js";
 
 /** Where a value came from: a file (or a label such as a TOML path) and a 1-based line. */
@@ -130,6 +132,9 @@ export class CondorConfig {
       lookup: (name) => this.raw(name),
       env: this.env,
       ...(this.options.random ? { random: this.options.random } : {}),
+      // $INT/$REAL/$STRING/$EVAL evaluate their argument in an empty ad, as HTCondor's
+      // config code does.
+      evaluate: (text) => evaluateMacroText(text, builtinEvaluator(), null),
       code: ErrorCode.CONDOR_CONFIG,
       where,
     };

@@ -3,7 +3,7 @@
  * `$RANDOM_CHOICE`, `$RANDOM_INTEGER`, `$F<flags>`, `$DIRNAME`, `$BASENAME`.
  * Function names are case-sensitive, as in HTCondor; an unknown `$NAME(...)` is left as text.
  */
-import { formatE, formatF, formatG } from "./classad-bridge.js";
+import { formatE, formatF, formatG, isError, isUndefined, parseExpr, unparseValue, type ClassAd, type Evaluator, type Expr, type Value } from "./classad-bridge.js";
 import type { EvaluatedMacro, Expander } from "./macros.js";
 
 /** Splits a function macro's argument text at top-level commas (outside parens and quotes). */
@@ -38,6 +38,36 @@ function argValue(ex: Expander, arg: string, stack: readonly string[]): string {
   return text;
 }
 
+/** A ClassAd value as the function macros see it. */
+export function macroValue(v: Value): EvaluatedMacro {
+  if (typeof v === "string") return { kind: "string", value: v };
+  if (typeof v === "bigint") return { kind: "number", value: Number(v), integer: true, exact: v };
+  if (typeof v === "number") return { kind: "number", value: v, integer: false };
+  if (typeof v === "boolean") return { kind: "bool", value: v };
+  if (isUndefined(v)) return { kind: "undefined" };
+  if (isError(v)) return { kind: "error" };
+  return { kind: "other", text: unparseValue(v, true) };
+}
+
+/**
+ * Evaluates macro argument text as a ClassAd expression (new syntax, old accepted) with MY =
+ * `my`; HTCondor's config code evaluates in an empty ad, so names there are undefined.
+ * Text that does not parse is the error value.
+ */
+export function evaluateMacroText(text: string, ev: Evaluator, my: ClassAd | null): EvaluatedMacro {
+  let expr: Expr;
+  try {
+    expr = parseExpr(text, false);
+  } catch {
+    try {
+      expr = parseExpr(text, true);
+    } catch {
+      return { kind: "error" };
+    }
+  }
+  return macroValue(ev.evaluate(expr, { my }));
+}
+
 function evaluate(ex: Expander, fn: string, expression: string): EvaluatedMacro {
   if (!ex.scope.evaluate) ex.fail(`$${fn}() needs ClassAd evaluation, which is not available here`);
   return ex.scope.evaluate(expression);
@@ -59,24 +89,63 @@ export function formatNumber(value: number, format: string): string {
   else if (conv === "g" || conv === "G") body = formatG(value, p === 0 ? 1 : (p ?? 6)).toLowerCase();
   else body = String(value);
   if ("XEFG".includes(conv)) body = body.toUpperCase();
-  if (flags.includes("+") && value >= 0) body = "+" + body;
-  const w = Number(width || 0);
+  // C printf: the sign goes before zero padding (`%05d` of -3 is -0003).
+  let sign = body.startsWith("-") ? "-" : flags.includes("+") && value >= 0 ? "+" : flags.includes(" ") && value >= 0 ? " " : "";
+  if (body.startsWith("-")) body = body.slice(1);
+  const w = Number(width || 0) - sign.length;
   if (body.length < w) {
-    const pad = (flags.includes("0") && !flags.includes("-") ? "0" : " ").repeat(w - body.length);
-    body = flags.includes("-") ? body + pad : pad + body;
+    if (flags.includes("-")) body += " ".repeat(w - body.length);
+    else if (flags.includes("0") && Number.isFinite(value)) body = "0".repeat(w - body.length) + body;
+    else {
+      sign = " ".repeat(w - body.length) + sign;
+    }
   }
+  body = sign + body;
   return format.slice(0, m.index) + body + format.slice(m.index + m[0].length);
 }
 
-function numeric(ex: Expander, fn: string, args: string[], stack: readonly string[]): number {
+const INT64_MIN = -0x8000000000000000n;
+const INT64_MAX = 0x7fffffffffffffffn;
+/** What C's strtoll reads as a whole (blanks around it allowed), HTCondor's first try. */
+const STRTOLL_WHOLE = /^\s*([+-]?\d+)\s*$/;
+/** What C's strtod reads as a whole (decimal forms, inf, nan), HTCondor's first try. */
+const STRTOD_WHOLE = /^\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))\s*$/i;
+
+/** strtod's value of a decimal, inf or nan spelling (any case). */
+function strtodValue(s: string): number {
+  const t = s.toLowerCase();
+  if (t.endsWith("nan")) return NaN;
+  if (t.includes("inf")) return t.startsWith("-") ? -Infinity : Infinity;
+  return Number(s);
+}
+
+/**
+ * The argument of `$INT`/`$REAL` as HTCondor's string_is_long_param/string_is_double_param
+ * read it: a plain number first (an integer beyond 64 bits saturates, as strtoll does),
+ * otherwise the text is evaluated as a ClassAd expression, whose value must be a number
+ * (a real truncated toward zero for `$INT`) or a boolean (1 or 0). A string value, even
+ * "5", is not a number.
+ */
+function numeric(ex: Expander, fn: "INT" | "REAL", args: string[], stack: readonly string[]): bigint | number {
   const text = argValue(ex, args[0] ?? "", stack);
-  const v = evaluate(ex, fn, text);
-  if (v.kind === "number") return v.value;
-  if (v.kind === "bool") return v.value ? 1 : 0;
-  if (v.kind === "string" && v.value.trim() !== "" && Number.isFinite(Number(v.value))) {
-    return Number(v.value);
+  if (fn === "INT") {
+    const m = STRTOLL_WHOLE.exec(text);
+    if (m) {
+      const n = BigInt(m[1]!);
+      return n < INT64_MIN ? INT64_MIN : n > INT64_MAX ? INT64_MAX : n;
+    }
+  } else {
+    const m = STRTOD_WHOLE.exec(text);
+    if (m) return strtodValue(m[1]!);
   }
-  return ex.fail(`$${fn}(${args[0] ?? ""}): "${text}" does not evaluate to a number`);
+  const v = evaluate(ex, fn, text);
+  if (v.kind === "bool") return fn === "INT" ? BigInt(v.value) : Number(v.value);
+  if (v.kind === "number") {
+    if (fn === "REAL") return v.value;
+    if (v.exact !== undefined) return v.exact;
+    if (Number.isFinite(v.value)) return BigInt(Math.trunc(v.value));
+  }
+  return ex.fail(`$${fn}(${args[0] ?? ""}): "${text}" does not evaluate to ${fn === "INT" ? "an integer" : "a real"}`);
 }
 
 function evalText(ex: Expander, fn: string, args: string[], stack: readonly string[]): string {
@@ -165,20 +234,22 @@ export function expandFunctionMacro(
   const args = splitMacroArgs(body);
   switch (fn) {
     case "ENV": {
+      // HTCondor's config.cpp: an unset variable is the text UNDEFINED unless a default is
+      // given; a variable set to the empty string is empty (the default is not used).
       const colon = body.indexOf(":");
       const name = ex.expand(colon < 0 ? body : body.slice(0, colon), stack).trim();
       const value = ex.scope.env[name];
-      if (value !== undefined && value !== "") return value;
-      return colon < 0 ? "" : ex.expand(body.slice(colon + 1), stack);
+      if (value !== undefined) return value;
+      return colon < 0 ? "UNDEFINED" : ex.expand(body.slice(colon + 1), stack);
     }
     case "INT": {
-      const n = Math.trunc(numeric(ex, fn, args, stack));
-      return args[1] ? formatNumber(n, args[1]) : String(n);
+      const n = numeric(ex, fn, args, stack) as bigint;
+      return args[1] ? formatNumber(Number(n), args[1]) : n.toString();
     }
     case "REAL": {
       // HTCondor: `%.16G` by default; with a format, `.0` is added when the result has no
       // `.` (not after an exponent or inf/nan, where HTCondor's `1E-07.0` would not parse).
-      const n = numeric(ex, fn, args, stack);
+      const n = numeric(ex, fn, args, stack) as number;
       if (!args[1]) return Number.isFinite(n) ? formatG(n, 16) : formatNumber(n, "%G");
       const text = formatNumber(n, args[1]);
       return /[.eEnN]/.test(text) ? text : text + ".0";

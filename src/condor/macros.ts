@@ -18,7 +18,7 @@ export interface RawMacro {
 /** The result of evaluating a ClassAd expression for a function macro. */
 export type EvaluatedMacro =
   | { kind: "string"; value: string }
-  | { kind: "number"; value: number; integer: boolean }
+  | { kind: "number"; value: number; integer: boolean; /** An integer exactly. */ exact?: bigint }
   | { kind: "bool"; value: boolean }
   | { kind: "undefined" }
   | { kind: "error" }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { condor, splitAds } from "../../src/cli/condor.js";
+import { condor } from "../../src/cli/condor.js";
 import type { CliIO } from "../../src/cli/io.js";
 
 const FIXTURES = fileURLToPath(new URL("./fixtures", import.meta.url));
@@ -37,33 +37,44 @@ describe("jobtap condor transform", () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("applies --rules to every ad from --ad FILE and prints old-style ads", async () => {
+  it("applies --rules to every ad and prints condor_transform_ads' long form: sorted, a blank line after each ad, status 1", async () => {
     writeFileSync(join(dir, "jobs.ads"), ADS);
     writeFileSync(join(dir, "x.rules"), 'if RequestMemory > 2048\n  SET Big true\nendif\nSET Site "$(SITE:local)"\nRENAME Owner User\n');
     const c = capture(dir);
     const status = await condor(["transform", "--rules", "x.rules", "--ad", "jobs.ads"], c.io);
     expect(c.err()).toBe("");
-    expect(status).toBe(0);
+    expect(status).toBe(1);
     expect(c.out()).toBe(
       'ClusterId = 1\nRequestMemory = 1024\nSite = "local"\nUser = "alice"\n\n' +
-        'ClusterId = 2\nRequestMemory = 4096\nBig = true\nSite = "local"\nUser = "bob"\n',
+        'Big = true\nClusterId = 2\nRequestMemory = 4096\nSite = "local"\nUser = "bob"\n\n',
     );
   });
 
-  it("reads ads from stdin (--ad - or no --ad); dashes separate ads too", async () => {
+  it("reads ads from stdin: blank-only lines separate ads, # lines are comments, private attributes are not printed", async () => {
     writeFileSync(join(dir, "x.rules"), "DELETE /^Request/\n");
-    const c = capture(dir, "A = 1\nRequestCpus = 2\n-----\nB = 2\n");
-    expect(await condor(["transform", "--rules", "x.rules"], c.io)).toBe(0);
-    expect(c.out()).toBe("A = 1\n\nB = 2\n");
+    const input = "# first job\nb = 1\n  # indented comment\nRequestCpus = 2\n_a = 0\nClaimId = \"secret\"\n \t \n\n# second\nB = 2\n_condor_privX = 1\n\nRequestCpus = 1\n";
+    const c = capture(dir, input);
+    expect(await condor(["transform", "--rules", "x.rules"], c.io)).toBe(1);
+    expect(c.err()).toBe("");
+    // the third ad has nothing left to print, so it is not written at all
+    expect(c.out()).toBe("_a = 0\nb = 1\n\nB = 2\n\n");
   });
 
-  it("uses --config for $(macro) fallback, and reports a failing transform with status 1", async () => {
+  it("no ads in the input: nothing written, status 0", async () => {
+    writeFileSync(join(dir, "x.rules"), "SET A 1\n");
+    const c = capture(dir, "\n# only a comment\n\n");
+    expect(await condor(["transform", "--rules", "x.rules"], c.io)).toBe(0);
+    expect(c.out()).toBe("");
+  });
+
+  it("a failing transform: that ad is not written, later ads are not read, status 255", async () => {
     writeFileSync(join(dir, "site.cfg"), "SITE = cluster-7\n");
     writeFileSync(join(dir, "x.rules"), 'SET Site "$(SITE)"\nif NoSuch > 1\nSET X 1\nendif\n');
-    writeFileSync(join(dir, "one.ad"), "A = 1\n");
+    writeFileSync(join(dir, "ads"), "NoSuch = 5\n\nA = 1\n\nNoSuch = 9\n");
     const c = capture(dir);
-    expect(await condor(["transform", "--rules", "x.rules", "--config", "site.cfg", "--ad", "one.ad"], c.io)).toBe(1);
-    expect(c.err()).toMatch(/error: ad at line 1: x\.rules:2: if NoSuch > 1: is not a valid if condition/);
+    expect(await condor(["transform", "--rules", "x.rules", "--config", "site.cfg", "--ad", "ads"], c.io)).toBe(255);
+    expect(c.out()).toBe('NoSuch = 5\nSite = "cluster-7"\nX = 1\n\n');
+    expect(c.err()).toMatch(/^error: ads: transform of the ad at line 3 failed: x\.rules:2: if NoSuch > 1: is not a valid if condition/);
   });
 
   it("a bad rules file is an error naming file and line", async () => {
@@ -76,17 +87,18 @@ describe("jobtap condor transform", () => {
   it("--config FILE --route NAME applies pre-route, route and post-route transforms", async () => {
     const c = capture(dir, 'Owner = "alice"\nWantJobRouter = true\n');
     const status = await condor(["transform", "--config", join(FIXTURES, "router-example.config"), "--route", "Site2"], c.io);
-    expect(status).toBe(0);
-    expect(c.out()).toBe('Owner = "alice"\nRequirements = true\nArcRte = "ENV/PROXY"\n');
+    expect(status).toBe(1);
+    expect(c.out()).toBe('ArcRte = "ENV/PROXY"\nOwner = "alice"\nRequirements = true\n\n');
     expect(c.err()).toMatch(/warning: .*router-example\.config:27: SET PeriodicRemove/);
   });
 
-  it("an ad line that does not parse is an error naming the ad file and line", async () => {
+  it("a line that is not an attribute stops the input there (HTCondor drops that ad and the rest); we say where", async () => {
     writeFileSync(join(dir, "x.rules"), "SET A 1\n");
-    writeFileSync(join(dir, "bad.ads"), "A = 1\n\nB = 2\nC = (1 +\n");
+    writeFileSync(join(dir, "bad.ads"), "A = 1\n\nB = 2\nC = (1 +\n\nD = 4\n");
     const c = capture(dir);
     expect(await condor(["transform", "--rules", "x.rules", "--ad", "bad.ads"], c.io)).toBe(1);
-    expect(c.err()).toMatch(/^jobtap condor: bad\.ads:4: /);
+    expect(c.out()).toBe("A = 1\n\n");
+    expect(c.err()).toMatch(/^error: bad\.ads:4: .*; the ads from there on were not read\n$/);
   });
 
   it("usage errors exit 2", async () => {
@@ -143,15 +155,6 @@ describe("jobtap condor routes", () => {
         'route Site2: requirements (source constraint only); MaxJobs 200 MaxIdleJobs 10 universe 9 GridResource "arc site2.edu"\n' +
         'route CondorSite: requirements (source constraint only); MaxJobs 200 MaxIdleJobs 20 universe 9 GridResource "condor submit.site3.edu cm.site3.edu"\n',
     );
-  });
-});
-
-describe("splitAds", () => {
-  it("keeps the first line number of each ad", () => {
-    expect(splitAds("\nA = 1\nB = 2\n\n\nC = 3")).toEqual([
-      { text: "A = 1\nB = 2", firstLine: 2 },
-      { text: "C = 3", firstLine: 6 },
-    ]);
   });
 });
 

@@ -89,6 +89,32 @@ describe("config reader", () => {
     expect(c.get("M")).toBe("$$(Memory) $x");
   });
 
+  it("$ENV of an unset variable is the text UNDEFINED, of an empty one empty (HTCondor's config.cpp)", () => {
+    const c = parseCondorConfig("U = x$ENV(NOT_SET)y\nE = x$ENV(EMPTY:dflt)y\nD = $ENV(NOT_SET:dflt)\n", { env: { EMPTY: "" } });
+    expect(c.get("U")).toBe("xUNDEFINEDy");
+    expect(c.get("E")).toBe("xy");
+    expect(c.get("D")).toBe("dflt");
+  });
+
+  it("$INT and $REAL read a number, else evaluate the text as a ClassAd expression (in an empty ad)", () => {
+    const c = parseCondorConfig(
+      "N = 6\nA = $INT($(N) * 7)\nB = $INT(2.9)\nC = $INT(true)\nD = $INT( 9223372036854775807 )\nE = $INT(99999999999999999999)\n" +
+        "F = $REAL(1/4.0)\nG = $REAL(N)\nH = $REAL(3 > 2)\nI = $INT(-7 / 2,%05d)\nJ = $REAL( 1e3 )\n",
+    );
+    expect(["A", "B", "C", "D", "E", "F", "G", "H", "I", "J"].map((k) => c.get(k))).toEqual([
+      "42", "2", "1", "9223372036854775807", "9223372036854775807", "0.25", "6", "1", "-0003", "1000",
+    ]);
+  });
+
+  it("$INT of a string value or an undefined name is an error naming the knob's line", () => {
+    // names inside the expression are attributes of an empty ad, not macros: $(N) is the macro
+    expect(configError(() => parseCondorConfig("N = 6\nA = $INT(N * 7)\n").get("A"))).toMatch(/does not evaluate to an integer/);
+    // names inside the expression are attributes of an empty ad, not macros: use $(N) for those
+    expect(configError(() => parseCondorConfig("N = 6\nA = $INT(N * 7)\n").get("A"))).toMatch(/does not evaluate to an integer/);
+    expect(configError(() => parseCondorConfig('A = $INT("5")\n').get("A"))).toMatch(/\$INT\("5"\): .* does not evaluate to an integer/);
+    expect(configError(() => parseCondorConfig("A = 1\nB = $REAL(Memory * 2)\n").get("B"))).toMatch(/:2: .*\$REAL\(Memory \* 2\)/);
+  });
+
   it("mutual recursion is an error naming the chain and the definition line", () => {
     const c = parseCondorConfig("A = $(B)\nB = $(A)\n", { file: "loop.cfg" });
     const msg = configError(() => c.get("A"));
