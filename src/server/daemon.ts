@@ -18,6 +18,7 @@ import { defaultConfig, loadConfigFile, type DaemonConfig, type DaemonSettings }
 import { assertSocketFree, startSocketServer, type SocketServer } from "./server.js";
 import { createReloader, type ReloadOutcome } from "./reload.js";
 import { createHandlers } from "./service.js";
+import { containPluginFaults, type PluginFile } from "./faults.js";
 import { packageVersion } from "../version.js";
 
 export interface DaemonOptions {
@@ -36,6 +37,8 @@ export interface DaemonOptions {
 export interface Daemon {
   readonly socketPath: string;
   readonly manager: JobManager;
+  /** The loaded plugins, builtins included (to attribute faults to them). */
+  plugins(): PluginFile[];
   /** Re-reads the `--config` file (SIGHUP, `jobtap config reload`); see reload.ts. */
   reload(): Promise<ReloadOutcome>;
   /** Stops the daemon (idempotent); resolves once the store is closed. */
@@ -181,7 +184,7 @@ async function launch(
     })();
     return stopping;
   };
-  return { socketPath, manager, reload, shutdown };
+  return { socketPath, manager, reload, shutdown, plugins: () => host?.list({ all: true }) ?? [] };
 }
 
 function managerOptions(s: DaemonSettings) {
@@ -273,10 +276,13 @@ function leveled(write: (line: string) => void, debug: boolean): Leveled {
  */
 export async function runDaemonUntilSignal(opts: DaemonOptions): Promise<number> {
   const daemon = await startDaemon(opts);
+  const log = leveled(opts.log, false);
   // The reloader logs the outcome; a refused reload leaves the daemon running as it was.
   const hup = () => void daemon.reload().catch(() => undefined);
   process.on("SIGHUP", hup);
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+  let fatal: ((err: unknown) => void) | undefined;
+  const uncontain = containPluginFaults(daemon.plugins, log, (err) => fatal?.(err));
+  const reason = await new Promise<string>((resolve) => {
     const on = (sig: NodeJS.Signals) => {
       // Only the first signal shuts down cleanly; a second one gets the default (death).
       process.off("SIGTERM", on);
@@ -285,8 +291,13 @@ export async function runDaemonUntilSignal(opts: DaemonOptions): Promise<number>
     };
     process.on("SIGTERM", on);
     process.on("SIGINT", on);
+    fatal = () => resolve("an uncaught exception in jobtap itself");
   });
   process.off("SIGHUP", hup);
-  await daemon.shutdown(signal);
-  return 0;
+  try {
+    await daemon.shutdown(reason);
+  } finally {
+    uncontain();
+  }
+  return reason.startsWith("SIG") ? 0 : 1;
 }
