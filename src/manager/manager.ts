@@ -28,6 +28,7 @@ import { SqliteStore } from "./store/sqlite.js";
 import type { JobStore } from "./store/types.js";
 import { Submitter, type SubmitOptions, type SubmitOutcome } from "./submit.js";
 import { JobCommands, type RaiseOptions } from "./commands.js";
+import { DEFAULT_JOB_LIMITS, type JobLimits } from "./limits.js";
 import { JobUpdater, type UpdateOptions } from "./update.js";
 import { activeInfo, inactiveInfo, waitResultOf, type JobInfo, type WaitResult } from "./views.js";
 import type { JobCore } from "./transition.js";
@@ -60,6 +61,8 @@ export interface JobManagerOptions {
   killTimeoutMs?: number;
   /** The instance configuration handed to plugins (conf.update). */
   config?: Record<string, unknown>;
+  /** Size limits a job must meet at submit (default DEFAULT_JOB_LIMITS; see limits.ts). */
+  limits?: Partial<JobLimits>;
 }
 
 /** Listing filter for `jobs()`. */
@@ -93,7 +96,7 @@ export class JobManager {
     queues: { gate: QueueGate; actions: Actions },
   ) {
     this.owner = opts.owner ?? process.getuid?.() ?? 0;
-    this.submitter = new Submitter(engine, ids, this.owner);
+    this.submitter = new Submitter(engine, ids, this.owner, { ...DEFAULT_JOB_LIMITS, ...opts.limits });
     this.commands = new JobCommands(engine, this.owner, (id) => this.inactive.get(id) !== undefined);
     this.updater = new JobUpdater(engine, this.owner, (id) => this.inactive.get(id) !== undefined, (r) => scheduler.infeasible(r));
     const conf = opts.config ?? {};

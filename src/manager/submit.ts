@@ -9,6 +9,7 @@ import { SUBMIT_FLAG } from "./events.js";
 import { type FluidGenerator, type JobId } from "./ids.js";
 import { newActiveJob, type ActiveJob } from "./job.js";
 import { checkJobspec, isPlainObject } from "./jobspec.js";
+import { checkJobLimits, DEFAULT_JOB_LIMITS, type JobLimits } from "./limits.js";
 import type { Jobspec, StackResult } from "./port.js";
 import { URGENCY_DEFAULT, URGENCY_MAX, URGENCY_MIN } from "./states.js";
 import { newJobCore } from "./transition.js";
@@ -54,7 +55,11 @@ export class Submitter {
     private readonly engine: Engine,
     private readonly ids: FluidGenerator,
     private readonly owner: number,
+    private readonly limits: JobLimits = DEFAULT_JOB_LIMITS,
   ) {}
+
+  /** JSON sizes of jobspec objects already checked (a `--cc` batch shares one object). */
+  private readonly sizes = new WeakMap<object, number>();
 
   /**
    * Submits one job. Resolves with its id once the batch holding its eventlog is durable;
@@ -105,6 +110,9 @@ export class Submitter {
     const e = this.engine;
     if (e.fatal) throw e.fatal;
     const { jobspec, request } = checkJobspec(jobspecIn);
+    let size = this.sizes.get(jobspec);
+    if (size === undefined) this.sizes.set(jobspec, (size = Buffer.byteLength(JSON.stringify(jobspec))));
+    checkJobLimits(jobspec, this.limits, size);
     const urgency = checkUrgency(opts.urgency ?? URGENCY_DEFAULT);
     const userid = opts.userid ?? this.owner;
     const flags = submitFlags(opts.flags);

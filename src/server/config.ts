@@ -29,6 +29,7 @@ import { BUILTINS, parseToml, readPluginConfig } from "../plugins/index.js";
 import { resolvePlugin } from "../plugins/loader.js";
 import { checkBuiltinConfig } from "../../plugins-builtin/common/check.js";
 import { DEFAULT_MAX_REQUEST_BYTES } from "./protocol.js";
+import { KERNEL_ARGUMENT_MAX, type JobLimits } from "../manager/limits.js";
 
 /** What SIGTERM/SIGINT does to jobs that are running. */
 export type ShutdownPolicy = "kill" | "wait";
@@ -46,6 +47,8 @@ export interface DaemonSettings {
   inactiveAgeLimitMs?: number;
   inactiveNumLimit?: number;
   batchWindowMs?: number;
+  /** `[limits]`: what a job must meet at submit (unset keys keep the manager's defaults). */
+  limits?: Partial<JobLimits>;
 }
 
 /** A whole configuration: the raw tables (plugins see all of it) plus the daemon's reading. */
@@ -57,6 +60,11 @@ export interface DaemonConfig {
 
 const DAEMON_KEYS = ["socket", "guests", "max-request-size", "shutdown", "shutdown-timeout"];
 const RESOURCE_KEYS = ["cores", "gpus", "memory"];
+const LIMIT_KEYS: Array<[string, keyof JobLimits]> = [
+  ["jobspec-size", "jobspecBytes"],
+  ["argument-size", "argumentBytes"],
+  ["exec-size", "execBytes"],
+];
 const SIZE_UNITS: Record<string, number> = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
 
 /** The embedded default: no file at all. */
@@ -164,7 +172,23 @@ function readSettings(raw: Record<string, unknown>, errors: JobtapError[]): Daem
   if (timeout !== undefined) s.shutdownTimeoutMs = timeout;
   readResources(table(raw, "resources", errors), s, errors);
   readManager(table(raw, "job-manager", errors), s, errors);
+  readLimits(table(raw, "limits", errors), s, errors);
   return s;
+}
+
+function readLimits(t: Record<string, unknown>, s: DaemonSettings, errors: JobtapError[]): void {
+  unknownKeys(t, "limits", LIMIT_KEYS.map(([k]) => k), errors);
+  const limits: Partial<JobLimits> = {};
+  for (const [key, field] of LIMIT_KEYS) {
+    if (t[key] === undefined) continue;
+    const v = size(t[key], `[limits].${key}`, errors);
+    if (v === undefined) continue;
+    if (v < 1) errors.push(configError(`[limits].${key}`, "must be at least 1 byte"));
+    else if (field === "argumentBytes" && v > KERNEL_ARGUMENT_MAX) {
+      errors.push(configError(`[limits].${key}`, `${v} is more than Linux accepts for one argument (${KERNEL_ARGUMENT_MAX} bytes)`));
+    } else limits[field] = v;
+  }
+  if (Object.keys(limits).length > 0) s.limits = limits;
 }
 
 function readResources(t: Record<string, unknown>, s: DaemonSettings, errors: JobtapError[]): void {

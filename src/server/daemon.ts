@@ -194,6 +194,7 @@ function managerOptions(s: DaemonSettings) {
     ...(s.batchWindowMs !== undefined ? { batchWindowMs: s.batchWindowMs } : {}),
     ...(s.inactiveAgeLimitMs !== undefined ? { inactiveAgeLimit: s.inactiveAgeLimitMs / 1000 } : {}),
     ...(s.inactiveNumLimit !== undefined ? { inactiveNumLimit: s.inactiveNumLimit } : {}),
+    ...(s.limits ? { limits: s.limits } : {}),
   };
 }
 

@@ -91,4 +91,14 @@ describe("daemon configuration", () => {
     const good = write("queues.toml", `[queues.batch]\n[policy.jobspec.defaults.system]\nqueue = "batch"\n[policy.limits]\nduration = "1h"\n`);
     expect(checkConfigFile(good, {}).errors).toEqual([]);
   });
+
+  it("reads [limits] (bytes, or sizes like \"512K\"), refusing what Linux could never run", () => {
+    const ok = write("limits-ok.toml", `[limits]\njobspec-size = "4M"\nargument-size = "64K"\nexec-size = 500000\n`);
+    expect(loadConfigFile(ok, {}).settings.limits).toEqual({ jobspecBytes: 4 * 1024 ** 2, argumentBytes: 64 * 1024, execBytes: 500000 });
+    const bad = write("limits-bad.toml", `[limits]\nargument-size = 200000\nexec-size = 0\n`);
+    expect(checkConfigFile(bad, {}).errors.map((e) => e.message)).toEqual([
+      "[limits].argument-size: 200000 is more than Linux accepts for one argument (131071 bytes)",
+      "[limits].exec-size: must be at least 1 byte",
+    ]);
+  });
 });

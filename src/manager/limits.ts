@@ -1,0 +1,78 @@
+/**
+ * Size limits a job must meet to be accepted at submit: what a site configures under
+ * `[limits]` (docs/configuration.md). They apply to every submitter alike, owner and guests.
+ *
+ * The exec limits exist because Linux refuses to start a process whose argv or environment
+ * is too large (E2BIG): one string may hold at most 131,072 bytes with its terminating NUL,
+ * and all of them together at most a quarter of the stack limit (2 MiB by default). A job
+ * that could never start is refused at submit, naming the entry and the limit, instead of
+ * being accepted and failing later.
+ */
+import { ErrorCode, JobtapError } from "../errors.js";
+import type { Jobspec } from "./port.js";
+
+export interface JobLimits {
+  /** Bytes of one jobspec as JSON. */
+  jobspecBytes: number;
+  /** Bytes of one command-line argument, or of one environment entry `NAME=value`. */
+  argumentBytes: number;
+  /** Bytes of a task's whole command line and environment together (each with its NUL). */
+  execBytes: number;
+}
+
+/** The kernel's own cap on one argument or environment string, without its NUL. */
+export const KERNEL_ARGUMENT_MAX = 131_071;
+
+export const DEFAULT_JOB_LIMITS: JobLimits = {
+  jobspecBytes: 2 * 1024 * 1024,
+  argumentBytes: KERNEL_ARGUMENT_MAX,
+  execBytes: 1024 * 1024,
+};
+
+/** The configuration key each limit is set by (named in refusals). */
+const KEY: Record<keyof JobLimits, string> = {
+  jobspecBytes: "[limits] jobspec-size",
+  argumentBytes: "[limits] argument-size",
+  execBytes: "[limits] exec-size",
+};
+
+/**
+ * Throws BAD_JOBSPEC naming what is too large if `jobspec` exceeds a limit. `jsonBytes`:
+ * the jobspec's JSON size when the caller already knows it.
+ */
+export function checkJobLimits(jobspec: Jobspec, limits: JobLimits, jsonBytes?: number): void {
+  const size = jsonBytes ?? Buffer.byteLength(JSON.stringify(jobspec));
+  if (size > limits.jobspecBytes) {
+    throw new JobtapError(ErrorCode.BAD_JOBSPEC, `jobspec: ${size} bytes, over the limit of ${limits.jobspecBytes} bytes (${KEY.jobspecBytes})`, {
+      limit: KEY.jobspecBytes,
+    });
+  }
+  const env = jobspec.attributes?.system?.environment;
+  let envBytes = 0;
+  if (env !== null && typeof env === "object") {
+    for (const [name, value] of Object.entries(env as Record<string, unknown>)) {
+      const n = Buffer.byteLength(name) + 1 + Buffer.byteLength(String(value));
+      if (n > limits.argumentBytes) over(`environment variable ${name} is ${n} bytes`, limits, "argumentBytes");
+      envBytes += n + 1;
+    }
+  }
+  (jobspec.tasks as Array<{ command: string[] }>).forEach((task, t) => {
+    let total = envBytes;
+    task.command.forEach((arg, i) => {
+      const n = Buffer.byteLength(arg);
+      if (n > limits.argumentBytes) over(`tasks[${t}].command[${i}] is ${n} bytes`, limits, "argumentBytes");
+      total += n + 1;
+    });
+    if (total > limits.execBytes) {
+      over(`tasks[${t}]: the command line and environment are ${total} bytes together`, limits, "execBytes");
+    }
+  });
+}
+
+function over(what: string, limits: JobLimits, key: keyof JobLimits): never {
+  throw new JobtapError(
+    ErrorCode.BAD_JOBSPEC,
+    `jobspec: ${what}, over the limit of ${limits[key]} bytes (${KEY[key]}); a process could not be started with it`,
+    { limit: KEY[key] },
+  );
+}
