@@ -67,8 +67,11 @@ export function killGroup(pgid: number, sig: NodeJS.Signals): void {
   }
 }
 
+/** Where a run reports what the caller should log: kills (warn), a failing onStdout (error). */
+export type ProcessNote = (level: "warn" | "error", message: string) => void;
+
 /** Runs one hook process to completion; resolves, never rejects. */
-export function runProcess(run: ProcessRun, clock: Clock, onKill: (why: string) => void): Promise<HookRan | HookSpawnError> {
+export function runProcess(run: ProcessRun, clock: Clock, note: ProcessNote): Promise<HookRan | HookSpawnError> {
   return new Promise((resolve) => {
     let child: ChildProcess;
     try {
@@ -85,7 +88,7 @@ export function runProcess(run: ProcessRun, clock: Clock, onKill: (why: string) 
       resolve(spawnError(run, e));
       return;
     }
-    new Supervisor(run, clock, child, onKill, resolve).start();
+    new Supervisor(run, clock, child, note, resolve).start();
   });
 }
 
@@ -113,7 +116,7 @@ class Supervisor {
     private readonly run: ProcessRun,
     private readonly clock: Clock,
     private readonly child: ChildProcess,
-    private readonly onKill: (why: string) => void,
+    private readonly note: ProcessNote,
     private readonly resolve: (r: HookRan | HookSpawnError) => void,
   ) {
     this.out = new OutputCapture(run.stdoutCap);
@@ -130,12 +133,9 @@ class Supervisor {
     const decoder = run.onStdout ? new StringDecoder("utf8") : undefined;
     child.stdout!.on("data", (b: Buffer) => {
       this.out.push(b);
-      if (decoder) run.onStdout!(decoder.write(b));
+      if (decoder) this.stream(decoder.write(b));
     });
-    if (decoder) child.stdout!.once("end", () => {
-      const rest = decoder.end();
-      if (rest) run.onStdout!(rest);
-    });
+    if (decoder) child.stdout!.once("end", () => this.stream(decoder.end()));
     child.stderr!.on("data", (b: Buffer) => this.err.push(b));
     if (run.stdin && child.stdin) {
       child.stdin.on("error", () => undefined); // EPIPE: the hook did not read all of stdin
@@ -149,12 +149,25 @@ class Supervisor {
 
   private readonly onAbort = (): void => this.kill("abort");
 
+  /** Hands stdout to the caller's onStdout; a throwing callback is logged and not called again. */
+  private stream(text: string): void {
+    const fn = this.run.onStdout;
+    if (!fn || text === "") return;
+    try {
+      fn(text);
+    } catch (e) {
+      this.run.onStdout = undefined;
+      this.note("error", `onStdout threw (${e instanceof Error ? e.message : String(e)}); the rest of stdout is only captured`);
+    }
+  }
+
   private kill(why: "timeout" | "abort"): void {
     if (this.exit || this.timedOut || this.aborted) return;
     if (why === "timeout") this.timedOut = true;
     else this.aborted = true;
     const pgid = this.child.pid!;
-    this.onKill(
+    this.note(
+      "warn",
       why === "timeout"
         ? `time limit of ${formatMs(this.run.timeLimitMs)} reached: SIGTERM to process group ${pgid}, SIGKILL after ${formatMs(this.run.killGraceMs)}`
         : `aborted: SIGTERM to process group ${pgid}, SIGKILL after ${formatMs(this.run.killGraceMs)}`,

@@ -27,6 +27,8 @@ interface Pending {
   /** Aborts the run: the caller's signal, or close(). */
   ctl: AbortController;
   state: "queued" | "running" | "done";
+  /** Removes our listener from the caller's AbortSignal (which may serve many runs). */
+  unlisten: () => void;
 }
 
 const NO_LOG: HookLog = { debug() {}, info() {}, warn() {}, error() {} };
@@ -40,6 +42,7 @@ export class HookRunner {
   private queue: Pending[] = [];
   private head = 0;
   private running = new Set<Pending>();
+  private waiting = 0;
   private closed = false;
 
   constructor(opts: HookRunnerOptions = {}) {
@@ -57,9 +60,7 @@ export class HookRunner {
 
   /** Hooks waiting for a free place. */
   get queued(): number {
-    let n = 0;
-    for (let i = this.head; i < this.queue.length; i++) if (this.queue[i]!.state === "queued") n++;
-    return n;
+    return this.waiting;
   }
 
   /**
@@ -68,12 +69,17 @@ export class HookRunner {
    */
   run(spec: HookSpec): Promise<HookResult> {
     return new Promise((resolve) => {
-      const entry: Pending = { spec, resolve, ctl: new AbortController(), state: "queued" };
+      const entry: Pending = { spec, resolve, ctl: new AbortController(), state: "queued", unlisten: () => undefined };
       if (this.closed) return this.cancel(entry, "the hook runner is closed");
       const signal = spec.signal;
       if (signal?.aborted) return this.cancel(entry, "aborted before it started");
-      signal?.addEventListener("abort", () => (entry.state === "queued" ? this.cancel(entry, "aborted while queued") : entry.ctl.abort()), { once: true });
+      if (signal) {
+        const onAbort = () => (entry.state === "queued" ? this.cancel(entry, "aborted while queued") : entry.ctl.abort());
+        signal.addEventListener("abort", onAbort, { once: true });
+        entry.unlisten = () => signal.removeEventListener("abort", onAbort);
+      }
       this.queue.push(entry);
+      this.waiting++;
       this.pump();
     });
   }
@@ -99,7 +105,9 @@ export class HookRunner {
   }
 
   private cancel(entry: Pending, reason: string): void {
+    if (entry.state === "queued") this.waiting--;
     entry.state = "done";
+    entry.unlisten();
     entry.resolve({ kind: "cancelled", name: entry.spec.name ?? entry.spec.path, path: entry.spec.path, reason });
   }
 
@@ -108,18 +116,29 @@ export class HookRunner {
       const entry = this.queue[this.head++]!;
       if (entry.state !== "queued") continue;
       entry.state = "running";
+      this.waiting--;
       this.running.add(entry);
-      void this.execute(entry).then((result) => {
-        entry.state = "done";
-        this.running.delete(entry);
-        entry.resolve(result);
-        this.pump();
-      });
+      void this.execute(entry)
+        .catch((e: unknown): HookResult => this.misuse(entry, e))
+        .then((result) => {
+          entry.state = "done";
+          entry.unlisten();
+          this.running.delete(entry);
+          entry.resolve(result);
+          this.pump();
+        });
     }
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
+  }
+
+  /** A spec the runner could not use (a bad stdin type, ...): a result, never a lost slot. */
+  private misuse(entry: Pending, e: unknown): HookResult {
+    const reason = `invalid hook spec: ${e instanceof Error ? e.message : String(e)}`;
+    this.log.error(`hook ${entry.spec.name ?? entry.spec.path}: ${reason}`);
+    return { kind: "spawn-error", name: entry.spec.name ?? String(entry.spec.path), path: entry.spec.path, code: "EINVAL", reason };
   }
 
   private async execute(entry: Pending): Promise<HookResult> {
@@ -133,7 +152,7 @@ export class HookRunner {
       }
     }
     if (run.signal?.aborted) return { kind: "cancelled", name: run.name, path: run.path, reason: "aborted before it started" };
-    const result = await runProcess(run, this.clock, (why) => this.log.warn(`${label}: ${why}`));
+    const result = await runProcess(run, this.clock, (level, msg) => this.log[level](`${label}: ${msg}`));
     this.report(label, run, result, entry.spec.logStderr ?? this.defaults.logStderr ?? true);
     return result;
   }

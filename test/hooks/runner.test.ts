@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { getEventListeners } from "node:events";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HookRunner, hookSucceeded, type HookRan } from "../../src/hooks/index.js";
@@ -211,6 +212,50 @@ while [ ! -e "${dir}/release-$1" ]; do sleep 0.01; done; rm "${dir}/running/$1"`
     const log = starts().map((l) => l.split(" ").map(Number) as [number, number]);
     expect(log.slice(3).map(([id]) => id)).toEqual([3, 4, 5, 6, 7, 8, 9]);
     expect(Math.max(...log.map(([, seen]) => seen))).toBe(3);
+    expect(runner.inFlight).toBe(0);
+  });
+
+  it("a throwing onStdout is logged once and stops being called; the hook's output is still captured", async () => {
+    const log = memoryLog();
+    const hook = hookScript(dir, "talk", "echo one; echo two");
+    let calls = 0;
+    const r = ran(
+      await new HookRunner({ log }).run({
+        path: hook,
+        onStdout: () => {
+          calls++;
+          throw new Error("consumer bug");
+        },
+      }),
+    );
+    expect(r).toMatchObject({ kind: "exited", exitCode: 0, stdout: "one\ntwo\n" });
+    expect(calls).toBe(1);
+    expect(log.lines).toEqual([`error: hook ${hook}: onStdout threw (consumer bug); the rest of stdout is only captured`]);
+  });
+
+  it("one AbortSignal shared by many runs keeps no listener once they end", async () => {
+    const hook = hookScript(dir, "quick", "exit 0");
+    const ctl = new AbortController();
+    const runner = new HookRunner({ maxInFlight: 2 });
+    const results = await Promise.all(Array.from({ length: 20 }, () => runner.run({ path: hook, signal: ctl.signal })));
+    expect(results.every(hookSucceeded)).toBe(true);
+    expect(getEventListeners(ctl.signal, "abort")).toHaveLength(0);
+  });
+
+  it("a spec the runner cannot use is a result, and its place in flight is given back", async () => {
+    const log = memoryLog();
+    const runner = new HookRunner({ log, maxInFlight: 1 });
+    const hook = hookScript(dir, "fine", "exit 0");
+    const spec = {
+      path: hook,
+      get stdin(): string {
+        throw new Error("no stdin for you");
+      },
+    };
+    const bad = await runner.run(spec);
+    expect(bad).toMatchObject({ kind: "spawn-error", code: "EINVAL" });
+    expect(log.lines[0]).toBe(`error: hook ${hook}: invalid hook spec: no stdin for you`);
+    expect(hookSucceeded(await runner.run({ path: hook }))).toBe(true);
     expect(runner.inFlight).toBe(0);
   });
 });
