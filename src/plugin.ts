@@ -81,3 +81,7 @@ export type {
   CronRecord,
   CronReaderOptions,
 } from "./hooks/index.js";
+
+// --- executors (src/manager/exec): the contract of `p.registerExecutor(name, executor)` ---
+export { waitStatus } from "./manager/exec/types.js";
+export type { Executor, ExecJob, ExecReport, ExecUsage } from "./manager/exec/types.js";

@@ -3,7 +3,7 @@
  * Idempotent: run after every event of the job, they only do what is still outstanding.
  */
 import type { Engine, ActionRunner } from "./engine.js";
-import type { Executor } from "./exec/types.js";
+import type { Executors } from "./exec/registry.js";
 import { formatJobId, type JobId } from "./ids.js";
 import { type InactiveCache, type InactiveRecord } from "./inactive.js";
 import { durationOf, jobName, queued, type ActiveJob } from "./job.js";
@@ -17,8 +17,8 @@ import { eventPosted, isDebugJob, resultOf } from "./transition.js";
 export interface ActionDeps {
   engine: Engine;
   scheduler: Scheduler;
-  /** Picks the executor for a job (test executor when the jobspec asks for it). */
-  executorFor(job: ActiveJob): Executor;
+  /** The executor registry: picks and calls a job's executor (exec/registry.ts). */
+  executors: Executors;
   inactive: InactiveCache;
   queues: QueueGate;
 }
@@ -91,20 +91,7 @@ export class Actions implements ActionRunner {
   private runState(job: ActiveJob): void {
     if (job.startRequested || job.core.perilog > 0 || queued(job, "prolog-start")) return;
     job.startRequested = true;
-    this.d.executorFor(job).start(this.execJob(job));
-  }
-
-  execJob(job: ActiveJob) {
-    const c = job.core;
-    const start = job.eventlog.find((e) => e.name === "start");
-    return {
-      id: c.id,
-      userid: c.userid,
-      jobspec: c.jobspec,
-      R: c.R,
-      duration: durationOf(c.jobspec),
-      ...(start ? { startedAt: start.timestamp } : {}),
-    };
+    this.d.executors.start(job);
   }
 
   private cleanup(job: ActiveJob): void {
@@ -115,7 +102,7 @@ export class Actions implements ActionRunner {
     if (job.startRequested && !eventPosted(c, "release")) {
       // Still running: a job ended by an exception is stopped; finish/release come back as
       // events and run this action again.
-      if (c.endEvent?.name === "exception") this.d.executorFor(job).kill(id);
+      if (c.endEvent?.name === "exception") this.d.executors.kill(job);
       return;
     }
     const perilogBusy = c.perilog > 0 || queued(job, "epilog-start") || queued(job, "prolog-finish");
@@ -138,11 +125,9 @@ export class Actions implements ActionRunner {
   /** A running job's new expiration goes to its executor (Flux sends it to exec). */
   resourceUpdate(job: ActiveJob): void {
     const c = job.core;
-    if (!job.startRequested || eventPosted(c, "release")) return;
-    const exec = this.d.executorFor(job);
-    if (!exec.has(c.id)) return;
+    if (!job.startRequested || eventPosted(c, "release") || !this.d.executors.running(job)) return;
     const expiration = (c.R?.execution as { expiration?: unknown } | undefined)?.expiration;
-    exec.updateExpiration(c.id, typeof expiration === "number" ? expiration : 0);
+    this.d.executors.updateExpiration(job, typeof expiration === "number" ? expiration : 0);
   }
 
   /** INACTIVE (spec §2.3): waiters, inactive cache + job.inactive-add, job.destroy, drop. */

@@ -2,6 +2,7 @@
  * The manager's runtime record of an active job: the folded JobCore plus the things that
  * are not in the eventlog (mailbox queue, holds, requests in flight, caches).
  */
+import type { ExecBinding } from "./exec/registry.js";
 import type { EventEntry, Jobspec } from "./port.js";
 import type { JobCore } from "./transition.js";
 import { redactJobspec, type ResourceRequest } from "./jobspec.js";
@@ -29,6 +30,8 @@ export interface ActiveJob {
   pendingLines?: string | undefined;
   /** Eventlog lines of a job still under admission: it reaches the store only once accepted. */
   unstored?: string | undefined;
+  /** The executor running the job, from start (or reattach) until it is released. */
+  exec?: ExecBinding | undefined;
   /** Resolvers of `wait(id)`. */
   waiters?: Array<() => void>;
 }

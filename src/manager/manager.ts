@@ -13,8 +13,8 @@ import { Actions } from "./actions.js";
 import { RealClock, type Clock } from "./clock.js";
 import { Engine, type JournalEntry, type Logger } from "./engine.js";
 import { LocalExecutor } from "./exec/local-exec.js";
+import { Executors } from "./exec/registry.js";
 import { TestExecutor } from "./exec/test-exec.js";
-import type { ExecHooks, Executor } from "./exec/types.js";
 import { FluidGenerator, formatJobId, type JobId } from "./ids.js";
 import { InactiveCache, resultName, type InactiveRecord } from "./inactive.js";
 import { newActiveJob, type ActiveJob } from "./job.js";
@@ -90,7 +90,7 @@ export class JobManager {
     readonly store: JobStore,
     readonly scheduler: Scheduler,
     readonly inactive: InactiveCache,
-    private readonly executors: { test: Executor; local: Executor },
+    readonly executors: Executors,
     ids: FluidGenerator,
     opts: JobManagerOptions,
     queues: { gate: QueueGate; actions: Actions },
@@ -100,7 +100,7 @@ export class JobManager {
     this.commands = new JobCommands(engine, this.owner, (id) => this.inactive.get(id) !== undefined);
     this.updater = new JobUpdater(engine, this.owner, (id) => this.inactive.get(id) !== undefined, (r) => scheduler.infeasible(r));
     const conf = opts.config ?? {};
-    this.port = new ManagerPortImpl(engine, this, () => conf, store, engine.clock, this.owner, queues);
+    this.port = new ManagerPortImpl(engine, this, () => conf, store, engine.clock, this.owner, queues, executors);
   }
 
   get clock(): Clock {
@@ -286,8 +286,7 @@ export class JobManager {
     }
     this.scheduler.close();
     this.inactive.close();
-    this.executors.test.close();
-    this.executors.local.close();
+    this.executors.close();
     this.engine.batch.commit();
     this.engine.batch.stopTimers();
     this.store.close();
@@ -348,26 +347,19 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
     const job = engine.active.get(id);
     if (job) engine.post(job, name, context);
   };
-  const hooks: ExecHooks = {
-    post,
-    raise: (id, type, severity, note) => post(id, "exception", { type, severity, note }),
-    log: (level, msg) => log(level, msg),
-  };
   const scheduler = new Scheduler(poolOf(opts), clock, {
     alloc: (id, R) => (engine.active.has(id) ? post(id, "alloc", { R }) : scheduler.free(id)),
     unsatisfiable: (id, why) => post(id, "exception", { type: "alloc", severity: 0, note: why }),
   }, opts.queueDepth ?? 1);
   const outputDir = opts.statedir ? join(opts.statedir, "jobs") : join(tmpdir(), `jobtap-${process.pid}`);
-  const executors = {
-    test: new TestExecutor(clock, hooks),
-    local: new LocalExecutor(clock, hooks, { outputDir, killTimeoutMs: opts.killTimeoutMs ?? 5000 }),
-  };
-  const executorFor = (job: ActiveJob) => (job.core.jobspec.attributes.system?.exec as { test?: unknown } | undefined)?.test !== undefined ? executors.test : executors.local;
+  const executors = new Executors(engine);
+  executors.register("local", new LocalExecutor(clock, { outputDir, killTimeoutMs: opts.killTimeoutMs ?? 5000 }));
+  executors.register("test", new TestExecutor(clock));
   let onPurge: (r: InactiveRecord) => void = () => undefined;
   const limits = { ageLimit: opts.inactiveAgeLimit, numLimit: opts.inactiveNumLimit };
   const inactive = new InactiveCache(clock, limits, (r) => onPurge(r));
   const queues = new QueueGate();
-  const actions = new Actions({ engine, scheduler, executorFor, inactive, queues });
+  const actions = new Actions({ engine, scheduler, executors, inactive, queues });
   engine.actions = actions;
   const maxId = replayStore({ engine, store, inactive, scheduler });
   const ids = new FluidGenerator(store.epoch(), () => clock.now());
@@ -375,7 +367,7 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   const m = new JobManager(engine, store, scheduler, inactive, executors, ids, opts, { gate: queues, actions });
   onPurge = (r) => purgeRecord(m, r);
   engine.port = opts.plugins ? await opts.plugins(m.port) : NO_PLUGINS;
-  await restartCallbacks({ engine, store, inactive, scheduler, actions, executorFor }, (id) => m.loadInactive(id));
+  await restartCallbacks({ engine, store, inactive, scheduler, actions, executors }, (id) => m.loadInactive(id));
   m.port.reprioritizeAll();
   return m;
 }

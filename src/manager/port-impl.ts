@@ -7,6 +7,8 @@ import { ErrorCode, JobtapError } from "../errors.js";
 import type { Actions } from "./actions.js";
 import type { Clock } from "./clock.js";
 import type { Engine } from "./engine.js";
+import type { Executors } from "./exec/registry.js";
+import type { Executor } from "./exec/types.js";
 import { SETTABLE_FLAGS } from "./events.js";
 import { formatJobId, type JobId } from "./ids.js";
 import type { ActiveJob } from "./job.js";
@@ -39,6 +41,7 @@ export class ManagerPortImpl implements ManagerPort {
     /** The instance owner's uid (`p.owner` for plugins). */
     readonly owner: number,
     private readonly queues: { gate: QueueGate; actions: Actions },
+    private readonly executors?: Executors,
   ) {
     this.pluginState = pluginStateOf(store);
   }
@@ -203,6 +206,11 @@ export class ManagerPortImpl implements ManagerPort {
 
   config(): Record<string, unknown> {
     return this.conf();
+  }
+
+  registerExecutor(name: string, executor: Executor, plugin?: string): () => void {
+    if (!this.executors) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, "this job manager has no executor registry");
+    return this.executors.register(name, executor, plugin);
   }
 }
 

@@ -15,6 +15,7 @@ import type { JobId } from "./ids.js";
 import type { JobResult, State } from "./states.js";
 import type { Clock } from "./clock.js";
 import type { JobTopic, OutOf } from "./topics.js";
+import type { Executor } from "./exec/types.js";
 
 /** One eventlog entry (RFC 18). */
 export interface EventEntry {
@@ -181,6 +182,11 @@ export interface ManagerPort {
   /** The instance owner's uid, handed to plugins as `p.owner`. Optional: when absent the
    *  host uses its own `owner` option, else this process's uid. */
   readonly owner?: number;
+  /**
+   * Registers a named executor (`p.registerExecutor`); throws INVALID_ARGUMENT for a bad
+   * or taken name. Returns the unregister function. Optional: bare fakes lack it.
+   */
+  registerExecutor?(name: string, executor: Executor, plugin?: string): () => void;
 }
 
 /** Per-plugin key/value state in the job store; writes are durable when the call returns. */

@@ -6,7 +6,7 @@
 import type { Actions } from "./actions.js";
 import { inactiveRecord } from "./actions.js";
 import type { Engine } from "./engine.js";
-import type { Executor } from "./exec/types.js";
+import type { Executors } from "./exec/registry.js";
 import { formatJobId, type JobId } from "./ids.js";
 import type { InactiveCache } from "./inactive.js";
 import { newActiveJob, type ActiveJob } from "./job.js";
@@ -93,7 +93,7 @@ function restoreRuntimeFlags(job: ActiveJob): void {
 
 export interface RestartDeps extends ReplayDeps {
   actions: Actions;
-  executorFor(job: ActiveJob): Executor;
+  executors: Executors;
 }
 
 /** Phase 2 (plugins attached): inactive-add/destroy, per-job restart steps, actions. */
@@ -128,7 +128,7 @@ async function restartJob(d: RestartDeps, job: ActiveJob): Promise<void> {
   } else if ((job.core.state === "RUN" || job.core.state === "CLEANUP") && needsReattach(job)) {
     job.startRequested = true;
     if (isDebugJob(job.core)) e.post(job, "debug.exec-reattach-start");
-    d.executorFor(job).reattach(d.actions.execJob(job));
+    d.executors.reattach(job);
   }
 }
 

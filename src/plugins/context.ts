@@ -18,13 +18,14 @@
  * handlers. Each call checks its phase and fails with a coded JobtapError naming plugin,
  * topic and job.
  */
-import { ErrorCode, JobtapError } from "../errors.js";
+import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import type { Clock } from "../manager/clock.js";
 import { formatJobId, type JobId } from "../manager/ids.js";
 import { checkJobspecUpdate } from "../manager/jobspec.js";
 import type { JobArgs, ManagerPort, PluginStateStore, StackResult } from "../manager/port.js";
 import { PRIORITY_UNAVAILABLE } from "../manager/port.js";
 import type { JobResult } from "../manager/states.js";
+import type { Executor } from "../manager/exec/types.js";
 import { auxDelete, auxSet, pluginState } from "./aux.js";
 import { msg, type HostLogger } from "./dispatch.js";
 import type { JobspecShield } from "./shield.js";
@@ -139,6 +140,13 @@ export interface PluginContext {
   serviceRegister(method: string, handler: ServiceHandler, opts?: { guests?: boolean }): void;
   /** Runs when the plugin is removed, after its aux destructors. */
   onRemove(fn: () => void): void;
+  /**
+   * Registers an executor under `name` (setup only). A job runs on it when its jobspec
+   * says `attributes.system.exec.name = name` (set it at submit, or with `jobspecUpdate`
+   * before RUN). Removing the plugin unregisters it; jobs already running on it keep it
+   * until they are released. See docs/plugins.md "Executors".
+   */
+  registerExecutor(name: string, executor: Executor): void;
 }
 
 /**
@@ -266,7 +274,7 @@ function pluginClock(host: ContextHost, rec: PluginRecord): Clock {
   };
 }
 
-type SetupApi = Pick<PluginContext, "on" | "setLoadSortOrder" | "serviceRegister" | "onRemove">;
+type SetupApi = Pick<PluginContext, "on" | "setLoadSortOrder" | "serviceRegister" | "onRemove" | "registerExecutor">;
 
 /** Calls that shape the plugin itself: allowed during setup only (onRemove: any time). */
 function setupApi(host: ContextHost, rec: PluginRecord, g: Guards): SetupApi {
@@ -294,6 +302,19 @@ function setupApi(host: ContextHost, rec: PluginRecord, g: Guards): SetupApi {
     onRemove(fn) {
       g.live("onRemove");
       rec.onRemove.push(fn);
+    },
+    registerExecutor(name, executor) {
+      g.setupOnly("registerExecutor");
+      const m = host.manager(`plugin ${rec.name}: registerExecutor`);
+      if (typeof m.registerExecutor !== "function") {
+        throw g.phase("registerExecutor", "this job manager has no executor registry");
+      }
+      try {
+        rec.onRemove.push(m.registerExecutor(name, executor, rec.name));
+      } catch (e) {
+        const code = isJobtapError(e) ? e.code : ErrorCode.INVALID_ARGUMENT;
+        throw new JobtapError(code, `plugin ${rec.name}: registerExecutor: ${msg(e)}`, { plugin: rec.name });
+      }
     },
   };
 }

@@ -199,6 +199,11 @@ describe("daemon configuration and restart", { timeout: 90_000 }, () => {
       expect(after.map((j) => j.id).sort()).toEqual(before);
       expect(after.find((j) => j.id === done)).toMatchObject({ state: "INACTIVE", result: "COMPLETED" });
       for (const id of batch) expect(after.find((j) => j.id === id)).toMatchObject({ state: "SCHED", urgency: 0 });
+      // `sleep 300` outlived the daemon: reattached, it still holds the only core until cancelled.
+      expect(after.find((j) => j.id === running)).toMatchObject({ state: "RUN" });
+      expect(d.cli(["cancel", running]).status).toBe(0);
+      await waitFor(() => d.job(running)?.state === "INACTIVE", 20_000, "reattached job to be cancelled");
+      expect(d.job(running)).toMatchObject({ result: "CANCELED" });
 
       // A clean stop records what happened to running jobs; the next start sees it.
       const live = d.cli(["submit", ...TEST_EXEC.slice(0, 1), "exec.test.run_duration=300s", "true"]).stdout.trim();

@@ -1,57 +1,83 @@
 /**
- * The local executor: runs a job's tasks as real processes on this machine.
+ * The local executor (registered as `local`): runs a job's tasks as real processes here.
  *
  * - argv from `tasks[0].command` (no shell), one process per task (`count.per_slot` ×
  *   slots, or `count.total`), cwd from `attributes.system.cwd`, environment from
  *   `attributes.system.environment` (else the manager's own), plus JOBTAP_JOB_ID and
  *   FLUX_TASK_RANK / FLUX_JOB_SIZE for compatibility with scripts written for Flux.
+ * - Each task leads its own process group (and session), so a kill reaches its children
+ *   and the tasks outlive a manager that dies.
  * - stdout/stderr go to `attributes.system.shell.options.output.{stdout,stderr}.path`
  *   (`{{id}}` is replaced by the f58 id), else to `<outputDir>/<f58>/stdout|stderr`.
- * - `finish` carries the largest wait status of the tasks; a fatal exception sends
- *   SIGTERM, then SIGKILL after `killTimeoutMs`; the duration is enforced with a `timeout`
- *   exception.
+ * - Before `start`, each task's pid and start time (/proc/<pid>/stat) are saved
+ *   (`exec-state {tasks}`); after a restart the tasks still alive are found again by both
+ *   and watched until they exit (local-reattach.ts).
+ * - `finish` carries the largest wait status of the tasks; a fatal exception sends SIGTERM
+ *   to every task's group, then SIGKILL after `killTimeoutMs`; the duration is enforced
+ *   with a `timeout` exception. A task that cannot be executed (ENOENT, E2BIG, ...) is an
+ *   `exec` exception on the job, never a manager crash.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
 import { makeDirs } from "../fsutil.js";
 import { constants as osConstants } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import type { Clock, TimerHandle } from "../clock.js";
 import { formatJobId, type JobId } from "../ids.js";
 import { isPlainObject, resourceRequest } from "../jobspec.js";
-import { waitStatus, type ExecHooks, type ExecJob, type Executor } from "./types.js";
+import { procStartTime } from "./proc.js";
+import { reattachLocal, type SavedTask } from "./local-reattach.js";
+import { waitStatus, type ExecJob, type ExecReport, type Executor } from "./types.js";
 
 export interface LocalExecOptions {
   /** Where per-job output files go when the jobspec names none. */
   outputDir: string;
   /** Grace period between SIGTERM and SIGKILL (default 5000 ms). */
   killTimeoutMs?: number;
+  /** How often reattached tasks (no longer our children) are looked for in /proc (default 500 ms). */
+  pollMs?: number;
 }
 
-interface LocalRun {
-  procs: ChildProcess[];
+/** One task process: a child we spawned, or (after a restart) a pid we watch in /proc. */
+export interface LocalTask {
+  rank: number;
+  pid: number | undefined;
+  starttime: number | undefined;
+  child?: ChildProcess;
+  done: boolean;
+}
+
+/** A job's tasks on this machine, from start until release. */
+export interface LocalRun {
+  id: JobId;
+  report: ExecReport;
+  tasks: LocalTask[];
   running: number;
   status: number;
+  /** Some task's exit status was not observed (it ended while we were not its parent). */
+  statusUnknown: boolean;
+  /** A task could not be started: the job gets no `finish`, only `release`. */
+  failed: boolean;
+  killed: boolean;
   limitTimer?: TimerHandle;
   killTimer?: TimerHandle;
-  killed: boolean;
+  pollTimer?: TimerHandle;
 }
 
-const SIGKILL_STATUS = waitStatus.signaled(9);
+/** Linux's limit on one argument or environment string (MAX_ARG_STRLEN). */
+const ARG_STRLEN_MAX = 131072;
 
-/** Runs a job's command as a real process; kills on cancel; enforces the duration. */
+/** Runs a job's command as real processes; kills on cancel; enforces the duration. */
 export class LocalExecutor implements Executor {
   private readonly runs = new Map<JobId, LocalRun>();
 
   constructor(
-    private readonly clock: Clock,
-    private readonly hooks: ExecHooks,
-    private readonly opts: LocalExecOptions,
+    readonly clock: Clock,
+    readonly opts: LocalExecOptions,
   ) {}
 
-  start(job: ExecJob): void {
-    const run: LocalRun = { procs: [], running: 0, status: 0, killed: false };
-    this.runs.set(job.id, run);
+  start(job: ExecJob, report: ExecReport): void {
+    const run = this.newRun(job.id, report);
     let argv: string[];
     let ntasks: number;
     let out: { stdout: string; stderr: string };
@@ -60,12 +86,34 @@ export class LocalExecutor implements Executor {
       ntasks = taskCount(job);
       out = this.outputPaths(job);
     } catch (e) {
-      this.failStart(job.id, run, `cannot start job: ${(e as Error).message}`);
+      this.failStart(run, `cannot start job: ${(e as Error).message}`);
       return;
     }
-    for (let rank = 0; rank < ntasks; rank++) this.spawnTask(job, run, argv, rank, ntasks, out);
-    if (run.running > 0) this.hooks.post(job.id, "start");
-    if (job.duration > 0 && run.running > 0) this.armLimit(job.id, run, job.duration * 1000);
+    for (let rank = 0; rank < ntasks && !run.failed; rank++) {
+      try {
+        this.spawnTask(job, run, argv, rank, ntasks, out);
+      } catch (err) {
+        this.failStart(run, `task ${rank}: cannot execute "${argv[0]}": ${spawnError(err as NodeJS.ErrnoException, job, argv)}`);
+      }
+    }
+    if (run.failed || run.running === 0) return;
+    const saved: SavedTask[] = run.tasks.flatMap((t) =>
+      t.pid === undefined || t.starttime === undefined ? [] : [{ rank: t.rank, pid: t.pid, starttime: t.starttime }],
+    );
+    report.save(job.id, { tasks: saved });
+    report.start(job.id);
+    if (job.duration > 0) this.armLimit(run, job.duration * 1000);
+  }
+
+  /** After a restart: watch the tasks still alive (pid and start time match), or end the job. */
+  reattach(job: ExecJob, report: ExecReport): void {
+    reattachLocal(this, this.newRun(job.id, report), job);
+  }
+
+  private newRun(id: JobId, report: ExecReport): LocalRun {
+    const run: LocalRun = { id, report, tasks: [], running: 0, status: 0, statusUnknown: false, failed: false, killed: false };
+    this.runs.set(id, run);
+    return run;
   }
 
   private spawnTask(
@@ -79,45 +127,47 @@ export class LocalExecutor implements Executor {
     const sys = job.jobspec.attributes.system ?? {};
     const baseEnv = isPlainObject(sys.environment) ? (sys.environment as Record<string, string>) : process.env;
     const env = { ...baseEnv, JOBTAP_JOB_ID: formatJobId(job.id), FLUX_TASK_RANK: String(rank), FLUX_JOB_SIZE: String(size) };
+    const cwd = typeof sys.cwd === "string" ? sys.cwd : process.cwd();
     const fds = [openSync(out.stdout, "a"), openSync(out.stderr, "a")] as const;
     let child: ChildProcess;
     try {
-      child = spawn(argv[0]!, argv.slice(1), {
-        cwd: typeof sys.cwd === "string" ? sys.cwd : process.cwd(),
-        env,
-        stdio: ["ignore", fds[0], fds[1]],
-      });
+      // spawn throws synchronously for some errors (E2BIG, EINVAL): the caller catches them.
+      child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ["ignore", fds[0], fds[1]], detached: true });
     } finally {
       closeSync(fds[0]);
       closeSync(fds[1]);
     }
-    run.procs.push(child);
+    const task: LocalTask = { rank, pid: child.pid, starttime: child.pid === undefined ? undefined : procStartTime(child.pid), child, done: false };
+    run.tasks.push(task);
     run.running++;
     child.on("error", (err) => {
-      this.hooks.log("error", `job ${formatJobId(job.id)} task ${rank}: ${err.message}`);
+      run.report.log("error", `job ${formatJobId(job.id)} task ${rank}: ${err.message}`);
       if (child.pid === undefined) {
-        this.hooks.raise(job.id, "exec", 0, `task ${rank}: cannot execute "${argv[0]}": ${err.message}`);
-        this.taskExited(job.id, run, waitStatus.exited(127));
+        const why = (err as NodeJS.ErrnoException).code === "ENOENT" && !existsSync(cwd) ? `working directory "${cwd}" does not exist` : err.message;
+        run.report.exception(job.id, "exec", `task ${rank}: cannot execute "${argv[0]}": ${why}`);
+        this.taskExited(run, task, waitStatus.exited(127));
       }
     });
     child.on("exit", (code, signal) => {
       const st = signal ? waitStatus.signaled(signalNumber(signal)) : waitStatus.exited(code ?? 0);
-      this.taskExited(job.id, run, st);
+      this.taskExited(run, task, st);
     });
   }
 
-  private failStart(id: JobId, run: LocalRun, note: string): void {
-    this.hooks.raise(id, "exec", 0, note);
-    this.runs.delete(id);
-    void run;
-    this.hooks.post(id, "release", { ranks: "all", final: true });
+  /** A task could not start: exception; tasks already running are killed, then release. */
+  private failStart(run: LocalRun, note: string): void {
+    run.failed = true;
+    run.report.exception(run.id, "exec", note);
+    if (run.running === 0) this.release(run);
+    else this.kill(run.id);
   }
 
-  private armLimit(id: JobId, run: LocalRun, ms: number): void {
+  /** Arms the time limit: a `timeout` exception `ms` from now. */
+  armLimit(run: LocalRun, ms: number): void {
     run.limitTimer = this.clock.setTimeout(() => {
       run.limitTimer = undefined;
-      this.hooks.raise(id, "timeout", 0, "resource allocation expired");
-    }, ms);
+      run.report.exception(run.id, "timeout", "resource allocation expired");
+    }, Math.max(0, ms));
   }
 
   updateExpiration(id: JobId, expiration: number): void {
@@ -125,49 +175,71 @@ export class LocalExecutor implements Executor {
     if (!run || run.killed || run.running === 0) return;
     if (run.limitTimer) this.clock.clearTimeout(run.limitTimer);
     run.limitTimer = undefined;
-    if (expiration > 0) this.armLimit(id, run, Math.max(0, expiration * 1000 - this.clock.now()));
+    if (expiration > 0) this.armLimit(run, expiration * 1000 - this.clock.now());
   }
 
-  private taskExited(id: JobId, run: LocalRun, status: number): void {
-    run.status = Math.max(run.status, status);
+  /** A task ended with `status` (undefined: not observed). The last one ends the job. */
+  taskExited(run: LocalRun, task: LocalTask, status: number | undefined): void {
+    if (task.done) return;
+    task.done = true;
+    if (status === undefined) run.statusUnknown = true;
+    else run.status = Math.max(run.status, status);
     run.running--;
     if (run.running > 0) return;
-    if (run.limitTimer) this.clock.clearTimeout(run.limitTimer);
-    if (run.killTimer) this.clock.clearTimeout(run.killTimer);
+    this.stopTimers(run);
+    if (run.failed || run.statusUnknown) {
+      // Unknown status: the reattach code raised the exception saying so (unless killed).
+      this.release(run);
+      return;
+    }
     // `finish` while the run is still registered, so CLEANUP waits for `release`.
-    this.hooks.post(id, "finish", { status: run.status });
-    this.runs.delete(id);
-    this.hooks.post(id, "release", { ranks: "all", final: true });
+    run.report.finish(run.id, run.status);
+    this.release(run);
+  }
+
+  private release(run: LocalRun): void {
+    this.stopTimers(run);
+    this.runs.delete(run.id);
+    run.report.release(run.id);
   }
 
   kill(id: JobId): void {
     const run = this.runs.get(id);
     if (!run || run.killed) return;
     run.killed = true;
-    for (const p of run.procs) if (p.exitCode === null && p.signalCode === null) p.kill("SIGTERM");
-    run.killTimer = this.clock.setTimeout(() => {
-      for (const p of run.procs) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
-    }, this.opts.killTimeoutMs ?? 5000);
+    this.signalAll(run, "SIGTERM");
+    run.killTimer = this.clock.setTimeout(() => this.signalAll(run, "SIGKILL"), this.opts.killTimeoutMs ?? 5000);
   }
 
-  /** Processes do not survive a manager restart: the job is failed and released. */
-  reattach(job: ExecJob): void {
-    this.runs.set(job.id, { procs: [], running: 0, status: SIGKILL_STATUS, killed: true });
-    this.hooks.raise(job.id, "exec", 0, "job processes lost on job manager restart (cannot reattach)");
-    this.hooks.post(job.id, "finish", { status: SIGKILL_STATUS });
-    this.runs.delete(job.id);
-    this.hooks.post(job.id, "release", { ranks: "all", final: true });
+  /** Signals every live task's process group (a reattached task only if it is still ours). */
+  signalAll(run: LocalRun, signal: NodeJS.Signals): void {
+    for (const t of run.tasks) {
+      if (t.done || t.pid === undefined) continue;
+      if (!t.child && procStartTime(t.pid) !== t.starttime) continue;
+      try {
+        process.kill(-t.pid, signal);
+      } catch {
+        try {
+          process.kill(t.pid, signal);
+        } catch {
+          // Gone already: its exit is on its way (or the poll sees it).
+        }
+      }
+    }
   }
 
-  has(id: JobId): boolean {
-    return this.runs.has(id);
+  private stopTimers(run: LocalRun): void {
+    for (const k of ["limitTimer", "killTimer", "pollTimer"] as const) {
+      const h = run[k];
+      if (h) this.clock.clearTimeout(h);
+      run[k] = undefined;
+    }
   }
 
   close(): void {
     for (const run of this.runs.values()) {
-      if (run.limitTimer) this.clock.clearTimeout(run.limitTimer);
-      if (run.killTimer) this.clock.clearTimeout(run.killTimer);
-      for (const p of run.procs) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
+      this.stopTimers(run);
+      this.signalAll(run, "SIGKILL");
     }
     this.runs.clear();
   }
@@ -196,6 +268,21 @@ function taskCount(job: ExecJob): number {
   const count = (job.jobspec.tasks[0] as { count?: { per_slot?: number; total?: number } }).count;
   if (typeof count?.total === "number") return count.total;
   return (count?.per_slot ?? 1) * resourceRequest(job.jobspec).slots;
+}
+
+/** Why spawn failed, in the user's terms (E2BIG: which string is too long). */
+function spawnError(err: NodeJS.ErrnoException, job: ExecJob, argv: string[]): string {
+  if (err.code !== "E2BIG") return err.message;
+  const env = job.jobspec.attributes.system?.environment;
+  const strings = [...argv, ...(isPlainObject(env) ? Object.entries(env).map(([k, v]) => `${k}=${String(v)}`) : [])];
+  const longest = strings.reduce((a, s) => (Buffer.byteLength(s) > Buffer.byteLength(a) ? s : a), "");
+  const total = strings.reduce((n, s) => n + Buffer.byteLength(s) + 1, 0);
+  const what = Buffer.byteLength(longest) > ARG_STRLEN_MAX ? `"${longest.slice(0, 24)}..." is ${kib(longest)} (at most 128 KiB per string)` : `they total ${(total / 1024).toFixed(1)} KiB`;
+  return `${err.message}: the arguments and environment are too large to execute: ${what}`;
+}
+
+function kib(s: string): string {
+  return `${(Buffer.byteLength(s) / 1024).toFixed(1)} KiB`;
 }
 
 function signalNumber(name: string): number {

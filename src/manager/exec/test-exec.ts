@@ -1,34 +1,49 @@
 /**
  * The test executor (Flux's job-exec "testexec"): no processes, only timers on the
- * manager's clock. Selected by `attributes.system.exec.test` in the jobspec:
- *   run_duration   FSD, how long the job "runs" (overrides the job's duration; default 0)
- *   wait_status    the status reported in `finish` (default 0)
- *   mock_exception "init" (exception before start) or "run" (exception after start)
+ * manager's clock. Registered as `test`; chosen by `attributes.system.exec.test`:
+ *   run_duration    FSD, how long the job "runs" (overrides the job's duration; default it)
+ *   wait_status     the status reported in `finish` (default 0)
+ *   mock_exception  "init" (exception before start) or "run" (exception after start)
+ *   override        nonzero: `start` waits for an exec-override `start` request; then, if
+ *                   the run is unlimited (run_duration 0), `finish` waits for an
+ *                   exec-override `finish` request (or an exception)
+ *   reattach_finish nonzero: after a restart the job finishes at once with wait_status
  */
+import { ErrorCode, JobtapError } from "../../errors.js";
 import type { Clock, TimerHandle } from "../clock.js";
 import { parseFSD } from "../fsd.js";
 import type { JobId } from "../ids.js";
 import { formatJobId } from "../ids.js";
-import { waitStatus, type ExecHooks, type ExecJob, type Executor } from "./types.js";
+import { waitStatus, type ExecJob, type ExecReport, type Executor } from "./types.js";
 
 const SIGTERM = 15;
 
+interface TestOptions {
+  runDuration: number;
+  waitStatus: number;
+  mockException?: string;
+  override: boolean;
+  reattachFinish: boolean;
+}
+
 interface TestRun {
+  report: ExecReport;
+  userid: number;
+  opts: TestOptions;
+  duration: number;
   timer?: TimerHandle;
+  started: boolean;
   finished: boolean;
   /** Clock ms when the run ends by itself (Infinity: never). */
   endAt: number;
   /** Clock ms of the time limit (Infinity: unlimited); moved by a resource-update. */
   limitAt: number;
-  status: number;
   /** Timed by arm() (not a mock exception, not being killed): a new limit applies. */
   armed: boolean;
 }
 
 /** The test executor's settings from the jobspec, or undefined if the job does not ask for it. */
-export function testExecOptions(
-  job: ExecJob,
-): { runDuration: number; waitStatus: number; mockException?: string } | undefined {
+export function testExecOptions(job: ExecJob): TestOptions | undefined {
   const t = (job.jobspec.attributes.system?.exec as { test?: Record<string, unknown> } | undefined)?.test;
   if (t === undefined || t === null || typeof t !== "object") return undefined;
   const rd = t.run_duration === undefined ? job.duration : runDuration(job, t.run_duration);
@@ -36,7 +51,14 @@ export function testExecOptions(
     runDuration: rd,
     waitStatus: typeof t.wait_status === "number" ? t.wait_status : 0,
     ...(typeof t.mock_exception === "string" ? { mockException: t.mock_exception } : {}),
+    override: truthy(t.override),
+    reattachFinish: truthy(t.reattach_finish),
   };
+}
+
+/** Flux reads these as integers; true/false are accepted too. */
+function truthy(v: unknown): boolean {
+  return v === true || (typeof v === "number" && v !== 0);
 }
 
 /** run_duration in seconds; numbers and "0s" skip the parser (the benchmark's hot path). */
@@ -46,42 +68,113 @@ function runDuration(job: ExecJob, v: unknown): number {
   return parseFSD(v as string, `job ${formatJobId(job.id)}: attributes.system.exec.test.run_duration`);
 }
 
-/** A run started at `startMs`: it ends after `runSeconds`, is limited by `duration` (0: none). */
-function newRun(startMs: number, runSeconds: number, duration: number, status: number): TestRun {
-  return {
-    finished: false,
-    armed: false,
-    endAt: startMs + runSeconds * 1000,
-    limitAt: duration > 0 ? startMs + duration * 1000 : Infinity,
-    status,
-  };
+function optionsOf(job: ExecJob): TestOptions {
+  return testExecOptions(job) ?? { runDuration: job.duration, waitStatus: 0, override: false, reattachFinish: false };
 }
 
-/** The `attributes.system.exec.test` executor: simulated run time, status and exceptions. */
+/** The `test` executor: simulated run time, status and exceptions. */
 export class TestExecutor implements Executor {
   private readonly runs = new Map<JobId, TestRun>();
 
-  constructor(
-    private readonly clock: Clock,
-    private readonly hooks: ExecHooks,
-  ) {}
+  constructor(private readonly clock: Clock) {}
 
-  start(job: ExecJob): void {
-    const opts = testExecOptions(job) ?? { runDuration: job.duration, waitStatus: 0 };
-    const now = this.clock.now();
-    const run = newRun(now, opts.runDuration, job.duration, opts.waitStatus);
-    this.runs.set(job.id, run);
+  start(job: ExecJob, report: ExecReport): void {
+    const run = this.newRun(job, report);
+    const opts = run.opts;
     if (opts.mockException === "init") {
-      this.hooks.raise(job.id, "exec", 0, "mock initialization exception generated");
+      report.exception(job.id, "exec", "mock initialization exception generated");
       this.release(job.id);
       return;
     }
-    this.hooks.post(job.id, "start");
+    if (!opts.override) this.begin(job.id, run, this.clock.now(), true);
     if (opts.mockException === "run") {
-      this.hooks.raise(job.id, "exec", 0, "mock run exception generated");
+      this.disarm(run);
+      report.exception(job.id, "exec", "mock run exception generated");
+    }
+  }
+
+  reattach(job: ExecJob, report: ExecReport): void {
+    const run = this.newRun(job, report);
+    if (run.opts.reattachFinish) {
+      // Flux: "assume the job has finished" — it ends at once with its wait status.
+      if (job.startedAt === undefined) report.start(job.id);
+      run.started = true;
+      this.after(job.id, 0, () => this.finish(job.id, run.opts.waitStatus));
       return;
     }
-    this.arm(job.id, run);
+    // Not started yet and driven by exec-override: keep waiting for the `start` request.
+    if (job.startedAt === undefined && run.opts.override) return;
+    if (job.startedAt === undefined) this.begin(job.id, run, this.clock.now(), true);
+    else this.begin(job.id, run, job.startedAt * 1000, false);
+  }
+
+  /**
+   * Flux's `job-exec.override` request: `start` starts an override job, `finish` ends a
+   * running one with `status`. Only the job's owner may drive it (as in Flux).
+   */
+  override(id: JobId, event: string, userid: number, status = 0): void {
+    const run = this.runs.get(id);
+    const fail = (code: ErrorCode, why: string) => new JobtapError(code, `job ${formatJobId(id)}: exec-override ${event}: ${why}`);
+    if (!run) throw fail(ErrorCode.UNKNOWN_JOB, "job not found in the test executor");
+    if (userid !== run.userid) throw fail(ErrorCode.PERMISSION_DENIED, "permission denied (not the job's owner)");
+    if (!run.opts.override) throw fail(ErrorCode.INVALID_ARGUMENT, "job not in exec override mode (attributes.system.exec.test.override)");
+    if (event === "start") {
+      if (run.started) throw fail(ErrorCode.BAD_STATE, "job already running");
+      this.begin(id, run, this.clock.now(), true);
+    } else if (event === "finish") {
+      if (!run.started || run.finished) throw fail(ErrorCode.BAD_STATE, "job not running");
+      if (!Number.isInteger(status)) throw fail(ErrorCode.INVALID_ARGUMENT, "status must be an integer");
+      this.disarm(run);
+      this.finish(id, status);
+    } else throw fail(ErrorCode.INVALID_ARGUMENT, `invalid event "${event}" (start or finish)`);
+  }
+
+  updateExpiration(id: JobId, expiration: number): void {
+    const run = this.runs.get(id);
+    if (!run || run.finished || !run.armed) return;
+    run.limitAt = expiration > 0 ? expiration * 1000 : Infinity;
+    this.arm(id, run);
+  }
+
+  kill(id: JobId): void {
+    const run = this.runs.get(id);
+    if (!run || run.finished) return;
+    this.disarm(run);
+    // Killing is asynchronous in a real executor; keep that shape so ordering matches.
+    if (run.started) this.after(id, 0, () => this.finish(id, waitStatus.signaled(SIGTERM)));
+    else this.after(id, 0, () => this.release(id));
+  }
+
+  close(): void {
+    for (const run of this.runs.values()) if (run.timer) this.clock.clearTimeout(run.timer);
+    this.runs.clear();
+  }
+
+  private newRun(job: ExecJob, report: ExecReport): TestRun {
+    const run: TestRun = {
+      report,
+      userid: job.userid,
+      opts: optionsOf(job),
+      duration: job.duration,
+      started: false,
+      finished: false,
+      endAt: Infinity,
+      limitAt: Infinity,
+      armed: false,
+    };
+    this.runs.set(job.id, run);
+    return run;
+  }
+
+  /** The run starts (or started, on reattach) at `startMs`: post `start`, time its end. */
+  private begin(id: JobId, run: TestRun, startMs: number, postStart: boolean): void {
+    run.started = true;
+    if (postStart) run.report.start(id);
+    // An override job with an unlimited run waits for the finish request (Flux).
+    const unlimited = run.opts.override && run.opts.runDuration === 0;
+    run.endAt = unlimited ? Infinity : startMs + run.opts.runDuration * 1000;
+    run.limitAt = run.duration > 0 ? startMs + run.duration * 1000 : Infinity;
+    this.arm(id, run);
   }
 
   /** One timer for whichever comes first: the end of the run or the time limit. */
@@ -96,58 +189,40 @@ export class TestExecutor implements Executor {
     run.timer = this.clock.setTimeout(() => {
       run.timer = undefined;
       if (limited) {
-        this.hooks.raise(id, "timeout", 0, "resource allocation expired");
+        run.report.exception(id, "timeout", "resource allocation expired");
         return;
       }
-      this.finish(id, run.status);
+      this.finish(id, run.opts.waitStatus);
     }, Math.max(0, at - this.clock.now()));
   }
 
-  updateExpiration(id: JobId, expiration: number): void {
-    const run = this.runs.get(id);
-    if (!run || run.finished || !run.armed) return;
-    run.limitAt = expiration > 0 ? expiration * 1000 : Infinity;
-    this.arm(id, run);
-  }
-
-  kill(id: JobId): void {
-    const run = this.runs.get(id);
-    if (!run || run.finished) return;
+  private disarm(run: TestRun): void {
     if (run.timer) this.clock.clearTimeout(run.timer);
     run.timer = undefined;
     run.armed = false;
-    // Killing is asynchronous in a real executor; keep that shape so ordering matches.
-    this.clock.setTimeout(() => this.finish(id, waitStatus.signaled(SIGTERM)), 0);
   }
 
-  reattach(job: ExecJob): void {
-    const opts = testExecOptions(job) ?? { runDuration: job.duration, waitStatus: 0 };
-    if (job.startedAt === undefined) this.hooks.post(job.id, "start");
-    const startMs = job.startedAt === undefined ? this.clock.now() : job.startedAt * 1000;
-    const run = newRun(startMs, opts.runDuration, job.duration, opts.waitStatus);
-    this.runs.set(job.id, run);
-    this.arm(job.id, run);
-  }
-
-  has(id: JobId): boolean {
-    return this.runs.has(id);
+  private after(id: JobId, ms: number, fn: () => void): void {
+    const run = this.runs.get(id);
+    if (!run) return;
+    run.timer = this.clock.setTimeout(() => {
+      run.timer = undefined;
+      fn();
+    }, ms);
   }
 
   private finish(id: JobId, status: number): void {
     const run = this.runs.get(id);
     if (!run || run.finished) return;
     run.finished = true;
-    this.hooks.post(id, "finish", { status });
+    run.report.finish(id, status);
     this.release(id);
   }
 
   private release(id: JobId): void {
+    const run = this.runs.get(id);
+    if (!run) return;
     this.runs.delete(id);
-    this.hooks.post(id, "release", { ranks: "all", final: true });
-  }
-
-  close(): void {
-    for (const run of this.runs.values()) if (run.timer) this.clock.clearTimeout(run.timer);
-    this.runs.clear();
+    run.report.release(id);
   }
 }

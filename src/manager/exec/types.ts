@@ -1,48 +1,98 @@
 /**
- * Executors: what turns an allocated job into `start`, `finish` and `release` events.
- * An executor never touches job state directly; it reports through ExecHooks and the
- * manager posts the events through the job's mailbox.
+ * The executor contract: what turns an allocated job into `start`, `finish` and `release`
+ * events. Public (exported from `jobtap/plugin`): a plugin registers an executor with
+ * `p.registerExecutor(name, executor)`; the builtin `local` and `test` executors are
+ * registered the same way by the manager. See docs/plugins.md "Executors".
+ *
+ * An executor never touches job state: it reports through the `ExecReport` it is handed,
+ * and the manager posts the events through the job's mailbox.
+ *
+ * Lifecycle of one job on an executor (every step is an eventlog entry):
+ *   start(job, report)  → report.save(id, data)* → report.start(id) → ... →
+ *                          report.finish(id, status) → report.release(id)
+ *   a fatal exception    → kill(id) → (the work stops) → finish (if it started) → release
+ *   cannot run           → report.exception(id, "exec", note) → report.release(id)
+ *   manager restarted    → reattach(job, report) with `job.saved` = what was saved
+ * Resources are freed only after `release`; a job never released stays in CLEANUP.
  */
 import type { JobId } from "../ids.js";
 import type { Jobspec } from "../port.js";
 
-export interface ExecHooks {
-  /** Posts an event (start, finish, release) to the job. */
-  post(id: JobId, name: string, context?: Record<string, unknown>): void;
-  /** Raises an exception on the job (exec, timeout). */
-  raise(id: JobId, type: string, severity: number, note: string): void;
-  log(level: "info" | "error", msg: string): void;
+/** Resource usage an executor reports with `finish` (every field optional). */
+export interface ExecUsage {
+  /** Seconds of user CPU time, all tasks together. */
+  user_cpu_s?: number;
+  /** Seconds of system CPU time, all tasks together. */
+  sys_cpu_s?: number;
+  /** Largest resident set size of a task, in KiB. */
+  max_rss_kib?: number;
+  /** Wall-clock seconds from start to the end of the last task. */
+  wall_s?: number;
 }
 
-/** What an executor needs to run a job. */
+/** What an executor reports on its jobs. Calls for a job not running on it are logged and ignored. */
+export interface ExecReport {
+  /** The job's work is running: posts `start` (at most once). */
+  start(id: JobId): void;
+  /** The work ended with a POSIX wait status (`waitStatus`): posts `finish {status, usage?}`. */
+  finish(id: JobId, status: number, usage?: ExecUsage): void;
+  /** The executor is done with the job (after `finish`, or alone after an exception):
+   *  posts the final `release`; the manager then frees the job's resources. */
+  release(id: JobId): void;
+  /** Raises an exception on the job (severity 0, the default, ends it: `kill` follows). */
+  exception(id: JobId, type: string, note: string, severity?: number): void;
+  /**
+   * Persists executor data for a reattach after a restart (a pid, a remote job id): posts
+   * an `exec-state` event whose context is `data`; the merged contexts of all of them come
+   * back as `ExecJob.saved`. Durable with the event's store batch (one batch window).
+   */
+  save(id: JobId, data: Record<string, unknown>): void;
+  log(level: "info" | "error", message: string): void;
+}
+
+/** What an executor is handed to run (or reattach) a job. */
 export interface ExecJob {
-  id: JobId;
-  userid: number;
-  /** The full jobspec (environment included: the executor needs it). */
-  jobspec: Jobspec;
-  R: Record<string, unknown> | undefined;
+  readonly id: JobId;
+  readonly userid: number;
+  /** The full jobspec, environment included (the executor needs it). */
+  readonly jobspec: Jobspec;
+  /** The job's allocation (from the scheduler, or supplied by a plugin as alloc-bypass does). */
+  readonly R: Record<string, unknown> | undefined;
   /** Seconds; 0 = unlimited (from attributes.system.duration). */
-  duration: number;
-  /** Seconds since the epoch when `start` was posted, when reattaching. */
-  startedAt?: number;
+  readonly duration: number;
+  /** Seconds since the epoch when `start` was posted (reattach after it was). */
+  readonly startedAt?: number;
+  /** The merged `exec-state` contexts saved for this job (`{}` if none). */
+  readonly saved: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * An executor. Methods may throw (or `start`/`reattach` may return a rejected Promise):
+ * the manager turns that into an `exec` exception on the job and releases it, so a bad
+ * executor never takes the manager down. Every method is called on the manager's thread.
+ */
 export interface Executor {
-  /** Starts the job; later posts `start`, then `finish` and a final `release`. */
-  start(job: ExecJob): void;
-  /** A fatal exception arrived: stop the job; `finish`/`release` follow. No-op if not running. */
+  /** Runs an allocated job: later report `start`, then `finish` and `release`. */
+  start(job: ExecJob, report: ExecReport): void | Promise<void>;
+  /**
+   * A fatal exception arrived (cancel, timeout, ...): stop the job's work. `finish` (if it
+   * started) and `release` must follow. Called at most once per job.
+   */
   kill(id: JobId): void;
   /**
-   * A `resource-update` moved the job's expiration (seconds since the epoch, 0: unlimited):
-   * the time limit of a running job follows it. No-op if the job is not running here.
+   * After a manager restart, for a job started (or asked to start) and not released: find
+   * the work again from `job.saved` and report on it as if `start` had run — or raise an
+   * exception and release if it is gone. `start` must not be reported twice (`startedAt`
+   * tells whether it was).
    */
-  updateExpiration(id: JobId, expiration: number): void;
-  /** After a restart, for a job that was started and not released. */
-  reattach(job: ExecJob): void;
-  /** True if the executor still has the job (not yet released). */
-  has(id: JobId): boolean;
-  /** Stops timers and processes. */
-  close(): void;
+  reattach(job: ExecJob, report: ExecReport): void | Promise<void>;
+  /**
+   * A `resource-update` moved a running job's expiration (seconds since the epoch, 0:
+   * unlimited): its time limit follows it. Optional.
+   */
+  updateExpiration?(id: JobId, expiration: number): void;
+  /** The manager is closing: stop timers (and, for local processes, the processes). Optional. */
+  close?(): void;
 }
 
 /** POSIX wait status helpers (what `finish` carries). */

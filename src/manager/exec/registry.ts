@@ -1,0 +1,242 @@
+/**
+ * The executor registry and the manager's one door to executors.
+ *
+ * A job's executor is named by `attributes.system.exec.name`; without it, `test` when
+ * `attributes.system.exec.test` is present (Flux's testexec convention), else `local`. The
+ * name is resolved when the job starts (RUN) or is reattached after a restart, and the job
+ * stays bound to that executor until `release`, even if its plugin is removed meanwhile.
+ *
+ * Every call into an executor is guarded: a throw or a rejected Promise becomes an `exec`
+ * exception on that job and a release, never a manager crash. A name nobody registered is
+ * an `exec` exception naming it (the job ends; it never waits forever).
+ */
+import { ErrorCode, JobtapError } from "../../errors.js";
+import type { Engine } from "../engine.js";
+import { formatJobId, type JobId } from "../ids.js";
+import { durationOf, queued, type ActiveJob } from "../job.js";
+import { isPlainObject } from "../jobspec.js";
+import type { Jobspec } from "../port.js";
+import { eventPosted } from "../transition.js";
+import type { ExecJob, ExecReport, ExecUsage, Executor } from "./types.js";
+
+/** One registered executor and the report handle bound to it. */
+export interface ExecRegistration {
+  readonly name: string;
+  readonly executor: Executor;
+  /** The plugin that registered it (undefined: the manager's builtins). */
+  readonly plugin: string | undefined;
+  readonly report: ExecReport;
+}
+
+/** A job's executor while it runs (ActiveJob.exec). */
+export interface ExecBinding {
+  readonly reg: ExecRegistration;
+  released: boolean;
+  killed: boolean;
+}
+
+/** Event carrying executor data for reattach (ExecReport.save). */
+export const EXEC_STATE_EVENT = "exec-state";
+
+const NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
+
+/** The executor a jobspec asks for, or `{ error }` naming the bad attribute. */
+export function executorName(jobspec: Jobspec): string | { error: string } {
+  const exec = jobspec.attributes.system?.exec;
+  if (exec === undefined) return "local";
+  if (!isPlainObject(exec)) return { error: "attributes.system.exec must be an object" };
+  if (exec.name !== undefined) {
+    if (typeof exec.name !== "string" || !NAME_RE.test(exec.name)) {
+      return { error: `attributes.system.exec.name: ${JSON.stringify(exec.name)} is not an executor name` };
+    }
+    return exec.name;
+  }
+  return exec.test !== undefined ? "test" : "local";
+}
+
+/** Registered executors and guarded calls into them. One per manager. */
+export class Executors {
+  private readonly byName = new Map<string, ExecRegistration>();
+
+  constructor(private readonly engine: Engine) {}
+
+  /**
+   * Registers `executor` under `name`; throws INVALID_ARGUMENT for a bad or taken name.
+   * Returns a function that unregisters it (jobs already bound keep it until released).
+   */
+  register(name: string, executor: Executor, plugin?: string): () => void {
+    if (typeof name !== "string" || !NAME_RE.test(name)) {
+      throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `executor name ${JSON.stringify(name)} is not valid ([A-Za-z0-9_.-])`);
+    }
+    const taken = this.byName.get(name);
+    if (taken) {
+      const by = taken.plugin === undefined ? "the job manager" : `plugin ${taken.plugin}`;
+      throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `executor "${name}" is already registered by ${by}`);
+    }
+    for (const m of ["start", "kill", "reattach"] as const) {
+      if (typeof executor?.[m] !== "function") {
+        throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `executor "${name}": ${m} must be a function`);
+      }
+    }
+    const reg: ExecRegistration = { name, executor, plugin, report: this.reportFor(name, () => reg) };
+    this.byName.set(name, reg);
+    return () => {
+      if (this.byName.get(name) === reg) this.byName.delete(name);
+    };
+  }
+
+  /** The registered executor names, in registration order. */
+  names(): string[] {
+    return [...this.byName.keys()];
+  }
+
+  /** The executor registered under `name`, if any. */
+  get(name: string): Executor | undefined {
+    return this.byName.get(name)?.executor;
+  }
+
+  /** RUN: hands the job to its executor (or ends it with an exception naming why not). */
+  start(job: ActiveJob): void {
+    const reg = this.resolve(job, "");
+    if (!reg) return;
+    job.exec = { reg, released: false, killed: false };
+    this.guard(job, "start", () => reg.executor.start(this.execJob(job), reg.report));
+  }
+
+  /** Restart: a job started and not released goes back to its executor. */
+  reattach(job: ActiveJob): void {
+    const reg = this.resolve(job, " after a restart (is the plugin that registers it loaded?)");
+    if (!reg) return;
+    job.exec = { reg, released: false, killed: false };
+    this.guard(job, "reattach", () => reg.executor.reattach(this.execJob(job), reg.report));
+  }
+
+  /** A fatal exception: the bound executor stops the job (once). */
+  kill(job: ActiveJob): void {
+    const b = job.exec;
+    if (!b || b.released || b.killed) return;
+    b.killed = true;
+    this.guard(job, "kill", () => b.reg.executor.kill(job.core.id));
+  }
+
+  /** True while the job is bound to an executor that has not released it. */
+  running(job: ActiveJob): boolean {
+    return job.exec !== undefined && !job.exec.released;
+  }
+
+  /** A `resource-update` of a running job: its executor's time limit follows. */
+  updateExpiration(job: ActiveJob, expiration: number): void {
+    const b = job.exec;
+    if (!b || b.released) return;
+    this.guard(job, "updateExpiration", () => b.reg.executor.updateExpiration?.(job.core.id, expiration));
+  }
+
+  /** Closes every registered executor (manager close); failures are logged. */
+  close(): void {
+    for (const reg of this.byName.values()) {
+      try {
+        reg.executor.close?.();
+      } catch (err) {
+        this.engine.log("error", `executor ${reg.name}: close failed: ${errText(err)}`);
+      }
+    }
+  }
+
+  /** What the executor is handed: the job, its allocation and what it saved before. */
+  execJob(job: ActiveJob): ExecJob {
+    const c = job.core;
+    let startedAt: number | undefined;
+    let saved: Record<string, unknown> = {};
+    for (const e of job.eventlog) {
+      if (e.name === "start" && startedAt === undefined) startedAt = e.timestamp;
+      else if (e.name === EXEC_STATE_EVENT && e.context) saved = { ...saved, ...e.context };
+    }
+    return {
+      id: c.id,
+      userid: c.userid,
+      jobspec: c.jobspec,
+      R: c.R,
+      duration: durationOf(c.jobspec),
+      ...(startedAt !== undefined ? { startedAt } : {}),
+      saved,
+    };
+  }
+
+  private resolve(job: ActiveJob, why: string): ExecRegistration | undefined {
+    const name = executorName(job.core.jobspec);
+    const reg = typeof name === "string" ? this.byName.get(name) : undefined;
+    if (reg) return reg;
+    const note = typeof name === "string" ? `executor "${name}" is not registered${why}` : name.error;
+    this.end(job, note);
+    return undefined;
+  }
+
+  /** Runs one executor call; a throw or rejection ends the job with an exception. */
+  private guard(job: ActiveJob, what: string, fn: () => void | Promise<void>): void {
+    const fail = (err: unknown) => this.failed(job, what, err);
+    try {
+      const r = fn();
+      if (r instanceof Promise) r.catch(fail);
+    } catch (err) {
+      fail(err);
+    }
+  }
+
+  private failed(job: ActiveJob, what: string, err: unknown): void {
+    const name = job.exec?.reg.name ?? "?";
+    this.engine.log("error", `job ${formatJobId(job.core.id)}: executor ${name}: ${what} failed: ${errText(err)}`);
+    if (!this.engine.active.has(job.core.id) || job.exec?.released) return;
+    this.end(job, `executor "${name}": ${what} failed: ${errText(err)}`);
+  }
+
+  /** An `exec` exception, then the final release (nothing runs, resources go back). */
+  private end(job: ActiveJob, note: string): void {
+    if (job.exec) job.exec.released = true;
+    this.engine.post(job, "exception", { type: "exec", severity: 0, note });
+    this.engine.post(job, "release", { ranks: "all", final: true });
+  }
+
+  /** The report handle of one registration: every call checks the job is bound to it. */
+  private reportFor(name: string, self: () => ExecRegistration): ExecReport {
+    const e = this.engine;
+    const bound = (id: JobId, what: string): ActiveJob | undefined => {
+      const job = e.active.get(id);
+      if (job && job.exec?.reg === self() && !job.exec.released) return job;
+      e.log("error", `executor ${name}: ${what} for job ${formatJobId(id)}, which it does not run (ignored)`);
+      return undefined;
+    };
+    return {
+      start(id) {
+        const job = bound(id, "start");
+        if (job && !eventPosted(job.core, "start") && !queued(job, "start")) e.post(job, "start");
+      },
+      finish(id, status, usage?: ExecUsage) {
+        const job = bound(id, "finish");
+        if (!job) return;
+        if (!Number.isInteger(status)) return e.log("error", `executor ${name}: finish for job ${formatJobId(id)}: status must be an integer`);
+        e.post(job, "finish", usage && isPlainObject(usage) ? { status, usage } : { status });
+      },
+      release(id) {
+        const job = bound(id, "release");
+        if (!job) return;
+        job.exec!.released = true;
+        e.post(job, "release", { ranks: "all", final: true });
+      },
+      exception(id, type, note, severity = 0) {
+        const job = bound(id, "exception");
+        if (job) e.post(job, "exception", { type: String(type), severity, note: String(note) });
+      },
+      save(id, data) {
+        const job = bound(id, "save");
+        if (!job) return;
+        if (!isPlainObject(data)) return e.log("error", `executor ${name}: save for job ${formatJobId(id)}: data must be an object`);
+        e.post(job, EXEC_STATE_EVENT, data);
+      },
+      log: (level, message) => e.log(level, `executor ${name}: ${message}`),
+    };
+  }
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
