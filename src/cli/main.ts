@@ -71,6 +71,11 @@ const SUBCOMMANDS: Record<string, SubcommandEntry> = {
     load: async () => (await import("./queue.js")).queue,
   },
   history: { summary: "your recent job ids, newest first", usage: "jobtap history [SLICE]", load: async () => (await import("./history.js")).history },
+  "job-exec-override": {
+    summary: "start or finish a test-executor job in override mode",
+    usage: "jobtap job-exec-override start ID | finish ID STATUS",
+    load: async () => (await import("./exec-override.js")).execOverride,
+  },
   "post-event": {
     summary: "post an event to a job (owner)",
     usage: "jobtap post-event ID NAME [CONTEXT-JSON]",

@@ -155,6 +155,18 @@ export class JobManager {
     return this.updater.update(id, updates, opts);
   }
 
+  /**
+   * Flux's `job-exec-override`: drives a test-executor job submitted with
+   * `attributes.system.exec.test.override` — `start` posts its start; `finish` ends it
+   * with `status`. Only the job's owner may (as in Flux). Throws naming the job and why.
+   */
+  execOverride(id: JobId, event: string, opts: { status?: number; userid?: number } = {}): void {
+    this.checkOpen();
+    const test = this.executors.get("test");
+    if (!(test instanceof TestExecutor)) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, "the test executor is not registered");
+    test.override(id, event, opts.userid ?? this.owner, opts.status ?? 0);
+  }
+
   /** One job's listing record; throws UNKNOWN_JOB. */
   job(id: JobId): JobInfo {
     const a = this.engine.active.get(id);

@@ -108,10 +108,44 @@ export async function restartCallbacks(d: RestartDeps, loadInactive: (id: JobId)
     }
   }
   const jobs = [...e.active.values()].sort((a, b) => (a.core.id < b.core.id ? -1 : 1));
-  for (const job of jobs) await restartJob(d, job);
+  for (const job of jobs) {
+    try {
+      await restartJob(d, job);
+    } catch (err) {
+      setAside(d, job, err);
+    }
+  }
   await e.port.replayDone?.();
-  for (const job of jobs) if (e.active.has(job.core.id)) d.actions.run(job);
+  for (const job of jobs) {
+    if (!e.active.has(job.core.id)) continue;
+    try {
+      d.actions.run(job);
+    } catch (err) {
+      setAside(d, job, err);
+    }
+  }
   d.inactive.enforce();
+}
+
+/**
+ * A stored job whose restart step threw (a bug, or data no check foresaw) must not stop
+ * the manager from starting: it ends with a `restart` exception; if even that fails, it
+ * is moved to lost+found and its resources are given back.
+ */
+function setAside(d: RestartDeps, job: ActiveJob, err: unknown): void {
+  const e = d.engine;
+  const id = job.core.id;
+  const why = `restart failed: ${err instanceof Error ? err.message : String(err)}`;
+  e.log("error", `job ${formatJobId(id)}: ${why}`);
+  try {
+    e.raise(job, "restart", 0, why);
+    return;
+  } catch (again) {
+    e.log("error", `job ${formatJobId(id)}: cannot raise its exception either (${String(again)}): moved to lost+found`);
+  }
+  e.active.delete(id);
+  d.scheduler.free(id);
+  d.store.setAside(id, why);
 }
 
 async function restartJob(d: RestartDeps, job: ActiveJob): Promise<void> {

@@ -73,6 +73,8 @@ export interface Methods {
     req: { id: string; type: string; severity: number; note?: string };
     res: Record<string, never>;
   };
+  /** Flux's job-exec-override for test-executor jobs in override mode: start, or finish with status. */
+  "exec-override": { req: { id: string; event: string; status?: number; userid: number }; res: Record<string, never> };
   "plugin.list": { req: { all?: boolean }; res: { plugins: PluginView[] } };
   /** `remove` (a name, glob or "all") is removed before the load. */
   "plugin.load": { req: { path: string; conf?: Record<string, unknown>; remove?: string }; res: { name: string } };
@@ -111,6 +113,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "urgency",
   "raise",
   "update",
+  "exec-override",
   "plugin.list",
   "plugin.load",
   "plugin.remove",

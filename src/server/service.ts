@@ -76,6 +76,14 @@ export function createHandlers(d: ServiceDeps): Handlers {
       });
       return {};
     },
+    "exec-override": (req) => {
+      const status = req.status === undefined ? 0 : int("exec-override", "status", req.status);
+      m.execOverride(jobId("exec-override", req.id), str("exec-override", "event", req.event), {
+        status,
+        userid: int("exec-override", "userid", req.userid),
+      });
+      return {};
+    },
     "plugin.list": (req) => ({
       plugins: host(d).list({ all: req.all === true }).map((p) => ({ name: p.name, path: p.path })),
     }),

@@ -1,0 +1,133 @@
+/**
+ * The local executor across restarts: jobs whose processes outlived the manager are found
+ * again by pid and start time (no double booking), a reused pid is not mistaken for the job,
+ * and a stored job that cannot be executed (spawn E2BIG) is that job's exception, also when
+ * it is started during the restart itself. Real processes, real SQLite, simulated clock.
+ */
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { SimulatedClock } from "../../src/manager/clock.js";
+import { procStartTime } from "../../src/manager/exec/proc.js";
+import type { JobId } from "../../src/manager/ids.js";
+import { SqliteStore } from "../../src/manager/store/sqlite.js";
+import { jobspec, simManager, submitNow, tempDir, testJob, type SimManager } from "./helpers.js";
+
+const cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const BIG = "x".repeat(300 * 1024);
+
+/** Waits (real time) for a job driven by real processes to become inactive. */
+async function settle(s: SimManager, id: JobId) {
+  for (let i = 0; i < 500 && s.mgr.job(id).state !== "INACTIVE"; i++) await new Promise((r) => setTimeout(r, 10));
+  return s.mgr.wait(id);
+}
+
+/**
+ * Stores a copy of `template`'s eventlog (cut after `cutAfter`) as a new job with
+ * `jobspec`, as if an earlier manager had written it, with `edit` applied to each line.
+ */
+function storeCopy(dir: string, template: JobId, id: JobId, opts: { jobspec?: unknown; cutAfter?: string; edit?: (e: Record<string, unknown>) => Record<string, unknown> }) {
+  const raw = new SqliteStore(join(dir, "jobtap.db"));
+  const t = raw.load(template)!;
+  let lines = t.eventlog.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>);
+  if (opts.cutAfter) lines = lines.slice(0, lines.findIndex((e) => e.name === opts.cutAfter) + 1);
+  if (opts.edit) lines = lines.map(opts.edit);
+  const text = lines.map((l) => `${JSON.stringify(l)}\n`).join("");
+  raw.commit({ newJobs: [{ id, jobspec: opts.jobspec === undefined ? t.jobspec : JSON.stringify(opts.jobspec) }], appends: new Map([[id, text]]), purged: [] });
+  raw.close();
+}
+
+async function sim(dir: string, clock: SimulatedClock, cores = 1) {
+  const s = await simManager({ statedir: dir, store: "sqlite", clock, resources: { cores } });
+  cleanups.push(() => s.mgr.close());
+  return s;
+}
+
+describe("local executor: restart", () => {
+  it("reattaches to a task still running: its core stays booked until it ends", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const clock = new SimulatedClock();
+    const a = await sim(dir, clock);
+    const done = await submitNow(a, jobspec(["true"]));
+    await settle(a, done);
+    await a.mgr.close();
+
+    const sleeper = spawn("sleep", ["30"], { stdio: "ignore" });
+    cleanups.push(() => void sleeper.kill("SIGKILL"));
+    const starttime = procStartTime(sleeper.pid!)!;
+    const running = (done + 1n) as JobId;
+    storeCopy(dir, done, running, {
+      cutAfter: "start",
+      edit: (e) => (e.name === "exec-state" ? { ...e, context: { tasks: [{ rank: 0, pid: sleeper.pid, starttime }] } } : e),
+    });
+
+    const b = await sim(dir, clock);
+    expect(b.mgr.job(running).state).toBe("RUN");
+    const next = await submitNow(b, jobspec(["true"]));
+    await clock.advance(2000);
+    expect(b.mgr.job(next).state).toBe("SCHED"); // the reattached task holds the only core
+    expect(b.mgr.job(running).state).toBe("RUN");
+
+    const exited = new Promise((r) => sleeper.once("exit", r));
+    sleeper.kill("SIGTERM");
+    await exited; // reaped by this process: its status is not the manager's to see
+    await clock.advance(500);
+    const r = await b.mgr.wait(running);
+    expect(r.result).toBe("FAILED");
+    expect(r.errstr).toMatch(new RegExp(`type=exec job process ${sleeper.pid} \\(task 0\\) ended while the job manager was not its parent: exit status unknown`));
+    expect((await settle(b, next)).result).toBe("COMPLETED");
+  });
+
+  it("a reused pid (same pid, other start time) is not the job: it ends at restart, the process is left alone", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const clock = new SimulatedClock();
+    const a = await sim(dir, clock);
+    const done = await submitNow(a, jobspec(["true"]));
+    await settle(a, done);
+    await a.mgr.close();
+    const lost = (done + 1n) as JobId;
+    const mine = procStartTime(process.pid)!;
+    storeCopy(dir, done, lost, {
+      cutAfter: "start",
+      edit: (e) => (e.name === "exec-state" ? { ...e, context: { tasks: [{ rank: 0, pid: process.pid, starttime: mine + 1 }] } } : e),
+    });
+    const b = await sim(dir, clock);
+    const r = await b.mgr.wait(lost);
+    expect(r.errstr).toMatch(/exit status unknown/);
+    expect(b.mgr.eventlog(lost).map((e) => e.name)).not.toContain("finish");
+    // Its core is free again.
+    expect((await settle(b, await submitNow(b, jobspec(["true"])))).result).toBe("COMPLETED");
+  });
+
+  it("spawn E2BIG is that job's exception, even for a stored job started during the restart", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const clock = new SimulatedClock();
+    const a = await sim(dir, clock);
+    // A 1-second test job holds the core, so this local job waits in SCHED when we stop.
+    await submitNow(a, testJob("1s"));
+    const waiting = await submitNow(a, jobspec(["true"]));
+    expect(a.mgr.job(waiting).state).toBe("SCHED");
+    await a.mgr.close();
+    // The same job with a 300 KB environment variable, as a store written before any
+    // submit-time limit would hold it.
+    const big = (waiting + 1n) as JobId;
+    storeCopy(dir, waiting, big, { jobspec: jobspec(["true"], { environment: { PATH: process.env.PATH ?? "/bin", X: BIG } }) });
+
+    await clock.advance(5000); // the test job's run is over when the manager comes back
+    const b = await sim(dir, clock, 3); // must not throw: both stored jobs start at once
+    await clock.advance(1);
+    expect((await settle(b, waiting)).result).toBe("COMPLETED");
+    const r = await settle(b, big);
+    expect(r.result).toBe("FAILED");
+    expect(r.errstr).toMatch(/type=exec task 0: cannot execute "true": spawn E2BIG: the arguments and environment are too large to execute: "X=x+\.\.\." is 300\.0 KiB \(at most 128 KiB per string\)/);
+    // The manager goes on.
+    expect((await settle(b, await submitNow(b, jobspec(["sh", "-c", `exit 0 # ${"y".repeat(1000)}`])))).result).toBe("COMPLETED");
+  });
+});
