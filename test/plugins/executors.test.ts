@@ -203,6 +203,7 @@ describe("the executor registry", () => {
       },
       kill: () => undefined,
       reattach: () => undefined,
+      close: () => void calls.push("close"),
     };
     let ctx: PluginContext | undefined;
     const s = await simWith({}, 2);
@@ -221,5 +222,8 @@ describe("the executor registry", () => {
     expect((await s.mgr.wait(after)).errstr).toMatch(/executor "x" is not registered/);
     expect(calls).toEqual(["start"]);
     expect(s.mgr.job(running).state).toBe("RUN");
+    // Unregistered, yet still running a job: closed with the manager.
+    await s.mgr.close();
+    expect(calls).toEqual(["start", "close"]);
   });
 });

@@ -131,9 +131,14 @@ export class Executors {
     this.guard(job, "updateExpiration", () => b.reg.executor.updateExpiration?.(job.core.id, expiration));
   }
 
-  /** Closes every registered executor (manager close); failures are logged. */
+  /**
+   * Closes every registered executor, and those unregistered (their plugin removed, as at
+   * manager close) that still run jobs; failures are logged.
+   */
   close(): void {
-    for (const reg of this.byName.values()) {
+    const regs = new Set(this.byName.values());
+    for (const job of this.engine.active.values()) if (job.exec && !job.exec.released) regs.add(job.exec.reg);
+    for (const reg of regs) {
       try {
         reg.executor.close?.();
       } catch (err) {
