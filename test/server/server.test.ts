@@ -35,6 +35,7 @@ function testHandlers(onWait: () => void = () => undefined): Handlers {
     urgency: fail,
     raise: fail,
     update: fail,
+    "exec-override": fail,
     "plugin.list": () => ({ plugins: [] }),
     "plugin.load": fail,
     "plugin.remove": fail,
