@@ -4,7 +4,7 @@
  * does (start it; finish it with a wait status). Only the job's owner may.
  */
 import { parseArgs, usage } from "./args.js";
-import { currentUserid, jobIdArg, withDaemon } from "./common.js";
+import { jobIdArg, withDaemon } from "./common.js";
 import type { Subcommand } from "./io.js";
 
 const USAGE = "usage: jobtap job-exec-override start ID | finish ID STATUS";
@@ -21,7 +21,7 @@ export const execOverride: Subcommand = async (argv, io) => {
     status = Number(statusText);
   }
   return withDaemon(io, async (client) => {
-    await client.call("exec-override", { id, event: event!, status, userid: currentUserid() });
+    await client.call("exec-override", { id, event: event!, status });
     return 0;
   });
 };

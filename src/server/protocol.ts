@@ -74,7 +74,7 @@ export interface Methods {
     res: Record<string, never>;
   };
   /** Flux's job-exec-override for test-executor jobs in override mode: start, or finish with status. */
-  "exec-override": { req: { id: string; event: string; status?: number; userid: number }; res: Record<string, never> };
+  "exec-override": { req: { id: string; event: string; status?: number }; res: Record<string, never> };
   "plugin.list": { req: { all?: boolean }; res: { plugins: PluginView[] } };
   /** `remove` (a name, glob or "all") is removed before the load. */
   "plugin.load": { req: { path: string; conf?: Record<string, unknown>; remove?: string }; res: { name: string } };

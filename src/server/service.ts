@@ -76,11 +76,11 @@ export function createHandlers(d: ServiceDeps): Handlers {
       });
       return {};
     },
-    "exec-override": (req) => {
+    "exec-override": (req, ctx) => {
       const status = req.status === undefined ? 0 : int("exec-override", "status", req.status);
       m.execOverride(jobId("exec-override", req.id), str("exec-override", "event", req.event), {
         status,
-        userid: int("exec-override", "userid", req.userid),
+        userid: who(ctx).userid,
       });
       return {};
     },
