@@ -67,21 +67,31 @@ export function replayStore(d: ReplayDeps): JobId | undefined {
       corrupt.push({ id: text.id, reason: r.error });
       continue;
     }
-    const job = newActiveJob(r.core);
-    job.eventlog = r.eventlog;
-    if (r.core.state === "INACTIVE") {
-      d.inactive.records.set(r.core.id, inactiveRecord(job));
-      continue;
+    try {
+      admitReplayed(d, r);
+    } catch (err) {
+      // Data the fold accepted but the manager cannot use (an R it cannot read, ...).
+      corrupt.push({ id: text.id, reason: `cannot be restored: ${err instanceof Error ? err.message : String(err)}` });
     }
-    restoreRuntimeFlags(job);
-    if (r.core.hasResources && !r.core.flags.includes("alloc-bypass")) d.scheduler.reserve(r.core.id, r.core.R);
-    d.engine.admit(job);
   }
   for (const c of corrupt) {
     d.engine.log("error", `job ${formatJobId(c.id)}: stored data is corrupt, moved to lost+found: ${c.reason}`);
     d.store.setAside(c.id, c.reason);
   }
   return maxId;
+}
+
+/** One replayed job into the inactive cache, or active with its resources reserved. */
+function admitReplayed(d: ReplayDeps, r: { core: JobCore; eventlog: EventEntry[] }): void {
+  const job = newActiveJob(r.core);
+  job.eventlog = r.eventlog;
+  if (r.core.state === "INACTIVE") {
+    d.inactive.records.set(r.core.id, inactiveRecord(job));
+    return;
+  }
+  restoreRuntimeFlags(job);
+  if (r.core.hasResources && !r.core.flags.includes("alloc-bypass")) d.scheduler.reserve(r.core.id, r.core.R);
+  d.engine.admit(job);
 }
 
 /** Flux's runtime flags that follow from the replayed eventlog. */

@@ -131,3 +131,24 @@ describe("local executor: restart", () => {
     expect((await settle(b, await submitNow(b, jobspec(["sh", "-c", `exit 0 # ${"y".repeat(1000)}`])))).result).toBe("COMPLETED");
   });
 });
+
+describe("restart never stops on one stored job", () => {
+  it("a running job whose stored R cannot be read is moved to lost+found; the others come back", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const clock = new SimulatedClock();
+    const a = await sim(dir, clock, 2);
+    const good = await submitNow(a, testJob("1h"));
+    expect(a.mgr.job(good).state).toBe("RUN");
+    await a.mgr.close();
+    const bad = (good + 1n) as JobId;
+    storeCopy(dir, good, bad, {
+      edit: (e) => (e.name === "alloc" ? { ...e, context: { R: { version: 1, execution: { R_lite: 5 } } } } : e),
+    });
+    const b = await sim(dir, clock, 2);
+    expect(b.mgr.job(good).state).toBe("RUN");
+    expect(() => b.mgr.job(bad)).toThrow(/unknown job/);
+    expect(b.mgr.lostAndFound()).toEqual([{ id: bad, reason: expect.stringMatching(/^cannot be restored: .*iterable/) }]);
+    expect(b.logs.some((l) => l.includes("moved to lost+found"))).toBe(true);
+  });
+});
