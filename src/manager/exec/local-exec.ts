@@ -270,19 +270,31 @@ function taskCount(job: ExecJob): number {
   return (count?.per_slot ?? 1) * resourceRequest(job.jobspec).slots;
 }
 
-/** Why spawn failed, in the user's terms (E2BIG: which string is too long). */
+/**
+ * Why spawn failed, in the user's terms. E2BIG names the argument or environment variable
+ * that is too long, never its value (the environment may hold secrets).
+ */
 function spawnError(err: NodeJS.ErrnoException, job: ExecJob, argv: string[]): string {
   if (err.code !== "E2BIG") return err.message;
   const env = job.jobspec.attributes.system?.environment;
-  const strings = [...argv, ...(isPlainObject(env) ? Object.entries(env).map(([k, v]) => `${k}=${String(v)}`) : [])];
-  const longest = strings.reduce((a, s) => (Buffer.byteLength(s) > Buffer.byteLength(a) ? s : a), "");
-  const total = strings.reduce((n, s) => n + Buffer.byteLength(s) + 1, 0);
-  const what = Buffer.byteLength(longest) > ARG_STRLEN_MAX ? `"${longest.slice(0, 24)}..." is ${kib(longest)} (at most 128 KiB per string)` : `they total ${(total / 1024).toFixed(1)} KiB`;
+  const strings: Array<{ what: string; bytes: number }> = [
+    ...argv.map((a, i) => ({ what: `argument ${i}`, bytes: Buffer.byteLength(a) })),
+    ...(isPlainObject(env) ? Object.entries(env) : []).map(([k, v]) => ({
+      what: `environment variable ${k}`,
+      bytes: Buffer.byteLength(`${k}=${String(v)}`),
+    })),
+  ];
+  const longest = strings.reduce((a, s) => (s.bytes > a.bytes ? s : a), { what: "", bytes: 0 });
+  const total = strings.reduce((n, s) => n + s.bytes + 1, 0);
+  const what =
+    longest.bytes > ARG_STRLEN_MAX
+      ? `${longest.what} is ${kib(longest.bytes)} (at most 128 KiB per string)`
+      : `they total ${kib(total)}`;
   return `${err.message}: the arguments and environment are too large to execute: ${what}`;
 }
 
-function kib(s: string): string {
-  return `${(Buffer.byteLength(s) / 1024).toFixed(1)} KiB`;
+function kib(bytes: number): string {
+  return `${(bytes / 1024).toFixed(1)} KiB`;
 }
 
 function signalNumber(name: string): number {
