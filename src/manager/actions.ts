@@ -163,6 +163,7 @@ export function inactiveRecord(job: ActiveJob): InactiveRecord {
     result: RESULTS.indexOf(resultOf(c) ?? "FAILED"),
     name: jobName(c.jobspec),
     waitStatus: typeof finish?.context?.status === "number" ? finish.context.status : -1,
+    annotations: c.annotations,
   };
 }
 

@@ -21,6 +21,9 @@ export interface InactiveRecord {
   readonly name: string;
   /** Wait status from `finish`, -1 if none. */
   readonly waitStatus: number;
+  /** The job's annotations when it became inactive (Flux keeps them on inactive jobs;
+   *  after a restart only the eventlog's `memo`s are left). Null for most jobs. */
+  readonly annotations: Record<string, unknown> | null;
 }
 
 /** The result name (COMPLETED, FAILED, ...) of an inactive record. */

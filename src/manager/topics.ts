@@ -13,9 +13,10 @@
  * - `validate`: the stack stops at the first rejection, whose message is the error
  *   (job.create at submit, job.validate, job.dependency.*, job.update.<key>, conf.update).
  * - `reduce`: every matching plugin runs in load order; OUT is merged at the top level,
- *   last writer wins, `annotations` merge key by key (null values kept so they delete).
- * - `notify`: OUT is ignored and errors are logged, the next plugin still runs: the job's
- *   subscribers (`job.event.*`), or every plugin (`plugin.replay-done`).
+ *   last writer wins (`annotations` too: a later plugin's object replaces, as in Flux).
+ * - `notify`: OUT is ignored and errors are logged: the job's subscribers (`job.event.*`, in
+ *   subscription order, stopping at the first failure as Flux does), or every plugin
+ *   (`plugin.replay-done`, where the next plugin still runs).
  * - `query`: `plugin.query`, one plugin; its OUT is merged over `{ name, path }`.
  * - `custom`: topics outside `job.*` that one plugin calls on the others; reduce, and a
  *   rejection stops the stack.

@@ -71,6 +71,7 @@ export function inactiveInfo(r: InactiveRecord): JobInfo {
     t_clean: r.t_clean,
     name: r.name,
     result: resultName(r),
+    annotations: r.annotations,
   };
   if (r.waitStatus >= 0) info.waitstatus = r.waitStatus;
   return info;

@@ -73,14 +73,24 @@ export class Dispatcher {
     return this.run(to, to.entries, this.shield.args(args), args.id) as Result<OutOf<T>>;
   }
 
-  /** `job.event.<name>` to the job's subscribers in load order; failures are logged. */
+  /**
+   * `job.event.<name>` to the job's subscribers in the order they subscribed, as Flux keeps
+   * a job's subscriber list; like any Flux stack call it stops at the first subscriber that
+   * fails (logged, and the event itself stands).
+   */
   notifyEvent(args: JobArgs): void | Promise<void> {
     const subs = this.subscribers.get(args.id);
     if (subs === undefined || args.entry === undefined) return;
     const to = this.registry.handlers(`job.event.${args.entry.name}`);
-    const entries = to.entries.filter((e) => subs.has(e.plugin));
+    const entries: StackEntry[] = [];
+    for (const plugin of subs) {
+      const entry = to.entries.find((e) => e.plugin === plugin);
+      if (entry !== undefined) entries.push(entry);
+    }
     if (entries.length === 0) return;
-    const r = this.run(to, entries, this.shield.args(args), args.id);
+    const call = stackCall(to, entries, this.shield.args(args), args.id);
+    call.stopOnError = true;
+    const r = runStack(this.stack, call);
     if (r instanceof Promise) return r.then(() => undefined);
   }
 

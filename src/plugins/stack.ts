@@ -88,6 +88,8 @@ export interface StackCall {
   out: StackOut;
   handled: number;
   error?: { plugin: string; message: string };
+  /** The plugin whose wrong-typed `priority` is the current value of OUT `priority`. */
+  badPriority?: { plugin: PluginRecord; value: unknown };
   /** Inspection of the handler in progress (only maintained while someone listens). */
   t0: number;
   outcome: HandlerOutcome;
@@ -128,7 +130,7 @@ export function runStack(
     } catch (e) {
       host.leave(frame);
       if (done(host, call, entry.plugin, fail(host, call, entry.plugin, e), false)) {
-        return finish(call);
+        return finish(host, call);
       }
       continue;
     }
@@ -138,10 +140,10 @@ export function runStack(
     }
     host.leave(frame);
     if (done(host, call, entry.plugin, absorb(host, call, entry.plugin, result), false)) {
-      return finish(call);
+      return finish(host, call);
     }
   }
-  return finish(call);
+  return finish(host, call);
 }
 
 async function settle(
@@ -161,7 +163,7 @@ async function settle(
     host.leave(frame);
     stop = fail(host, call, plugin, e);
   }
-  if (done(host, call, plugin, stop, true)) return finish(call);
+  if (done(host, call, plugin, stop, true)) return finish(host, call);
   return runStack(host, call, index + 1);
 }
 
@@ -194,7 +196,8 @@ function done(
   return stop;
 }
 
-function finish(call: StackCall): StackResult {
+function finish(host: StackHost, call: StackCall): StackResult {
+  if (call.badPriority !== undefined) unpackFailed(host, call, call.badPriority.plugin, call.badPriority.value);
   return call.error === undefined
     ? { handled: call.handled, out: call.out }
     : { handled: call.handled, out: call.out, error: call.error };
@@ -293,8 +296,15 @@ function mergeKey(
 ): string | undefined {
   switch (key) {
     case "priority":
-      if (typeof value === "number" && Number.isInteger(value)) call.out.priority = value;
-      else badPriority(host, call, plugin, value);
+      // A later plugin's value replaces an earlier one's whatever its type, as in Flux;
+      // whether the final OUT holds a usable priority is decided when the stack ends.
+      if (typeof value === "number" && Number.isInteger(value)) {
+        call.out.priority = value;
+        call.badPriority = undefined;
+      } else {
+        delete call.out.priority;
+        call.badPriority = { plugin, value };
+      }
       return undefined;
     case "annotations":
       return mergeAnnotations(host, call, plugin, value);
@@ -310,20 +320,25 @@ function mergeKey(
 }
 
 /**
- * A `priority` of the wrong type: logged; on the topics whose rule says `raise` Flux also
- * raises a non-fatal exception typed by the topic, so the stuck job is visible.
+ * The final OUT holds a `priority` of the wrong type. As when Flux fails to unpack OUT,
+ * none of it is applied (no priority, annotations or R: a job entering PRIORITY stays
+ * there; `job.priority.get` keeps the current priority); it is logged, and on the topics
+ * whose rule says `raise` a non-fatal exception typed by the topic makes it visible.
  */
-function badPriority(host: StackHost, call: StackCall, plugin: PluginRecord, value: unknown): void {
+function unpackFailed(host: StackHost, call: StackCall, plugin: PluginRecord, value: unknown): void {
+  delete call.out.annotations;
+  delete call.out.R;
   const what = `priority must be an integer, got ${JSON.stringify(value) ?? typeof value}`;
   host.report("warn", `${label(plugin, call.topic, call.id)}: ${what}`);
   if (call.id === undefined || call.rule.badPriority !== "raise") return;
-  host.raise(plugin, call.topic, call.id, `${plugin.name}: ${what} (job may be stuck in PRIORITY state)`);
+  const stuck = (call.args as { state?: unknown } | undefined)?.state === "PRIORITY" ? " (job may be stuck in PRIORITY state)" : "";
+  host.raise(plugin, call.topic, call.id, `${plugin.name}: ${what}${stuck}`);
 }
 
 /**
- * Annotations from several plugins in one call merge key by key (a deliberate change from
- * Flux, where a later plugin's object replaced an earlier one's); null values are kept so
- * the manager deletes those keys, and a bare null clears everything set so far.
+ * Annotations from several plugins in one call: the later plugin's object (or null)
+ * replaces the earlier one's, as Flux's OUT merge does; the manager then merges the result
+ * into the job's annotations (null values delete keys).
  */
 function mergeAnnotations(
   host: StackHost,
@@ -331,12 +346,8 @@ function mergeAnnotations(
   plugin: PluginRecord,
   value: unknown,
 ): undefined {
-  if (value === null) {
-    call.out.annotations = null;
-  } else if (typeof value === "object" && !Array.isArray(value)) {
-    const prev = call.out.annotations;
-    call.out.annotations =
-      typeof prev === "object" && prev !== null ? { ...prev, ...value } : { ...value };
+  if (value === null || (typeof value === "object" && !Array.isArray(value))) {
+    call.out.annotations = value as Record<string, unknown> | null;
   } else {
     host.report("warn", `${label(plugin, call.topic, call.id)}: annotations must be an object; ignored`);
   }

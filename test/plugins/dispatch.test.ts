@@ -61,12 +61,27 @@ describe("stack dispatch", () => {
     expect(r.out).toEqual({ priority: 9, custom: "a" });
   });
 
-  it("merges annotations key by key, keeping nulls so they delete", async () => {
+  it("annotations from several plugins: the later plugin's object replaces the earlier one's (Flux)", async () => {
     const { host, mgr } = makeHost();
     await host.load(fixture("annotate.js"), { annotations: { sched: { reason: "busy" }, x: 1 } });
     await host.load(fixture("order-a.js"), { out: { annotations: { x: null, y: 2 } } });
     const r = sync(host.callJob("job.state.sched", mgr.lookup(mgr.add("SCHED", 1))!));
-    expect(r.out.annotations).toEqual({ sched: { reason: "busy" }, x: null, y: 2 });
+    expect(r.out.annotations).toEqual({ x: null, y: 2 });
+  });
+
+  it("a later plugin's wrong-typed priority replaces a good one: nothing of OUT applies (Flux's unpack)", async () => {
+    const { host, mgr } = makeHost();
+    await host.load(fixture("order-a.js"), { topic: "job.state.priority", out: { priority: 7, annotations: { a: 1 } } });
+    await host.load(fixture("bad-priority.js"));
+    const id = mgr.add("PRIORITY", 1);
+    mgr.calls.length = 0;
+    const r = sync(host.callJob("job.state.priority", mgr.lookup(id)!));
+    expect(r.out).not.toHaveProperty("priority");
+    expect(r.out).not.toHaveProperty("annotations");
+    expect(mgr.calls).toHaveLength(1);
+    // A later good value replaces the bad one again.
+    await host.load(fixture("order-b.js"), { topic: "job.state.priority", out: { priority: 9 } });
+    expect(sync(host.callJob("job.state.priority", mgr.lookup(id)!)).out.priority).toBe(9);
   });
 
   it("rejects with the plugin's message, or Flux's default naming the plugin", async () => {
