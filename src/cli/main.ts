@@ -31,7 +31,15 @@ const SUBCOMMANDS: Record<string, SubcommandEntry> = {
     usage: "jobtap jobs [-a] [-A] [--filter=STATES] [--user U] [--json] [-o FORMAT] [-n] [--count N]",
     load: async () => (await import("./jobs.js")).jobs,
   },
-  job: { summary: "job info ID", usage: "jobtap job info ID [job|jobspec|R]", load: async () => (await import("./job.js")).job },
+  job: {
+    summary: "job info | kill | purge",
+    usage: [
+      "jobtap job info ID [job|jobspec|R]",
+      "jobtap job kill [-s SIG] ID...",
+      "jobtap job purge [--force] [--age-limit=FSD] [--num-limit=N] [ID...]",
+    ].join("\n"),
+    load: async () => (await import("./job.js")).job,
+  },
   eventlog: {
     summary: "print a job's eventlog",
     usage: "jobtap eventlog ID [--json] [--follow]",

@@ -2,6 +2,7 @@
  * State actions (spec §2.3): what the manager does on entering, or while in, each state.
  * Idempotent: run after every event of the job, they only do what is still outstanding.
  */
+import { ErrorCode, JobtapError } from "../errors.js";
 import type { Engine, ActionRunner } from "./engine.js";
 import type { Executors } from "./exec/registry.js";
 import { formatJobId, type JobId } from "./ids.js";
@@ -26,6 +27,16 @@ export interface ActionDeps {
 /** State actions (spec §2.3): what the manager does on entering, or while in, each state. */
 export class Actions implements ActionRunner {
   constructor(private readonly d: ActionDeps) {}
+
+  /** `jobtap job kill`: the job's executor signals its processes; false if none is left. */
+  signal(job: ActiveJob, signum: number): boolean {
+    const executor = job.exec?.released === false ? job.exec.reg.executor : undefined;
+    if (executor === undefined) return false;
+    if (executor.signal === undefined) {
+      throw new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(job.core.id)}: its executor cannot deliver signals`);
+    }
+    return executor.signal(job.core.id, signum);
+  }
 
   run(job: ActiveJob): void {
     switch (job.core.state) {

@@ -57,6 +57,21 @@ export class JobCommands {
     this.e.raise(job, o.type, o.severity, o.note ?? "", extra);
   }
 
+  /**
+   * Flux's kill RPC (`flux job kill`): a signal number 1..64, the job's own user or the
+   * owner, and a job in RUN or CLEANUP; `deliver` hands it to the job's executor.
+   */
+  kill(id: JobId, signum: number, userid: number, deliver: (job: ActiveJob, signum: number) => boolean): void {
+    if (!Number.isInteger(signum) || signum <= 0 || signum > 64) {
+      throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `job ${formatJobId(id)}: Invalid signal number ${signum}`);
+    }
+    const job = this.target(id, userid);
+    if (job.core.state !== "RUN" && job.core.state !== "CLEANUP") {
+      throw new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(id)}: job is not running`);
+    }
+    if (!deliver(job, signum)) throw new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(id)}: no process left to signal`);
+  }
+
   /** Flux's urgency RPC; returns the old urgency. */
   setUrgency(id: JobId, urgency: number, userid: number): number {
     checkUrgency(urgency);

@@ -93,7 +93,7 @@ export class JobManager {
     readonly executors: Executors,
     ids: FluidGenerator,
     opts: JobManagerOptions,
-    queues: { gate: QueueGate; actions: Actions },
+    private readonly queues: { gate: QueueGate; actions: Actions },
   ) {
     this.owner = opts.owner ?? process.getuid?.() ?? 0;
     this.submitter = new Submitter(engine, ids, this.owner, { ...DEFAULT_JOB_LIMITS, ...opts.limits });
@@ -144,6 +144,12 @@ export class JobManager {
   }
 
   /** Changes a job's urgency; returns the old urgency. */
+  /** Sends signal `signum` to a running job's processes (`flux job kill`); see JobCommands.kill. */
+  kill(id: JobId, signum: number, opts: { userid?: number } = {}): void {
+    this.checkOpen();
+    this.commands.kill(id, signum, opts.userid ?? this.owner, (job, sig) => this.queues.actions.signal(job, sig));
+  }
+
   setUrgency(id: JobId, urgency: number, opts: { userid?: number } = {}): number {
     this.checkOpen();
     return this.commands.setUrgency(id, urgency, opts.userid ?? this.owner);
@@ -272,6 +278,39 @@ export class JobManager {
   /** Purges an inactive job now (job.inactive-remove); false if it is not inactive. */
   purge(id: JobId): boolean {
     return this.inactive.remove(id);
+  }
+
+  /**
+   * `flux job purge`: inactive jobs by id, or those beyond the newest `numLimit` and those
+   * inactive for more than `ageLimit` seconds (guests: only their own). An id that is
+   * active is refused (BAD_STATE naming it) and nothing is purged. Returns the ids that
+   * match; they are purged only with `force` (Flux's dry run otherwise).
+   */
+  purgeJobs(o: { ids?: JobId[]; ageLimit?: number; numLimit?: number; userid?: number; force?: boolean }): JobId[] {
+    this.checkOpen();
+    const userid = o.userid ?? this.owner;
+    const mine = (uid: number) => userid === this.owner || uid === userid;
+    let victims: JobId[];
+    if (o.ids !== undefined && o.ids.length > 0) {
+      for (const id of o.ids) {
+        const a = this.engine.active.get(id);
+        if (a !== undefined) throw new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(id)}: cannot purge an active job (${a.core.state})`);
+        const r = this.inactive.get(id);
+        if (r === undefined) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `job ${formatJobId(id)}: unknown job`);
+        if (!mine(r.userid)) throw new JobtapError(ErrorCode.PERMISSION_DENIED, `job ${formatJobId(id)}: guests may only purge their own jobs`);
+      }
+      victims = [...new Set(o.ids)];
+    } else {
+      if (o.ageLimit === undefined && o.numLimit === undefined) {
+        throw new JobtapError(ErrorCode.INVALID_ARGUMENT, "purge: give job ids, an age limit or a count limit");
+      }
+      const records = [...this.inactive.records.values()].filter((r) => mine(r.userid)); // oldest first
+      const cutoff = o.ageLimit === undefined ? -Infinity : this.clock.now() / 1000 - o.ageLimit;
+      const overCount = o.numLimit === undefined ? 0 : Math.max(0, records.length - o.numLimit);
+      victims = records.filter((r, i) => i < overCount || r.t_clean < cutoff).map((r) => r.id);
+    }
+    if (o.force === true) for (const id of victims) this.inactive.remove(id);
+    return victims;
   }
 
   /** Jobs set aside as corrupt at start. */

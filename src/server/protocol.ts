@@ -67,6 +67,13 @@ export interface Methods {
   wait: { req: { id: string }; res: { job: JobView } };
   cancel: { req: { ids: string[]; note?: string }; res: { canceled: string[] } };
   urgency: { req: { id: string; urgency: number }; res: { old_urgency: number } };
+  /** `flux job kill`: a signal number to a running job's processes. */
+  kill: { req: { id: string; signum: number }; res: Record<string, never> };
+  /** `flux job purge`: ids, or `age_limit` (seconds) / `num_limit`; only with `force`. */
+  purge: {
+    req: { ids?: string[]; age_limit?: number; num_limit?: number; force?: boolean };
+    res: { ids: string[]; purged: boolean };
+  };
   /** Jobspec updates (`flux update`): period-delimited keys, all applied or none. */
   update: { req: { id: string; updates: Record<string, unknown> }; res: Record<string, never> };
   raise: {
@@ -111,6 +118,8 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "wait",
   "cancel",
   "urgency",
+  "kill",
+  "purge",
   "raise",
   "update",
   "exec-override",

@@ -60,6 +60,27 @@ export function createHandlers(d: ServiceDeps): Handlers {
       const old = m.setUrgency(jobId("urgency", req.id), urgency, { userid: who(ctx).userid });
       return { old_urgency: old };
     },
+    kill: (req, ctx) => {
+      m.kill(jobId("kill", req.id), int("kill", "signum", req.signum), { userid: who(ctx).userid });
+      return {};
+    },
+    purge: (req, ctx) => {
+      const num = (field: string, v: unknown) => {
+        if (v === undefined) return undefined;
+        if (typeof v !== "number" || !(v >= 0)) bad("purge", `${field} must be a number >= 0`);
+        return v as number;
+      };
+      const ids = req.ids === undefined ? undefined : strList("purge", "ids", req.ids).map((s) => parseJobId(s));
+      const matched = m.purgeJobs({
+        ...(ids ? { ids } : {}),
+        ...(req.age_limit !== undefined ? { ageLimit: num("age_limit", req.age_limit) } : {}),
+        ...(req.num_limit !== undefined ? { numLimit: num("num_limit", req.num_limit) } : {}),
+        userid: who(ctx).userid,
+        force: req.force === true,
+      });
+      if (req.force === true && matched.length > 0) d.log("info", `purged ${matched.length} inactive jobs`);
+      return { ids: matched.map((id) => formatJobId(id)), purged: req.force === true };
+    },
     update: async (req, ctx) => {
       const updates = req.updates;
       if (typeof updates !== "object" || updates === null || Array.isArray(updates)) bad("update", "updates must be an object");

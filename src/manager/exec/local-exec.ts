@@ -212,7 +212,7 @@ export class LocalExecutor implements Executor {
   }
 
   /** Signals every live task's process group (a reattached task only if it is still ours). */
-  signalAll(run: LocalRun, signal: NodeJS.Signals): void {
+  signalAll(run: LocalRun, signal: NodeJS.Signals | number): void {
     for (const t of run.tasks) {
       if (t.done || t.pid === undefined) continue;
       if (!t.child && procStartTime(t.pid) !== t.starttime) continue;
@@ -226,6 +226,14 @@ export class LocalExecutor implements Executor {
         }
       }
     }
+  }
+
+  /** `jobtap job kill`: the signal to every live task's process group; false if none is left. */
+  signal(id: JobId, signum: number): boolean {
+    const run = this.runs.get(id);
+    if (!run || !run.tasks.some((t) => !t.done && t.pid !== undefined)) return false;
+    this.signalAll(run, signum);
+    return true;
   }
 
   private stopTimers(run: LocalRun): void {

@@ -80,6 +80,11 @@ export interface Executor {
    */
   kill(id: JobId): void;
   /**
+   * Optional: delivers signal `signum` to the running job's processes (`jobtap job kill`).
+   * Returns false if the job has no process left to signal here.
+   */
+  signal?(id: JobId, signum: number): boolean;
+  /**
    * After a manager restart, for a job started (or asked to start) and not released: find
    * the work again from `job.saved` and report on it as if `start` had run — or raise an
    * exception and release if it is gone. `start` must not be reported twice (`startedAt`
