@@ -33,6 +33,8 @@ function testHandlers(onWait: () => void = () => undefined): Handlers {
       }),
     cancel: fail,
     urgency: fail,
+    kill: fail,
+    purge: fail,
     raise: fail,
     update: fail,
     "exec-override": fail,
