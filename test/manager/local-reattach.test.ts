@@ -105,6 +105,22 @@ describe("local executor: restart", () => {
     expect((await settle(b, await submitNow(b, jobspec(["true"])))).result).toBe("COMPLETED");
   });
 
+  it("a running job with no saved pids (stopped within the batch window, or an older version) ends at restart", async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const clock = new SimulatedClock();
+    const a = await sim(dir, clock);
+    const done = await submitNow(a, jobspec(["true"]));
+    await settle(a, done);
+    await a.mgr.close();
+    const lost = (done + 1n) as JobId;
+    storeCopy(dir, done, lost, { cutAfter: "start", edit: (e) => (e.name === "exec-state" ? { ...e, name: "older-version" } : e) });
+    const b = await sim(dir, clock);
+    const r = await b.mgr.wait(lost);
+    expect(r.errstr).toMatch(/type=exec job processes cannot be found after a restart \(no process ids were saved for it/);
+    expect((await settle(b, await submitNow(b, jobspec(["true"])))).result).toBe("COMPLETED");
+  });
+
   it("spawn E2BIG is that job's exception, even for a stored job started during the restart", async () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);

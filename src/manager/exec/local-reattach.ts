@@ -32,7 +32,7 @@ export function reattachLocal(exec: LocalExecutor, run: LocalRun, job: ExecJob):
     run.report.exception(
       job.id,
       "exec",
-      "job processes cannot be found after a restart (no process ids were saved: the job manager stopped before its start was recorded)",
+      "job processes cannot be found after a restart (no process ids were saved for it: the job manager stopped before they were recorded, or an older version started it)",
     );
     const unknown: LocalTask = { rank: 0, pid: undefined, starttime: undefined, done: false };
     run.tasks.push(unknown);
