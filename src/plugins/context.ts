@@ -143,8 +143,9 @@ export interface PluginContext {
   /**
    * Registers an executor under `name` (setup only). A job runs on it when its jobspec
    * says `attributes.system.exec.name = name` (set it at submit, or with `jobspecUpdate`
-   * before RUN). Removing the plugin unregisters it; jobs already running on it keep it
-   * until they are released. See docs/plugins.md "Executors".
+   * before RUN). Removing the plugin unregisters it; jobs already running on it stay bound
+   * to it until the name is registered again (a reload), whose executor reattaches them.
+   * See docs/plugins.md "Executors".
    */
   registerExecutor(name: string, executor: Executor): void;
 }

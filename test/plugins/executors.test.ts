@@ -226,4 +226,31 @@ describe("the executor registry", () => {
     await s.mgr.close();
     expect(calls).toEqual(["start", "close"]);
   });
+
+  it("a plugin loaded again takes over the jobs its earlier instance ran (reattach with what was saved)", async () => {
+    const calls: string[] = [];
+    const make = (tag: string): Executor => ({
+      start(job, r) {
+        r.save(job.id, { remote: `R-${tag}` });
+        r.start(job.id);
+      },
+      kill: () => void calls.push(`kill ${tag}`),
+      reattach(job, r) {
+        calls.push(`reattach ${tag} ${String(job.saved.remote)} started=${job.startedAt !== undefined}`);
+        r.finish(job.id, 0);
+        r.release(job.id);
+      },
+      close: () => void calls.push(`close ${tag}`),
+    });
+    const s = await simWith({}, 2);
+    await s.host.loadDefinition("remote", (p: PluginContext) => p.registerExecutor("remote", make("one")));
+    const id = await s.submit(named("remote"));
+    expect(s.mgr.job(id).state).toBe("RUN");
+    s.host.remove("remote");
+    expect(s.mgr.job(id).state).toBe("RUN");
+    await s.host.loadDefinition("remote", (p: PluginContext) => p.registerExecutor("remote", make("two")));
+    await s.clock.advance(1);
+    expect(calls).toEqual(["reattach two R-one started=true", "close one"]);
+    expect((await s.mgr.wait(id)).result).toBe("COMPLETED");
+  });
 });

@@ -80,9 +80,41 @@ export class Executors {
     }
     const reg: ExecRegistration = { name, executor, plugin, report: this.reportFor(name, () => reg) };
     this.byName.set(name, reg);
+    // A plugin loaded again (or re-applied by a config reload) takes over the jobs its
+    // earlier instance was running: after its setup, as after a restart.
+    if (this.orphans(name).length > 0) this.engine.clock.setTimeout(() => this.adopt(reg), 0);
     return () => {
       if (this.byName.get(name) === reg) this.byName.delete(name);
     };
+  }
+
+  /** Running jobs bound to an earlier registration of `name` that is gone. */
+  private orphans(name: string): ActiveJob[] {
+    const current = this.byName.get(name);
+    return [...this.engine.active.values()].filter(
+      (j) => j.exec !== undefined && !j.exec.released && j.exec.reg.name === name && j.exec.reg !== current,
+    );
+  }
+
+  /** Rebinds the orphans of `reg.name` to `reg` and reattaches them; closes the old executors. */
+  private adopt(reg: ExecRegistration): void {
+    if (this.byName.get(reg.name) !== reg) return;
+    const old = new Set<ExecRegistration>();
+    for (const job of this.orphans(reg.name)) {
+      old.add(job.exec!.reg);
+      this.engine.log("info", `job ${formatJobId(job.core.id)}: executor ${reg.name} registered again: reattaching`);
+      job.exec = { reg, released: false, killed: false };
+      this.guard(job, "reattach", () => reg.executor.reattach(this.execJob(job), reg.report));
+      // A kill that was under way is asked of the new executor (as restart's CLEANUP action does).
+      if (job.core.state === "CLEANUP" && job.core.endEvent?.name === "exception") this.kill(job);
+    }
+    for (const r of old) {
+      try {
+        r.executor.close?.();
+      } catch (err) {
+        this.engine.log("error", `executor ${r.name}: close failed: ${errText(err)}`);
+      }
+    }
   }
 
   /** The registered executor names, in registration order. */
