@@ -84,11 +84,18 @@ describe("a plugin-registered executor (test/fixtures/plugins/batch-executor.ts)
   it("a job whose executor is not registered after a restart ends with an exception naming it", async () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
-    cleanups.push(() => writeFileSync(join(dir, "go"), "")); // lets the orphaned shell end
     const a = await start(dir, true);
     cleanups.push(() => a.mgr.close());
     const id = await a.mgr.submit(batchJob(dir, "while [ ! -e go ]; do sleep 0.01; done"));
     await until(() => a.mgr.eventlog(id).some((e) => e.name === "start"), "start");
+    const pid = (a.mgr.eventlog(id).find((e) => e.name === "exec-state")!.context!.batch as { pid: number }).pid;
+    cleanups.push(() => {
+      try {
+        process.kill(-pid, "SIGKILL"); // nobody watches the orphaned shell any more
+      } catch {
+        // already gone
+      }
+    });
     await a.mgr.close();
 
     const b = await start(dir, false);
@@ -97,6 +104,7 @@ describe("a plugin-registered executor (test/fixtures/plugins/batch-executor.ts)
     expect(r.result).toBe("FAILED");
     expect(r.errstr).toMatch(/type=exec executor "batch" is not registered after a restart/);
     expect(existsSync(join(dir, "go"))).toBe(false);
+    expect(() => process.kill(pid, 0)).not.toThrow(); // its work was left running, as the exception says
   });
 });
 
