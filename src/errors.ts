@@ -29,6 +29,8 @@ export const ErrorCode = {
   STORE_CORRUPT: "STORE_CORRUPT",
   MANAGER_CLOSED: "MANAGER_CLOSED",
   JOB_REJECTED: "JOB_REJECTED",
+  /** A job names a slot that does not exist (`attributes.system.slot`). */
+  UNKNOWN_SLOT: "UNKNOWN_SLOT",
 
   // --- plugin host (src/plugins) ---------------------------------------------------------
   PLUGIN_NOT_FOUND: "PLUGIN_NOT_FOUND",
@@ -42,6 +44,8 @@ export const ErrorCode = {
 
   // --- ClassAd language (src/classad) ----------------------------------------------------
   CLASSAD_SYNTAX: "CLASSAD_SYNTAX",
+  /** A write to a read-only (shared) ClassAd, such as a cached job ad. */
+  FROZEN_AD: "FROZEN_AD",
 
   // --- HTCondor config and transforms (src/condor) ---------------------------------------
   CONDOR_CONFIG: "CONDOR_CONFIG",

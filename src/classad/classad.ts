@@ -21,10 +21,15 @@ export class ClassAd {
   readonly kind = "classad" as const;
   /** The enclosing ad for lexical scoping (`parent.x`, outward lookup), or null. */
   parent: ClassAd | null = null;
-  private readonly entries = new Map<string, AttrEntry>();
+  private readonly entries: Map<string, AttrEntry>;
 
-  /** Builds an ad from `[name, expression-or-value]` pairs. */
-  constructor(attrs?: Iterable<readonly [string, Expr | Value]>) {
+  /**
+   * Builds an ad from `[name, expression-or-value]` pairs. `storeless` is for subclasses
+   * that keep their attributes elsewhere and override every accessor (RecordAd): they share
+   * one empty table instead of allocating their own.
+   */
+  constructor(attrs?: Iterable<readonly [string, Expr | Value]>, storeless = false) {
+    this.entries = storeless ? NO_ENTRIES : new Map<string, AttrEntry>();
     if (attrs) for (const [n, v] of attrs) this.set(n, v);
   }
 
@@ -96,7 +101,7 @@ export class ClassAd {
 
   /** Copies every attribute of `other` into this ad (other's bindings win). */
   update(other: ClassAd): this {
-    for (const e of other.entries.values()) this.set(e.name, e.expr);
+    for (const [name, expr] of other.attributes()) this.set(name, expr);
     return this;
   }
 
@@ -106,9 +111,9 @@ export class ClassAd {
    */
   sameAs(other: ClassAd, sameValue: (a: Value, b: Value) => boolean): boolean {
     if (other === this) return true;
-    if (other.entries.size !== this.entries.size) return false;
+    if (other.size !== this.entries.size) return false;
     for (const [key, e] of this.entries) {
-      const o = other.entries.get(key);
+      const o = other.entry(key);
       if (o === undefined || !sameExpr(e.expr, o.expr, sameValue)) return false;
     }
     return true;
@@ -132,6 +137,9 @@ export class ClassAd {
     this.entries.clear();
   }
 }
+
+/** The (never written) table of storeless ads. */
+const NO_ENTRIES = new Map<string, AttrEntry>();
 
 /** True if `v` is an expression node rather than a value. */
 export function isExpr(v: Expr | Value): v is Expr {

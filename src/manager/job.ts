@@ -3,6 +3,8 @@
  * are not in the eventlog (mailbox queue, holds, requests in flight, caches).
  */
 import type { ExecBinding } from "./exec/registry.js";
+import type { ClassAd } from "../classad/classad.js";
+import type { JobAdBase } from "./jobad.js";
 import type { EventEntry, Jobspec } from "./port.js";
 import type { JobCore } from "./transition.js";
 import { redactJobspec, type ResourceRequest } from "./jobspec.js";
@@ -32,6 +34,8 @@ export interface ActiveJob {
   unstored?: string | undefined;
   /** The executor running the job, from start (or reattach) until it is released. */
   exec?: ExecBinding | undefined;
+  /** The job ad built for `core` (jobads.ts); stale once the core changed. */
+  adCache?: { core: JobCore; base: JobAdBase; ad: ClassAd } | undefined;
   /** Resolvers of `wait(id)`. */
   waiters?: Array<() => void>;
 }

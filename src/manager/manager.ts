@@ -33,6 +33,9 @@ import { JobUpdater, type UpdateOptions } from "./update.js";
 import { activeInfo, inactiveInfo, waitResultOf, type JobInfo, type WaitResult } from "./views.js";
 import type { JobCore } from "./transition.js";
 import type { State } from "./states.js";
+import type { ClassAd } from "../classad/classad.js";
+import { JobAds } from "./jobads.js";
+import { hostname } from "node:os";
 
 export interface JobManagerOptions {
   /** State directory: the SQLite store (jobtap.db) and per-job output files. */
@@ -82,6 +85,8 @@ export class JobManager {
   private readonly submitter: Submitter;
   private readonly commands: JobCommands;
   private readonly updater: JobUpdater;
+  /** Job ads, cached per job (jobads.ts). */
+  readonly jobAds: JobAds;
   private closed = false;
 
   /** Use `createJobManager`; the constructor does not replay or attach plugins. */
@@ -99,6 +104,12 @@ export class JobManager {
     this.submitter = new Submitter(engine, ids, this.owner, { ...DEFAULT_JOB_LIMITS, ...opts.limits });
     this.commands = new JobCommands(engine, this.owner, (id) => this.inactive.get(id) !== undefined);
     this.updater = new JobUpdater(engine, this.owner, (id) => this.inactive.get(id) !== undefined, (r) => scheduler.infeasible(r));
+    this.jobAds = new JobAds({
+      hostname: hostname(),
+      outputDir: outputDirOf(opts),
+      active: (id) => engine.active.get(id),
+      inactive: (id) => this.loadInactive(id),
+    });
     const conf = opts.config ?? {};
     this.port = new ManagerPortImpl(engine, this, () => conf, store, engine.clock, this.owner, queues, executors);
   }
@@ -180,6 +191,22 @@ export class JobManager {
     const r = this.inactive.get(id);
     if (r) return inactiveInfo(r);
     throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
+  }
+
+  /**
+   * A job's ad: HTCondor's ClassAd view of it (docs/ads.md). Frozen and shared between
+   * callers (`clone()` to change it); rebuilt only after the job's next event. Throws
+   * UNKNOWN_JOB.
+   */
+  jobAd(id: JobId): ClassAd {
+    const ad = this.jobAds.get(id);
+    if (!ad) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
+    return ad;
+  }
+
+  /** The job ad of an active or inactive job, or undefined (the port's `jobAd`). */
+  jobAdOf(id: JobId): ClassAd | undefined {
+    return this.jobAds.get(id);
   }
 
   /** Jobs, active first (queue order is not implied), then inactive, most recent first. */
@@ -402,7 +429,7 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
     alloc: (id, R) => (engine.active.has(id) ? post(id, "alloc", { R }) : scheduler.free(id)),
     unsatisfiable: (id, why) => post(id, "exception", { type: "alloc", severity: 0, note: why }),
   }, opts.queueDepth ?? 1);
-  const outputDir = opts.statedir ? join(opts.statedir, "jobs") : join(tmpdir(), `jobtap-${process.pid}`);
+  const outputDir = outputDirOf(opts);
   const executors = new Executors(engine);
   executors.register("local", new LocalExecutor(clock, { outputDir, killTimeoutMs: opts.killTimeoutMs ?? 5000 }));
   executors.register("test", new TestExecutor(clock));
@@ -423,6 +450,11 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   return m;
 }
 
+/** Where local jobs' output goes when their jobspec names no path. */
+function outputDirOf(opts: JobManagerOptions): string {
+  return opts.statedir ? join(opts.statedir, "jobs") : join(tmpdir(), `jobtap-${process.pid}`);
+}
+
 /** job.inactive-remove (args read back from the store only if someone listens), then delete. */
 function purgeRecord(m: JobManager, r: InactiveRecord): void {
   const e = m.engine;
@@ -437,6 +469,7 @@ function purgeRecord(m: JobManager, r: InactiveRecord): void {
     }
   }
   e.batch.storePurge(r.id);
+  m.jobAds.forget(r.id);
 }
 
 function poolOf(opts: JobManagerOptions): ResourcePool {

@@ -3,6 +3,7 @@
  * job manager. Every method checks the job id and state and throws a JobtapError naming
  * the job; the host adds the plugin name and topic.
  */
+import type { ClassAd } from "../classad/classad.js";
 import { ErrorCode, JobtapError } from "../errors.js";
 import type { Actions } from "./actions.js";
 import type { Clock } from "./clock.js";
@@ -19,11 +20,13 @@ import type { QueueGate } from "./queues.js";
 import type { JobStore } from "./store/types.js";
 import { eventPosted, resultOf, type JobCore } from "./transition.js";
 
-/** How the port reaches inactive jobs (kept in the manager). */
+/** How the port reaches inactive jobs and job ads (kept in the manager). */
 export interface InactiveAccess {
   /** The folded core of a cached inactive job (read from the store), or undefined. */
   inactiveCore(id: JobId): JobCore | undefined;
   inactiveArgs(id: JobId): JobArgs | undefined;
+  /** The frozen job ad of an active or inactive job, or undefined if unknown. */
+  jobAdOf(id: JobId): ClassAd | undefined;
 }
 
 const NOTE_MAX = 1023;
@@ -63,6 +66,10 @@ export class ManagerPortImpl implements ManagerPort {
   lookup(id: JobId): JobArgs | undefined {
     const job = this.e.active.get(id);
     return job ? this.e.args(job) : this.inactive.inactiveArgs(id);
+  }
+
+  jobAd(id: JobId): ClassAd | undefined {
+    return this.inactive.jobAdOf(id);
   }
 
   activeJobs(): JobArgs[] {

@@ -16,6 +16,7 @@ import type { JobResult, State } from "./states.js";
 import type { Clock } from "./clock.js";
 import type { JobTopic, OutOf } from "./topics.js";
 import type { Executor } from "./exec/types.js";
+import type { ClassAd } from "../classad/classad.js";
 
 /** One eventlog entry (RFC 18). */
 export interface EventEntry {
@@ -143,6 +144,13 @@ export const NO_PLUGINS: PluginPort = {
 export interface ManagerPort {
   /** Standard IN args for an active job or one still in the inactive cache. */
   lookup(id: JobId): JobArgs | undefined;
+  /**
+   * The job ad (HTCondor ClassAd view, src/manager/jobad.ts) of an active or inactive job,
+   * undefined if the job is unknown. Frozen and shared: `clone()` it to change it. Cached per
+   * job until its next event, so calling it for every job at every poll is cheap.
+   * Optional: bare fakes lack it.
+   */
+  jobAd?(id: JobId): ClassAd | undefined;
   /** Active jobs (not INACTIVE), for the runtime-load replay. */
   activeJobs(): JobArgs[];
   postEvent(id: JobId, name: string, context?: Record<string, unknown>): void;

@@ -10,6 +10,7 @@ import { type FluidGenerator, type JobId } from "./ids.js";
 import { newActiveJob, type ActiveJob } from "./job.js";
 import { checkJobspec, isPlainObject } from "./jobspec.js";
 import { checkJobLimits, DEFAULT_JOB_LIMITS, type JobLimits } from "./limits.js";
+import { parseUserAttributes } from "./jobad.js";
 import type { Jobspec, StackResult } from "./port.js";
 import { URGENCY_DEFAULT, URGENCY_MAX, URGENCY_MIN } from "./states.js";
 import { newJobCore } from "./transition.js";
@@ -113,6 +114,7 @@ export class Submitter {
     let size = this.sizes.get(jobspec);
     if (size === undefined) this.sizes.set(jobspec, (size = Buffer.byteLength(JSON.stringify(jobspec))));
     checkJobLimits(jobspec, this.limits, size);
+    parseUserAttributes(jobspec);
     const urgency = checkUrgency(opts.urgency ?? URGENCY_DEFAULT);
     const userid = opts.userid ?? this.owner;
     const flags = submitFlags(opts.flags);

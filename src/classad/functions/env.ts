@@ -28,7 +28,7 @@ function userHome(user: Value, dflt: Value | undefined): Value {
 }
 
 /** V2 quoting of one word: single quotes when it has spaces or quotes ('' escapes '). */
-function quoteV2(w: string): string {
+export function quoteV2(w: string): string {
   return /[\s'"]/.test(w) || w === "" ? `'${w.replace(/'/g, "''")}'` : w;
 }
 

@@ -21,7 +21,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, existsSync, openSync } from "node:fs";
 import { makeDirs } from "../fsutil.js";
 import { constants as osConstants } from "node:os";
-import { dirname, isAbsolute, join } from "node:path";
+import { dirname } from "node:path";
+import { outputPaths } from "../jobad.js";
 import type { Clock, TimerHandle } from "../clock.js";
 import { formatJobId, type JobId } from "../ids.js";
 import { isPlainObject, resourceRequest } from "../jobspec.js";
@@ -253,18 +254,8 @@ export class LocalExecutor implements Executor {
   }
 
   private outputPaths(job: ExecJob): { stdout: string; stderr: string } {
-    const f58 = formatJobId(job.id);
-    const output = ((job.jobspec.attributes.system?.shell as Record<string, unknown> | undefined)?.options as
-      | Record<string, unknown>
-      | undefined)?.output as Record<string, { path?: unknown }> | undefined;
     const cwd = (job.jobspec.attributes.system?.cwd as string | undefined) ?? process.cwd();
-    const pick = (stream: "stdout" | "stderr"): string => {
-      const p = output?.[stream]?.path;
-      if (typeof p !== "string") return join(this.opts.outputDir, f58, stream);
-      const expanded = p.replaceAll("{{id}}", f58);
-      return isAbsolute(expanded) ? expanded : join(cwd, expanded);
-    };
-    const paths = { stdout: pick("stdout"), stderr: pick("stderr") };
+    const paths = outputPaths(job.jobspec, formatJobId(job.id), this.opts.outputDir, cwd);
     makeDirs(dirname(paths.stdout));
     makeDirs(dirname(paths.stderr));
     return paths;

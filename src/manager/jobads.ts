@@ -1,0 +1,90 @@
+/**
+ * The manager's job-ad cache. An active job's ad is built at most once per event: it is
+ * kept with the job's folded core and rebuilt when the core changed (every processed event
+ * replaces the core, so "the core changed" is exactly "the job had an event"). Inactive
+ * jobs' ads are built from the store on demand and kept in a small LRU.
+ *
+ * Ads handed out are frozen (shared between callers); `clone()` gives a writable copy.
+ */
+import type { ClassAd } from "../classad/classad.js";
+import type { AdLayout } from "../classad/record-ad.js";
+import { loadUserTable, type UserTable } from "../cli/users.js";
+import type { JobId } from "./ids.js";
+import { buildJobAd, jobAdBase, jobAdShape, type JobAdHost, type JobAdShape } from "./jobad.js";
+import type { ActiveJob } from "./job.js";
+import type { Jobspec } from "./port.js";
+
+/** Inactive job ads kept (each is a few hundred bytes plus its user attributes). */
+const INACTIVE_ADS_KEPT = 1024;
+
+export interface JobAdsOptions {
+  hostname: string;
+  outputDir: string;
+  /** An active job, or undefined. */
+  active(id: JobId): ActiveJob | undefined;
+  /** An inactive job replayed from the store (no callbacks), or undefined. */
+  inactive(id: JobId): ActiveJob | undefined;
+}
+
+/** Builds and caches job ads for one manager. */
+export class JobAds {
+  private readonly shapes = new WeakMap<Jobspec, JobAdShape>();
+  private readonly layouts = new Map<string, AdLayout>();
+  private readonly inactiveAds = new Map<JobId, ClassAd>();
+  private users: UserTable | undefined;
+  private readonly host: JobAdHost;
+
+  constructor(private readonly opts: JobAdsOptions) {
+    this.host = {
+      hostname: opts.hostname,
+      outputDir: opts.outputDir,
+      userName: (uid) => (this.users ??= loadUserTable()).name(uid),
+      shape: (js) => this.shape(js),
+    };
+  }
+
+  /** The job ad of an active or inactive job, or undefined if the job is unknown. */
+  get(id: JobId): ClassAd | undefined {
+    const job = this.opts.active(id);
+    if (job) return this.of(job);
+    const cached = this.inactiveAds.get(id);
+    if (cached) {
+      this.inactiveAds.delete(id);
+      this.inactiveAds.set(id, cached);
+      return cached;
+    }
+    const replayed = this.opts.inactive(id);
+    if (!replayed) return undefined;
+    const ad = buildJobAd(replayed, this.host);
+    this.inactiveAds.set(id, ad);
+    if (this.inactiveAds.size > INACTIVE_ADS_KEPT) this.inactiveAds.delete(this.inactiveAds.keys().next().value as JobId);
+    return ad;
+  }
+
+  /** The (cached) ad of an active job. */
+  of(job: ActiveJob): ClassAd {
+    const c = job.adCache;
+    if (c !== undefined && c.core === job.core) return c.ad;
+    const core = job.core;
+    const base = c !== undefined && c.base.jobspec === core.jobspec && c.base.t_submit === core.t_submit ? c.base : jobAdBase(job, this.host);
+    const ad = buildJobAd(job, this.host, base);
+    job.adCache = { core, base, ad };
+    return ad;
+  }
+
+  /** An inactive job was purged: forget its ad. */
+  forget(id: JobId): void {
+    this.inactiveAds.delete(id);
+  }
+
+  /** A jobspec's ad layout and parsed user attributes, once per jobspec object (jobs of
+   *  one `--cc` share one). */
+  private shape(js: Jobspec): JobAdShape {
+    let shape = this.shapes.get(js);
+    if (shape === undefined) {
+      shape = jobAdShape(js, this.layouts);
+      this.shapes.set(js, shape);
+    }
+    return shape;
+  }
+}
