@@ -1,7 +1,8 @@
 /**
  * `jobtap job info|kill|purge`, as `flux job info`, `flux job kill` and `flux job purge`:
  * - `info ID [KEY]`: the job's view, jobspec (environment included: you are its owner) and
- *   R, as one JSON object, or just one of them;
+ *   R, as one JSON object, or just one of them; `info --classad ID [--json]`: the job's
+ *   ad, printed like `condor_q -l`;
  * - `kill [-s SIG] ID...`: a signal (name or number, default SIGTERM) to running jobs;
  * - `purge [--force] [--age-limit=FSD] [--num-limit=N] [ID...]`: drop inactive jobs.
  */
@@ -25,9 +26,18 @@ export const job: Subcommand = async (argv, io) => {
 
 /** `job info ID [job|jobspec|R]` prints `{job, jobspec, R?}`, or one of them, as JSON. */
 async function info(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, []);
+  const p = parseArgs(argv, [{ name: "classad" }, { name: "json" }]);
   const [idArg, key, extra] = p.positionals;
-  if (idArg === undefined || extra !== undefined) throw usage("usage: jobtap job info ID [job|jobspec|R]");
+  if (optFlag(p, "classad")) {
+    if (idArg === undefined || key !== undefined) throw usage("usage: jobtap job info --classad ID [--json]");
+    const id = jobIdArg(idArg);
+    return withDaemon(io, async (client) => {
+      const ad = await client.call("jobad", { id });
+      io.stdout(optFlag(p, "json") ? JSON.stringify(ad.json, null, 2) + "\n" : ad.text);
+      return 0;
+    });
+  }
+  if (idArg === undefined || extra !== undefined) throw usage("usage: jobtap job info ID [job|jobspec|R] | job info --classad ID [--json]");
   if (key !== undefined && !(KEYS as readonly string[]).includes(key)) {
     throw usage(`job info: unknown key "${key}" (known: ${KEYS.join(", ")})`);
   }

@@ -1,5 +1,5 @@
 /**
- * `jobtap jobs [-a] [-A] [--filter=STATES] [--user U] [--json] [-o FORMAT] [-n]`: the queue,
+ * `jobtap jobs [-a] [-A] [--filter=STATES] [--user U] [--constraint EXPR] [--json] [-o FORMAT] [-n]`: the queue,
  * like `flux jobs`. Default: your active jobs; `-a` adds inactive ones, `-A` every user's. `--json` prints the
  * documented array of job objects (docs/cli.md).
  */
@@ -19,6 +19,7 @@ const OPTIONS = [
   { name: "format", short: "o", value: true },
   { name: "no-header", short: "n" },
   { name: "count", value: true },
+  { name: "constraint", value: true },
 ];
 
 /** States and results a `--filter` list selects; an unknown word is a USAGE error. */
@@ -50,12 +51,14 @@ export const jobs: Subcommand = async (argv, io) => {
   if (user !== "all" && userid === undefined) throw usage(`--user: no such user "${user}"`);
   const limit = optInt(p, "count");
   const format = optString(p, "format") ?? DEFAULT_FORMAT;
+  const constraint = optString(p, "constraint");
   return withDaemon(io, async (client) => {
     const req = {
       states: filter.states,
       results: filter.results,
       ...(userid === undefined ? {} : { userid }),
       ...(limit === undefined ? {} : { limit }),
+      ...(constraint === undefined ? {} : { constraint }),
     };
     const { jobs: list } = await client.call("list", req);
     if (optFlag(p, "json")) io.stdout(JSON.stringify(list) + "\n");

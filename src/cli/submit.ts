@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Jobspec } from "../manager/port.js";
+import { parseClassadAssignment } from "../manager/jobad.js";
 import { optFlag, optInt, optList, optString, parseArgs, usage, type OptionSpec, type ParsedArgs } from "./args.js";
 import { parseUrgency } from "./urgency.js";
 import { exitStatusOf, withDaemon } from "./common.js";
@@ -34,6 +35,8 @@ export const SUBMIT_OPTIONS: OptionSpec[] = [
   { name: "job-name", value: true },
   { name: "queue", short: "q", value: true },
   { name: "setattr", short: "S", value: true, repeat: true },
+  { name: "classad", value: true, repeat: true },
+  { name: "slot", value: true },
   { name: "env", value: true, repeat: true },
   { name: "cwd", value: true },
   { name: "output", value: true },
@@ -46,7 +49,8 @@ export const SUBMIT_OPTIONS: OptionSpec[] = [
 
 export const SUBMIT_USAGE = `usage: jobtap submit [-n NTASKS] [-c CORES] [-g GPUS] [-t DURATION] [--urgency N|hold|expedite]
        [--dependency=SCHEME[:VALUE]]... [--begin-time=T] [--job-name NAME] [--queue Q]
-       [--setattr K=V]... [--env RULE]... [--cwd DIR] [--output F] [--error F]
+       [--setattr K=V]... [--classad 'Name = EXPR']... [--slot N] [--env RULE]...
+       [--cwd DIR] [--output F] [--error F]
        [--cc IDSET] [--jobspec FILE] [--wait] [--] COMMAND...
 `;
 
@@ -99,6 +103,31 @@ function ccBatches(base: Jobspec, ccs: number[]): Array<{ jobspecs: Jobspec[]; c
 }
 
 function jobspecFrom(p: ParsedArgs, io: CliIO): Jobspec {
+  const jobspec = baseJobspec(p, io);
+  const classad = optList(p, "classad").map(parseClassadAssignment);
+  if (classad.length > 0) {
+    const user = (jobspec.attributes.user ??= {});
+    const table = { ...(user.classad as Record<string, string> | undefined) };
+    // A later assignment to the same name (in any case) replaces the earlier one.
+    for (const { name, text } of classad) {
+      for (const k of Object.keys(table)) if (k.toLowerCase() === name.toLowerCase()) delete table[k];
+      table[name] = text;
+    }
+    user.classad = table;
+  }
+  const slot = optString(p, "slot");
+  if (slot !== undefined) (jobspec.attributes.system ??= {}).slot = parseSlotArg(slot);
+  return jobspec;
+}
+
+/** `--slot N` (the SlotID) or `--slot slotN`. */
+function parseSlotArg(text: string): number {
+  const m = /^(?:slot)?(\d+)$/i.exec(text.trim());
+  if (!m || Number(m[1]) < 1) throw usage(`--slot: expected a slot number such as 2 or slot2, got "${text}"`);
+  return Number(m[1]);
+}
+
+function baseJobspec(p: ParsedArgs, io: CliIO): Jobspec {
   const deps = optList(p, "dependency").map(parseDependency);
   const begin = optString(p, "begin-time");
   if (begin !== undefined) deps.push(beginTimeDependency(begin, Date.now() / 1000));

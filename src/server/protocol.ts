@@ -43,6 +43,12 @@ export interface JobView {
   dependencies: string[];
 }
 
+/** A ClassAd on the wire: old-style text (sorted by name, like `condor_q -l`) and JSON. */
+export interface PrintedAd {
+  text: string;
+  json: Record<string, unknown>;
+}
+
 /** A plugin as `plugin list --json` shows it. */
 export interface PluginView {
   name: string;
@@ -59,11 +65,14 @@ export interface Methods {
     res: { ids: string[]; errors?: Array<{ index: number; message: string }> };
   };
   list: {
-    req: { states?: string[]; results?: string[]; userid?: number; limit?: number };
+    /** `constraint`: a ClassAd expression over each job's ad (`condor_q -constraint`). */
+    req: { states?: string[]; results?: string[]; userid?: number; limit?: number; constraint?: string };
     res: { jobs: JobView[] };
   };
   info: { req: { id: string }; res: { job: JobView; jobspec: Jobspec; R?: unknown } };
   eventlog: { req: { id: string; follow?: boolean }; res: { eventlog: EventEntry[] } };
+  /** A job's ad (docs/ads.md): `text` as `condor_q -l` prints it, `json` as adToJSON. */
+  jobad: { req: { id: string }; res: PrintedAd };
   wait: { req: { id: string }; res: { job: JobView } };
   cancel: { req: { ids: string[]; note?: string }; res: { canceled: string[] } };
   urgency: { req: { id: string; urgency: number }; res: { old_urgency: number } };
@@ -115,6 +124,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "list",
   "info",
   "eventlog",
+  "jobad",
   "wait",
   "cancel",
   "urgency",

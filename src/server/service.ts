@@ -13,7 +13,8 @@ import type { JobView } from "./protocol.js";
 import type { ReloadOutcome } from "./reload.js";
 import type { Caller } from "./auth.js";
 import type { CallContext, Handlers } from "./server.js";
-import { fullView, jobView, sortForListing } from "./views.js";
+import { fullView, jobView, printedAd, sortForListing } from "./views.js";
+import { isTrue, parseExpr, type ClassAd } from "../classad/index.js";
 
 export interface ServiceDeps {
   manager: JobManager;
@@ -49,6 +50,7 @@ export function createHandlers(d: ServiceDeps): Handlers {
       if (req.follow === true) return follow(m, id, ctx);
       return { eventlog: m.eventlog(id) };
     },
+    jobad: (req) => printedAd(m.jobAd(jobId("jobad", req.id))),
     wait: async (req, ctx) => {
       const id = jobId("wait", req.id);
       await untilAborted(m.wait(id), ctx.signal, "wait");
@@ -192,7 +194,7 @@ function expand(jobspecs: unknown[], count: unknown): unknown[] {
 /** The largest `count` one request may ask for (as `--cc` accepts). */
 const MAX_COUNT = 1_000_000;
 
-function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?: unknown; limit?: unknown }): JobView[] {
+function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?: unknown; limit?: unknown; constraint?: unknown }): JobView[] {
   const states = (req.states === undefined ? [...STATES] : strList("list", "states", req.states)) as State[];
   for (const s of states) if (!(STATES as readonly string[]).includes(s)) bad("list", `unknown state "${s}"`);
   const results = req.results === undefined ? [] : strList("list", "results", req.results);
@@ -200,8 +202,9 @@ function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?
   const limit = req.limit === undefined ? Infinity : int("list", "limit", req.limit);
   // A job is listed if its state was asked for, or it is inactive with a result asked for.
   const query = results.length > 0 && !states.includes("INACTIVE") ? [...states, "INACTIVE" as State] : states;
+  const constraint = req.constraint === undefined ? undefined : jobConstraint(str("list", "constraint", req.constraint));
   const filtered = m.jobs({ states: query, ...(userid === undefined ? {} : { userid }) }).filter(
-    (j) => states.includes(j.state) || results.includes(j.result ?? ""),
+    (j) => (states.includes(j.state) || results.includes(j.result ?? "")) && (constraint === undefined || constraint(m.jobAd(j.id))),
   );
   // Sort lightweight records and build full views (eventlog copy, jobspec, or a store read
   // for inactive jobs) only for the rows returned. Running jobs sort by their alloc time,
@@ -218,6 +221,19 @@ function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?
       const info = infoOf.get(v)!;
       return info.state === "RUN" || info.state === "CLEANUP" ? v : fullView(m, info);
     });
+}
+
+/** A `condor_q -constraint` test: true iff the expression is boolean-equivalent true over the
+ *  job's ad (MY = the job ad, no TARGET). A syntax error names the text and column. */
+function jobConstraint(text: string): (ad: ClassAd) => boolean {
+  let expr;
+  try {
+    expr = parseExpr(text, true);
+  } catch (e) {
+    if (isJobtapError(e)) throw new JobtapError(e.code, `constraint '${text}': ${e.message}`, e.details);
+    throw e;
+  }
+  return (ad) => isTrue(ad.evaluateExpr(expr));
 }
 
 function cancel(m: JobManager, req: { ids: unknown; note?: unknown }, userid: number): { canceled: string[] } {

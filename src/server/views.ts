@@ -7,7 +7,8 @@ import { formatJobId } from "../manager/ids.js";
 import type { JobManager } from "../manager/manager.js";
 import type { EventEntry, Jobspec } from "../manager/port.js";
 import type { JobInfo } from "../manager/views.js";
-import type { JobView } from "./protocol.js";
+import type { JobView, PrintedAd } from "./protocol.js";
+import { adToJSON, unparse, type ClassAd } from "../classad/index.js";
 
 /** Builds the wire view of one job; `eventlog`/`jobspec` are read only when needed. */
 export function jobView(info: JobInfo, eventlog: EventEntry[] | undefined, jobspec: Jobspec | undefined): JobView {
@@ -86,4 +87,15 @@ export function sortForListing(rows: Array<{ id: bigint; view: JobView }>): JobV
     return (b.t_inactive ?? 0) - (a.t_inactive ?? 0);
   });
   return rows.map((r) => r.view);
+}
+
+/**
+ * A ClassAd as the daemon sends it: old-style `Name = expr` lines sorted by name ignoring
+ * case, as `condor_q -l` and `condor_status -l` print, and the JSON form (adToJSON).
+ */
+export function printedAd(ad: ClassAd): PrintedAd {
+  const lines = [...ad.attributes()]
+    .sort(([a], [b]) => (a.toLowerCase() < b.toLowerCase() ? -1 : a.toLowerCase() > b.toLowerCase() ? 1 : 0))
+    .map(([name, expr]) => `${name} = ${unparse(expr, true)}\n`);
+  return { text: lines.join(""), json: adToJSON(ad) };
 }

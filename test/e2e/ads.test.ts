@@ -1,0 +1,65 @@
+/**
+ * Job ads from the command line, through the real daemon: `submit --classad` round trip,
+ * `job info --classad` (condor_q -l style), `jobs --constraint`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DaemonUnderTest, requireBuild, waitFor } from "./harness.js";
+
+const HOLD_LONG = ["--setattr", "exec.test.run_duration=1h"];
+
+describe("job ads from the command line", { timeout: 90_000 }, () => {
+  let d: DaemonUnderTest;
+
+  beforeAll(async () => {
+    requireBuild();
+    d = new DaemonUnderTest();
+    await d.start();
+  }, 60_000);
+  afterAll(async () => {
+    await d?.dispose();
+  });
+
+  it("submit --classad stores the attributes; job info --classad prints them like condor_q -l", () => {
+    const r = d.cli(["submit", ...HOLD_LONG, "--classad", "WantJobRouter = true", "--classad", '+Project="physics"', "--classad", "Weight = RequestCpus * 10", "--", "sleep", "1"]);
+    expect(r.stderr).toBe("");
+    const id = r.stdout.trim();
+    const spec = JSON.parse(d.cli(["job", "info", id, "jobspec"]).stdout) as { attributes: { user: { classad: unknown } } };
+    expect(spec.attributes.user.classad).toEqual({ WantJobRouter: "true", Project: '"physics"', Weight: "RequestCpus * 10" });
+    const info = d.cli(["job", "info", "--classad", id]);
+    expect(info.status).toBe(0);
+    const lines = info.stdout.trimEnd().split("\n");
+    expect(lines).toContain("WantJobRouter = true");
+    expect(lines).toContain('Project = "physics"');
+    expect(lines).toContain("Weight = RequestCpus * 10");
+    expect(lines).toContain('Cmd = "sleep"');
+    expect(lines).toContain("JobUniverse = 5");
+    expect(lines).toContain(`JobId = "${id}"`);
+    // Sorted by name, ignoring case, as condor_q -l prints.
+    const names = lines.map((l) => l.split(" = ")[0]!.toLowerCase());
+    expect(names).toEqual([...names].sort());
+    const json = JSON.parse(d.cli(["job", "info", "--classad", id, "--json"]).stdout) as Record<string, unknown>;
+    expect(json).toMatchObject({ WantJobRouter: true, Project: "physics", ProcId: 0 });
+  });
+
+  it("a --classad that does not parse is refused, naming the text and the column", () => {
+    const r = d.cli(["submit", "--classad", "Foo = (1 + 2", "--", "true"]);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/--classad 'Foo = \(1 \+ 2': ClassAd syntax error at column 13/);
+    expect(r.stdout).toBe("");
+  });
+
+  it("jobs --constraint filters with a ClassAd expression over the job ads", async () => {
+    const a = d.cli(["submit", ...HOLD_LONG, "--classad", "Group = 1", "--", "true"]).stdout.trim();
+    const b = d.cli(["submit", ...HOLD_LONG, "--urgency", "hold", "--classad", "Group = 2", "--", "true"]).stdout.trim();
+    await waitFor(() => d.job(b)?.state === "SCHED" || d.job(b)?.state === "PRIORITY", 20_000, "second job pending");
+    const ids = (expr: string): string[] =>
+      (JSON.parse(d.cli(["jobs", "-a", "--json", "--constraint", expr]).stdout) as Array<{ id: string }>).map((j) => j.id);
+    expect(ids("Group == 2")).toEqual([b]);
+    expect(ids("Group =?= 1")).toEqual([a]);
+    expect(ids("JobStatus == 5 && HoldReasonCode == 15")).toEqual([b]);
+    expect(ids("Group > 0").sort()).toEqual([a, b].sort());
+    const bad = d.cli(["jobs", "--constraint", "Group =="]);
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(/constraint 'Group ==': ClassAd syntax error at 1:9/);
+  });
+});
