@@ -78,6 +78,7 @@ const SUBCOMMANDS: Record<string, SubcommandEntry> = {
     usage: "jobtap queue list | status [QUEUE] | start|stop|enable|disable [QUEUE] [-m REASON]",
     load: async () => (await import("./queue.js")).queue,
   },
+  ads: { summary: "machine and slot ads (like condor_status)", load: async () => (await import("./ads.js")).ads },
   history: { summary: "your recent job ids, newest first", usage: "jobtap history [SLICE]", load: async () => (await import("./history.js")).history },
   "job-exec-override": {
     summary: "start or finish a test-executor job in override mode",

@@ -14,6 +14,8 @@ export interface ResourceRequest {
   memory: number;
   /** Number of task slots (ntasks when tasks count per_slot = 1). */
   slots: number;
+  /** The host slot (SlotID) the job must run in: `attributes.system.slot` (slots.ts). */
+  slot?: number;
 }
 
 /** Deep merge where `null` deletes a key (annotations, memo). */
@@ -104,6 +106,10 @@ export function checkJobspec(js: unknown): { jobspec: Jobspec; request: Resource
   if (!isPlainObject(js.attributes)) throw badSpec("attributes: must be an object");
   const sys = js.attributes.system;
   if (sys !== undefined && !isPlainObject(sys)) throw badSpec("attributes.system: must be an object");
+  const slot = (sys as Record<string, unknown> | undefined)?.slot;
+  if (slot !== undefined && (!Number.isInteger(slot) || (slot as number) < 1)) {
+    throw badSpec(`attributes.system.slot: must be a slot number (SlotID >= 1), got ${JSON.stringify(slot)}`);
+  }
   const jobspec = js as unknown as Jobspec;
   return { jobspec, request: resourceRequest(jobspec) };
 }
@@ -113,6 +119,8 @@ export function resourceRequest(js: Jobspec): ResourceRequest {
   const req: ResourceRequest = { nnodes: 0, cores: 0, gpus: 0, memory: 0, slots: 0 };
   walk(js.resources, 1, req, "resources", false);
   if (req.slots === 0) throw badSpec("resources: no slot found");
+  const slot = js.attributes?.system?.slot;
+  if (typeof slot === "number") req.slot = slot;
   return req;
 }
 

@@ -35,6 +35,8 @@ import type { JobCore } from "./transition.js";
 import type { State } from "./states.js";
 import type { ClassAd } from "../classad/classad.js";
 import { JobAds } from "./jobads.js";
+import { HostAds } from "./hostads.js";
+import { carveSlots, describeSlots, type SlotType } from "./slots.js";
 import { hostname } from "node:os";
 
 export interface JobManagerOptions {
@@ -47,6 +49,12 @@ export interface JobManagerOptions {
   clock?: Clock;
   /** Local pool; defaults: this machine's cores, 0 gpus, its total memory. */
   resources?: Partial<ResourcePool>;
+  /**
+   * Static slots carved from the pool (`[resources] slots`, src/manager/slots.ts); default:
+   * one slot with everything. A layout that does not fit throws CONFIG naming
+   * `[resources].slots[i]`.
+   */
+  slots?: readonly SlotType[];
   /** Store batch window in ms (default 10). */
   batchWindowMs?: number;
   /** Seconds an inactive job is kept before purge (default: forever). */
@@ -87,6 +95,8 @@ export class JobManager {
   private readonly updater: JobUpdater;
   /** Job ads, cached per job (jobads.ts). */
   readonly jobAds: JobAds;
+  /** The machine ad and the slot ads, and what plugins publish into them (hostads.ts). */
+  readonly hostAds: HostAds;
   private closed = false;
 
   /** Use `createJobManager`; the constructor does not replay or attach plugins. */
@@ -101,7 +111,10 @@ export class JobManager {
     private readonly queues: { gate: QueueGate; actions: Actions },
   ) {
     this.owner = opts.owner ?? process.getuid?.() ?? 0;
-    this.submitter = new Submitter(engine, ids, this.owner, { ...DEFAULT_JOB_LIMITS, ...opts.limits });
+    this.submitter = new Submitter(engine, ids, this.owner, { ...DEFAULT_JOB_LIMITS, ...opts.limits }, {
+      exists: (n) => n <= scheduler.slots.length,
+      describe: () => describeSlots(scheduler.slots),
+    });
     this.commands = new JobCommands(engine, this.owner, (id) => this.inactive.get(id) !== undefined);
     this.updater = new JobUpdater(engine, this.owner, (id) => this.inactive.get(id) !== undefined, (r) => scheduler.infeasible(r));
     this.jobAds = new JobAds({
@@ -109,6 +122,13 @@ export class JobManager {
       outputDir: outputDirOf(opts),
       active: (id) => engine.active.get(id),
       inactive: (id) => this.loadInactive(id),
+    });
+    this.hostAds = new HostAds({
+      hostname: hostname(),
+      clock: engine.clock,
+      pool: scheduler.pool,
+      slotUse: () => scheduler.slotUse(),
+      ...(opts.statedir ? { diskPath: opts.statedir } : {}),
     });
     const conf = opts.config ?? {};
     this.port = new ManagerPortImpl(engine, this, () => conf, store, engine.clock, this.owner, queues, executors);
@@ -425,10 +445,12 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
     const job = engine.active.get(id);
     if (job) engine.post(job, name, context);
   };
-  const scheduler = new Scheduler(poolOf(opts), clock, {
+  const pool = poolOf(opts);
+  const slots = carveSlots(pool, opts.slots);
+  const scheduler = new Scheduler(pool, clock, {
     alloc: (id, R) => (engine.active.has(id) ? post(id, "alloc", { R }) : scheduler.free(id)),
     unsatisfiable: (id, why) => post(id, "exception", { type: "alloc", severity: 0, note: why }),
-  }, opts.queueDepth ?? 1);
+  }, opts.queueDepth ?? 1, slots);
   const outputDir = outputDirOf(opts);
   const executors = new Executors(engine);
   executors.register("local", new LocalExecutor(clock, { outputDir, killTimeoutMs: opts.killTimeoutMs ?? 5000 }));

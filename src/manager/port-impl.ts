@@ -5,6 +5,7 @@
  */
 import type { ClassAd } from "../classad/classad.js";
 import { ErrorCode, JobtapError } from "../errors.js";
+import type { HostAds } from "./hostads.js";
 import type { Actions } from "./actions.js";
 import type { Clock } from "./clock.js";
 import type { Engine } from "./engine.js";
@@ -27,6 +28,8 @@ export interface InactiveAccess {
   inactiveArgs(id: JobId): JobArgs | undefined;
   /** The frozen job ad of an active or inactive job, or undefined if unknown. */
   jobAdOf(id: JobId): ClassAd | undefined;
+  /** The machine and slot ads. */
+  readonly hostAds: HostAds;
 }
 
 const NOTE_MAX = 1023;
@@ -70,6 +73,10 @@ export class ManagerPortImpl implements ManagerPort {
 
   jobAd(id: JobId): ClassAd | undefined {
     return this.inactive.jobAdOf(id);
+  }
+
+  get hostAds(): HostAds {
+    return this.inactive.hostAds;
   }
 
   activeJobs(): JobArgs[] {

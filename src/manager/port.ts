@@ -17,6 +17,7 @@ import type { Clock } from "./clock.js";
 import type { JobTopic, OutOf } from "./topics.js";
 import type { Executor } from "./exec/types.js";
 import type { ClassAd } from "../classad/classad.js";
+import type { HostAds } from "./hostads.js";
 
 /** One eventlog entry (RFC 18). */
 export interface EventEntry {
@@ -151,6 +152,8 @@ export interface ManagerPort {
    * Optional: bare fakes lack it.
    */
   jobAd?(id: JobId): ClassAd | undefined;
+  /** The host's machine ad and slot ads, and publishing into them (hostads.ts). Optional. */
+  readonly hostAds?: HostAds;
   /** Active jobs (not INACTIVE), for the runtime-load replay. */
   activeJobs(): JobArgs[];
   postEvent(id: JobId, name: string, context?: Record<string, unknown>): void;

@@ -4,6 +4,10 @@
  * gets the lowest-numbered free cores/gpus it asks for, and a job that does not fit blocks
  * the ones behind it unless `queueDepth` allows looking further down the queue.
  *
+ * The pool is carved into static slots (slots.ts; default: one slot with everything). A job
+ * is allocated inside one slot: the one it names (`request.slot`), else the first, in SlotID
+ * order, where it fits now. The scheduler keeps each slot's use for its slot ad.
+ *
  * It never posts events itself: it reports decisions through callbacks, and the manager
  * turns them into `alloc` events or `alloc` exceptions.
  */
@@ -12,6 +16,7 @@ import type { Clock, TimerHandle } from "./clock.js";
 import type { JobId } from "./ids.js";
 import { formatIdset, parseIdset } from "./idset.js";
 import type { ResourceRequest } from "./jobspec.js";
+import { carveSlots, describeSlots, type Slot } from "./slots.js";
 
 export interface ResourcePool {
   cores: number;
@@ -44,6 +49,32 @@ interface Allocation {
   cores: number[];
   gpus: number[];
   memory: number;
+  /** Index into the slot list. */
+  slot: number;
+}
+
+/** A slot and its current use. */
+interface SlotState {
+  readonly slot: Slot;
+  /** No free core/gpu of the slot below these indices (search hints). */
+  coreHint: number;
+  gpuHint: number;
+  memoryFree: number;
+  readonly jobs: Set<JobId>;
+  /** Clock ms when the slot last went from idle to busy or back. */
+  since: number;
+}
+
+/** A slot's use, as its slot ad shows it. */
+export interface SlotUse {
+  readonly slot: Slot;
+  /** Jobs allocated inside the slot. */
+  readonly jobs: readonly JobId[];
+  readonly coresUsed: number;
+  readonly gpusUsed: number;
+  readonly memoryUsed: number;
+  /** Clock ms when the slot last went from idle to busy or back. */
+  readonly since: number;
 }
 
 /** Queue order: priority descending, then id ascending (submit order). */
@@ -61,11 +92,9 @@ export class Scheduler {
   private readonly queued = new Map<JobId, QueueEntry>();
   private readonly coreFree: boolean[];
   private readonly gpuFree: boolean[];
-  /** No free core/gpu below these indices: the search for the lowest free ones starts here
-   *  (without it, each allocation on a large, busy pool scanned every allocated core). */
-  private coreHint = 0;
-  private gpuHint = 0;
-  private memoryFree: number;
+  /** Per slot: the search for the lowest free cores/gpus starts at its hints (without
+   *  them, each allocation on a large, busy pool scanned every allocated core). */
+  private readonly slotStates: SlotState[];
   private readonly allocs = new Map<JobId, Allocation>();
   private passTimer: TimerHandle | undefined;
   /** True while a pass walks the queue: compaction (which moves entries) waits for its end. */
@@ -80,10 +109,34 @@ export class Scheduler {
     private readonly hooks: SchedulerHooks,
     /** How many queued jobs one pass may look at (1: strict first-come order). */
     readonly queueDepth = 1,
+    /** The static slots (default: one with the whole pool). */
+    readonly slots: readonly Slot[] = carveSlots(pool, undefined),
   ) {
     this.coreFree = new Array<boolean>(pool.cores).fill(true);
     this.gpuFree = new Array<boolean>(pool.gpus).fill(true);
-    this.memoryFree = pool.memory;
+    const now = clock.now();
+    this.slotStates = slots.map((slot) => ({
+      slot,
+      coreHint: slot.coreLo,
+      gpuHint: slot.gpuLo,
+      memoryFree: slot.memory,
+      jobs: new Set<JobId>(),
+      since: now,
+    }));
+  }
+
+  /** Each slot's current use, in SlotID order. */
+  slotUse(): SlotUse[] {
+    return this.slotStates.map((st) => {
+      let cores = 0;
+      let gpus = 0;
+      for (const id of st.jobs) {
+        const a = this.allocs.get(id)!;
+        cores += a.cores.length;
+        gpus += a.gpus.length;
+      }
+      return { slot: st.slot, jobs: [...st.jobs], coresUsed: cores, gpusUsed: gpus, memoryUsed: st.slot.memory - st.memoryFree, since: st.since };
+    });
   }
 
   /** Queues an alloc request (idempotent), then schedules a pass. */
@@ -154,26 +207,47 @@ export class Scheduler {
     const a = this.allocs.get(id);
     if (!a) return;
     this.allocs.delete(id);
+    const st = this.slotStates[a.slot]!;
     for (const c of a.cores) this.coreFree[c] = true;
     for (const g of a.gpus) this.gpuFree[g] = true;
-    if (a.cores.length > 0) this.coreHint = Math.min(this.coreHint, a.cores[0]!);
-    if (a.gpus.length > 0) this.gpuHint = Math.min(this.gpuHint, a.gpus[0]!);
-    this.memoryFree += a.memory;
+    if (a.cores.length > 0) st.coreHint = Math.min(st.coreHint, a.cores[0]!);
+    if (a.gpus.length > 0) st.gpuHint = Math.min(st.gpuHint, a.gpus[0]!);
+    st.memoryFree += a.memory;
+    this.leave(st, id);
     this.requestPass();
   }
 
-  /** Marks resources of a replayed running job as in use (restart). Ignores ids out of range. */
+  /** Marks resources of a replayed running job as in use (restart). Ignores ids out of range;
+   *  the slot is the one holding its first core (or gpu). */
   reserve(id: JobId, R: Record<string, unknown> | undefined): void {
     const lite = (R?.execution as { R_lite?: Array<{ children?: Record<string, string> }> } | undefined)?.R_lite;
-    const a: Allocation = { cores: [], gpus: [], memory: Number((R?.execution as Record<string, unknown>)?.memory ?? 0) };
+    const a: Allocation = { cores: [], gpus: [], memory: Number((R?.execution as Record<string, unknown>)?.memory ?? 0), slot: 0 };
     for (const r of lite ?? []) {
       a.cores.push(...parseIdset(r.children?.core ?? "").filter((c) => c < this.pool.cores));
       a.gpus.push(...parseIdset(r.children?.gpu ?? "").filter((g) => g < this.pool.gpus));
     }
+    const first = a.cores[0];
+    const gpu = a.gpus[0];
+    const found = this.slotStates.findIndex((st) =>
+      first !== undefined ? first >= st.slot.coreLo && first < st.slot.coreHi : gpu !== undefined && gpu >= st.slot.gpuLo && gpu < st.slot.gpuHi,
+    );
+    a.slot = Math.max(0, found);
     for (const c of a.cores) this.coreFree[c] = false;
     for (const g of a.gpus) this.gpuFree[g] = false;
-    this.memoryFree -= a.memory;
+    this.slotStates[a.slot]!.memoryFree -= a.memory;
     this.allocs.set(id, a);
+    this.enter(this.slotStates[a.slot]!, id);
+  }
+
+  /** A job now holds resources in `st`: the slot is busy from its first job on. */
+  private enter(st: SlotState, id: JobId): void {
+    st.jobs.add(id);
+    if (st.jobs.size === 1) st.since = this.clock.now();
+  }
+
+  private leave(st: SlotState, id: JobId): void {
+    st.jobs.delete(id);
+    if (st.jobs.size === 0) st.since = this.clock.now();
   }
 
   /** Stops allocating (daemon shutdown): pending requests are kept, in order. */
@@ -212,15 +286,25 @@ export class Scheduler {
   }
 
   /**
-   * Why a request can never be satisfied by the whole pool (busy or not), or undefined:
-   * the check behind an unsatisfiable `alloc` exception and a job update's `feasibility`.
+   * Why a request can never be satisfied here (busy or not: by the slot it names, else by
+   * any slot), or undefined: the check behind an unsatisfiable `alloc` exception and a job
+   * update's `feasibility`.
    */
   infeasible(r: ResourceRequest): string | undefined {
     if (r.nnodes > 1) return `unsatisfiable request: ${r.nnodes} nodes requested, 1 available`;
-    if (r.cores > this.pool.cores) return `unsatisfiable request: ${r.cores} cores requested, ${this.pool.cores} available`;
-    if (r.gpus > this.pool.gpus) return `unsatisfiable request: ${r.gpus} gpus requested, ${this.pool.gpus} available`;
-    if (r.memory > this.pool.memory) return `unsatisfiable request: ${r.memory} bytes of memory requested`;
-    return undefined;
+    if (r.slot !== undefined) {
+      const slot = this.slots[r.slot - 1];
+      if (!slot) return `no slot ${r.slot} on this host (it has ${describeSlots(this.slots)})`;
+      return tooBig(r, slot, `slot ${r.slot} has`);
+    }
+    if (this.slots.length === 1) {
+      if (r.cores > this.pool.cores) return `unsatisfiable request: ${r.cores} cores requested, ${this.pool.cores} available`;
+      if (r.gpus > this.pool.gpus) return `unsatisfiable request: ${r.gpus} gpus requested, ${this.pool.gpus} available`;
+      if (r.memory > this.pool.memory) return `unsatisfiable request: ${r.memory} bytes of memory requested`;
+      return undefined;
+    }
+    if (this.slots.some((slot) => tooBig(r, slot, "") === undefined)) return undefined;
+    return `unsatisfiable request: no slot is large enough (${r.cores} cores, ${r.gpus} gpus, ${r.memory} bytes requested)`;
   }
 
   /** Passes are coalesced into one timer so a burst of submissions costs one walk. */
@@ -247,7 +331,7 @@ export class Scheduler {
     for (let i = this.head; i < this.queue.length && looked < this.queueDepth; i++) {
       const entry = this.queue[i]!;
       if (!entry.live) continue;
-      const a = this.tryAllocate(entry.req.request);
+      const a = this.tryAllocate(entry.req.id, entry.req.request);
       if (!a) {
         looked++;
         continue;
@@ -260,16 +344,29 @@ export class Scheduler {
     }
   }
 
-  private tryAllocate(r: ResourceRequest): Allocation | undefined {
-    this.coreHint = firstFree(this.coreFree, this.coreHint);
-    this.gpuHint = firstFree(this.gpuFree, this.gpuHint);
-    const cores = takeFree(this.coreFree, Math.max(r.cores, r.gpus > 0 ? 0 : 1), this.coreHint);
-    const gpus = takeFree(this.gpuFree, r.gpus, this.gpuHint);
-    if (!cores || !gpus || r.memory > this.memoryFree) return undefined;
+  private tryAllocate(id: JobId, r: ResourceRequest): Allocation | undefined {
+    if (r.slot !== undefined) return this.tryAllocateIn(id, r, r.slot - 1);
+    for (let i = 0; i < this.slotStates.length; i++) {
+      const a = this.tryAllocateIn(id, r, i);
+      if (a) return a;
+    }
+    return undefined;
+  }
+
+  private tryAllocateIn(id: JobId, r: ResourceRequest, index: number): Allocation | undefined {
+    const st = this.slotStates[index];
+    if (!st) return undefined;
+    const { slot } = st;
+    st.coreHint = firstFree(this.coreFree, st.coreHint, slot.coreHi);
+    st.gpuHint = firstFree(this.gpuFree, st.gpuHint, slot.gpuHi);
+    const cores = takeFree(this.coreFree, Math.max(r.cores, r.gpus > 0 ? 0 : 1), st.coreHint, slot.coreHi);
+    const gpus = takeFree(this.gpuFree, r.gpus, st.gpuHint, slot.gpuHi);
+    if (!cores || !gpus || r.memory > st.memoryFree) return undefined;
     for (const c of cores) this.coreFree[c] = false;
     for (const g of gpus) this.gpuFree[g] = false;
-    this.memoryFree -= r.memory;
-    return { cores, gpus, memory: r.memory };
+    st.memoryFree -= r.memory;
+    this.enter(st, id);
+    return { cores, gpus, memory: r.memory, slot: index };
   }
 
   private rOf(a: Allocation, duration: number): Record<string, unknown> {
@@ -287,16 +384,26 @@ export class Scheduler {
   }
 }
 
-/** The lowest `n` free indices at or above `from` (nothing is free below it), or undefined. */
-function takeFree(free: boolean[], n: number, from: number): number[] | undefined {
+/** The lowest `n` free indices in [from, end) (nothing is free below `from`), or undefined. */
+function takeFree(free: boolean[], n: number, from: number, end: number): number[] | undefined {
   const out: number[] = [];
-  for (let i = from; i < free.length && out.length < n; i++) if (free[i]) out.push(i);
+  for (let i = from; i < end && out.length < n; i++) if (free[i]) out.push(i);
   return out.length === n ? out : undefined;
 }
 
-/** The lowest free index at or above `from` (free.length if none). */
-function firstFree(free: boolean[], from: number): number {
+/** The lowest free index in [from, end) (end if none). */
+function firstFree(free: boolean[], from: number, end: number): number {
   let i = from;
-  while (i < free.length && !free[i]) i++;
+  while (i < end && !free[i]) i++;
   return i;
+}
+
+/** Why `r` does not fit in `slot` even when it is empty, or undefined. */
+function tooBig(r: ResourceRequest, slot: Slot, label: string): string | undefined {
+  const cores = slot.coreHi - slot.coreLo;
+  const gpus = slot.gpuHi - slot.gpuLo;
+  if (Math.max(r.cores, r.gpus > 0 ? 0 : 1) > cores) return `unsatisfiable request: ${r.cores} cores requested, ${label} ${cores}`;
+  if (r.gpus > gpus) return `unsatisfiable request: ${r.gpus} gpus requested, ${label} ${gpus}`;
+  if (r.memory > slot.memory) return `unsatisfiable request: ${r.memory} bytes of memory requested, ${label} ${slot.memory}`;
+  return undefined;
 }

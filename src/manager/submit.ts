@@ -57,6 +57,8 @@ export class Submitter {
     private readonly ids: FluidGenerator,
     private readonly owner: number,
     private readonly limits: JobLimits = DEFAULT_JOB_LIMITS,
+    /** The host's slots: does SlotID `n` exist, and which there are (for the message). */
+    private readonly slots: { exists(n: number): boolean; describe(): string } = { exists: () => true, describe: () => "" },
   ) {}
 
   /** JSON sizes of jobspec objects already checked (a `--cc` batch shares one object). */
@@ -115,6 +117,9 @@ export class Submitter {
     if (size === undefined) this.sizes.set(jobspec, (size = Buffer.byteLength(JSON.stringify(jobspec))));
     checkJobLimits(jobspec, this.limits, size);
     parseUserAttributes(jobspec);
+    if (request.slot !== undefined && !this.slots.exists(request.slot)) {
+      throw new JobtapError(ErrorCode.UNKNOWN_SLOT, `jobspec: attributes.system.slot: no slot ${request.slot} on this host (it has ${this.slots.describe()})`);
+    }
     const urgency = checkUrgency(opts.urgency ?? URGENCY_DEFAULT);
     const userid = opts.userid ?? this.owner;
     const flags = submitFlags(opts.flags);

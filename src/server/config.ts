@@ -14,6 +14,7 @@
  *   cores = 8
  *   gpus = 0
  *   memory = "16G"                     # or a number of bytes
+ *   slots = [{ count = 2, cores = 4, memory = "8G" }]   # static slots (default: one)
  *
  *   [job-manager]                      # plugins, plugin-path, plugin-deadline: see
  *   queue-depth = 8                    #   docs/configuration.md (checked by the host)
@@ -22,6 +23,8 @@
  *   batch-window = "10ms"
  */
 import { readFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { carveSlots, type SlotType } from "../manager/slots.js";
 import { dirname, resolve } from "node:path";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import { parseFSD } from "../manager/fsd.js";
@@ -43,6 +46,8 @@ export interface DaemonSettings {
   shutdown: ShutdownPolicy;
   shutdownTimeoutMs: number;
   resources?: { cores?: number; gpus?: number; memory?: number };
+  /** `[resources] slots`, checked against the pool (memory sizes already in bytes). */
+  slots?: SlotType[];
   queueDepth?: number;
   inactiveAgeLimitMs?: number;
   inactiveNumLimit?: number;
@@ -59,7 +64,7 @@ export interface DaemonConfig {
 }
 
 const DAEMON_KEYS = ["socket", "guests", "max-request-size", "shutdown", "shutdown-timeout"];
-const RESOURCE_KEYS = ["cores", "gpus", "memory"];
+const RESOURCE_KEYS = ["cores", "gpus", "memory", "slots"];
 const LIMIT_KEYS: Array<[string, keyof JobLimits]> = [
   ["jobspec-size", "jobspecBytes"],
   ["argument-size", "argumentBytes"],
@@ -205,6 +210,26 @@ function readResources(t: Record<string, unknown>, s: DaemonSettings, errors: Jo
     if (m !== undefined) r.memory = m;
   }
   if (Object.keys(r).length > 0) s.resources = r;
+  if (t.slots !== undefined) readSlots(t.slots, r, s, errors);
+}
+
+/**
+ * `[resources] slots`: sizes may be written like `memory` ("8G"); the layout must fit the
+ * pool as the manager will see it (unset keys: this machine), checked here so `config
+ * check` reports it with its TOML path.
+ */
+function readSlots(v: unknown, r: NonNullable<DaemonSettings["resources"]>, s: DaemonSettings, errors: JobtapError[]): void {
+  if (!Array.isArray(v)) {
+    errors.push(configError("[resources].slots", "must be an array of tables such as { count = 2, cores = 4 }"));
+    return;
+  }
+  const slots = v.map((entry, i) => {
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry) || (entry as { memory?: unknown }).memory === undefined) return entry;
+    const memory = size((entry as { memory: unknown }).memory, `[resources].slots[${i}].memory`, errors);
+    return { ...entry, memory };
+  }) as SlotType[];
+  const pool = { cores: r.cores ?? cpus().length, gpus: r.gpus ?? 0, memory: r.memory ?? totalmem() };
+  if (guard(errors, () => carveSlots(pool, slots)) !== undefined) s.slots = slots;
 }
 
 function readManager(t: Record<string, unknown>, s: DaemonSettings, errors: JobtapError[]): void {

@@ -190,6 +190,7 @@ async function launch(
 function managerOptions(s: DaemonSettings) {
   return {
     ...(s.resources ? { resources: s.resources } : {}),
+    ...(s.slots ? { slots: s.slots } : {}),
     ...(s.queueDepth !== undefined ? { queueDepth: s.queueDepth } : {}),
     ...(s.batchWindowMs !== undefined ? { batchWindowMs: s.batchWindowMs } : {}),
     ...(s.inactiveAgeLimitMs !== undefined ? { inactiveAgeLimit: s.inactiveAgeLimitMs / 1000 } : {}),

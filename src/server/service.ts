@@ -51,6 +51,7 @@ export function createHandlers(d: ServiceDeps): Handlers {
       return { eventlog: m.eventlog(id) };
     },
     jobad: (req) => printedAd(m.jobAd(jobId("jobad", req.id))),
+    ads: (req) => ({ ads: hostAds(m, req).map(printedAd) }),
     wait: async (req, ctx) => {
       const id = jobId("wait", req.id);
       await untilAborted(m.wait(id), ctx.signal, "wait");
@@ -234,6 +235,15 @@ function jobConstraint(text: string): (ad: ClassAd) => boolean {
     throw e;
   }
   return (ad) => isTrue(ad.evaluateExpr(expr));
+}
+
+function hostAds(m: JobManager, req: { machine?: unknown; slot?: unknown }): ClassAd[] {
+  if (req.machine === true) return [m.hostAds.machineAd()];
+  if (req.slot === undefined) return m.hostAds.slotAds();
+  const id = int("ads", "slot", req.slot);
+  const ad = m.hostAds.slotAd(id);
+  if (!ad) throw new JobtapError(ErrorCode.UNKNOWN_SLOT, `no slot ${id} on this host (it has ${m.hostAds.slotAds().length} slot(s))`);
+  return [ad];
 }
 
 function cancel(m: JobManager, req: { ids: unknown; note?: unknown }, userid: number): { canceled: string[] } {

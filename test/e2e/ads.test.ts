@@ -1,7 +1,10 @@
 /**
- * Job ads from the command line, through the real daemon: `submit --classad` round trip,
- * `job info --classad` (condor_q -l style), `jobs --constraint`.
+ * Job ads and host ads from the command line, through the real daemon: `submit --classad`
+ * round trip, `job info --classad` (condor_q -l style), `jobs --constraint`, `submit
+ * --slot`, `ads` (condor_status style).
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DaemonUnderTest, requireBuild, waitFor } from "./harness.js";
 
@@ -13,7 +16,9 @@ describe("job ads from the command line", { timeout: 90_000 }, () => {
   beforeAll(async () => {
     requireBuild();
     d = new DaemonUnderTest();
-    await d.start();
+    const file = join(d.statedir, "jobtap.toml");
+    writeFileSync(file, '[resources]\ncores = 4\nmemory = "4G"\nslots = [{ count = 2, cores = 2 }]\n');
+    await d.start(["--config", file]);
   }, 60_000);
   afterAll(async () => {
     await d?.dispose();
@@ -61,5 +66,31 @@ describe("job ads from the command line", { timeout: 90_000 }, () => {
     const bad = d.cli(["jobs", "--constraint", "Group =="]);
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toMatch(/constraint 'Group ==': ClassAd syntax error at 1:9/);
+  });
+
+  it("submit --slot pins a job to its slot; ads shows the slot ads like condor_status", async () => {
+    const id = d.cli(["submit", ...HOLD_LONG, "--slot", "2", "--", "true"]).stdout.trim();
+    await waitFor(() => d.job(id)?.state === "RUN", 20_000, "pinned job running");
+    const two = d.cli(["ads", "--slot", "2", "-l"]);
+    expect(two.status).toBe(0);
+    const lines = two.stdout.trimEnd().split("\n");
+    expect(lines).toContain("SlotID = 2");
+    expect(lines).toContain('State = "Claimed"');
+    expect(lines).toContain('Activity = "Busy"');
+    expect(lines).toContain("Cpus = 2");
+    expect(lines).toContain(`JobIds = "${id}"`);
+    const table = d.cli(["ads"]).stdout.trimEnd().split("\n");
+    expect(table[0]).toMatch(/^Name\s+OpSys\s+Arch\s+State\s+Activity\s+LoadAv\s+Mem\s+Cpus$/);
+    expect(table).toHaveLength(3);
+    expect(table[2]).toMatch(/^slot2@\S+\s.*Claimed\s+Busy/);
+    const machine = JSON.parse(d.cli(["ads", "--machine", "--json"]).stdout) as Array<Record<string, unknown>>;
+    expect(machine).toHaveLength(1);
+    expect(machine[0]).toMatchObject({ MyType: "Machine", TotalCpus: 4, TotalSlots: 2 });
+    const missing = d.cli(["ads", "--slot", "9"]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/no slot 9 on this host/);
+    const bad = d.cli(["submit", "--slot", "3", "--", "true"]);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/attributes\.system\.slot: no slot 3 on this host \(it has slots 1-2\)/);
   });
 });

@@ -31,6 +31,8 @@ function testHandlers(onWait: () => void = () => undefined): Handlers {
         ctx.signal.addEventListener("abort", () => reject(new Error("aborted")));
         onWait();
       }),
+    jobad: fail,
+    ads: fail,
     cancel: fail,
     urgency: fail,
     kill: fail,

@@ -1,0 +1,47 @@
+/**
+ * `jobtap ads [--machine | --slot N] [-l | --json]`: the host's ads, as `condor_status`
+ * shows them: a table of the slot ads by default, `-l` the whole ads (`Name = value` lines
+ * sorted by name, a blank line between ads), `--json` a JSON array.
+ */
+import { optFlag, optInt, parseArgs, usage } from "./args.js";
+import { withDaemon } from "./common.js";
+import type { Subcommand } from "./io.js";
+
+const OPTIONS = [{ name: "machine" }, { name: "slot", value: true }, { name: "long", short: "l" }, { name: "json" }];
+
+/** The `condor_status` columns: Name, OpSys, Arch, State, Activity, LoadAv, Mem (MiB), Cpus. */
+const COLUMNS: Array<[header: string, attr: string, width: number]> = [
+  ["Name", "Name", 24],
+  ["OpSys", "OpSys", 8],
+  ["Arch", "Arch", 8],
+  ["State", "State", 10],
+  ["Activity", "Activity", 9],
+  ["LoadAv", "LoadAvg", 7],
+  ["Mem", "Memory", 8],
+  ["Cpus", "Cpus", 5],
+];
+
+export const ads: Subcommand = async (argv, io) => {
+  const p = parseArgs(argv, OPTIONS);
+  if (p.positionals.length > 0) throw usage(`ads: unexpected argument "${p.positionals[0]}"`);
+  const slot = optInt(p, "slot");
+  const machine = optFlag(p, "machine");
+  if (machine && slot !== undefined) throw usage("ads: give --machine or --slot N, not both");
+  return withDaemon(io, async (client) => {
+    const { ads: list } = await client.call("ads", { ...(machine ? { machine: true } : {}), ...(slot === undefined ? {} : { slot }) });
+    if (optFlag(p, "json")) io.stdout(JSON.stringify(list.map((a) => a.json), null, 2) + "\n");
+    else if (optFlag(p, "long") || machine) io.stdout(list.map((a) => a.text).join("\n"));
+    else io.stdout(table(list.map((a) => a.json)));
+    return 0;
+  });
+};
+
+function table(rows: Array<Record<string, unknown>>): string {
+  const cell = (v: unknown, w: number) => {
+    const s = typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : v === undefined ? "" : String(v);
+    return s.length > w ? s.slice(0, w - 1) + "+" : s.padEnd(w);
+  };
+  const lines = [COLUMNS.map(([h, , w]) => cell(h, w)).join(" ").trimEnd()];
+  for (const r of rows) lines.push(COLUMNS.map(([, a, w]) => cell(r[a], w)).join(" ").trimEnd());
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,222 @@
+/**
+ * Host ads: the machine ad and one slot ad per static slot (slots.ts), as HTCondor's startd
+ * advertises them, plus what plugins publish into them.
+ *
+ * Each read builds fresh ads (the caller may change its copy): the base attributes from the
+ * pool, the slot's use and the machine (load, disk), then every published ad in
+ * registration order, later ones overwriting earlier ones — HTCondor's merge of startd cron
+ * output (spec htcondor.md §7.6). A source that publishes again replaces its previous ad in
+ * place (it keeps its position); `withdraw` removes it. Published ads live in memory only:
+ * after a restart their publishers publish again (as cron jobs re-run).
+ */
+import { statfsSync } from "node:fs";
+import { arch, loadavg, platform, tmpdir } from "node:os";
+import { ClassAd } from "../classad/classad.js";
+import type { Expr } from "../classad/expr.js";
+import { parseExpr } from "../classad/parser.js";
+import { builtinEvaluator } from "../classad/shared.js";
+import { unparse } from "../classad/unparse.js";
+import { isTrue } from "../classad/values.js";
+import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
+import type { Clock } from "./clock.js";
+import { formatJobId } from "./ids.js";
+import type { ResourcePool, SlotUse } from "./scheduler.js";
+
+/**
+ * Where a published ad is merged. `ad: "machine"` merges into the machine ad; otherwise
+ * (the default) into slot ads: those listed in `slotIds` (all when absent), then, the first
+ * selector that is set deciding (HTCondor's order): `constraint` true with MY = the
+ * published ad and TARGET = the slot ad as merged so far; the slot's `Name` starting with
+ * `namePrefix` (so `slot1` also selects `slot10`); `slotTypeId` equal to `SlotTypeID`;
+ * `slotId` equal to `SlotID`. No selector: every listed slot.
+ */
+export interface AdTarget {
+  ad?: "machine" | "slots";
+  slotIds?: readonly number[];
+  constraint?: string;
+  namePrefix?: string;
+  slotTypeId?: number;
+  slotId?: number;
+}
+
+/** Attributes never merged: a slot's identity and the selectors themselves (§7.6). */
+export const UNMERGED_ATTRIBUTES: readonly string[] = ["Name", "SlotID", "SlotMergeConstraint", "SlotName", "SlotTypeId"];
+const UNMERGED = new Set(UNMERGED_ATTRIBUTES.map((n) => n.toLowerCase()));
+
+interface Publication {
+  readonly source: string;
+  readonly ad: ClassAd;
+  readonly target: AdTarget;
+  readonly constraint: Expr | undefined;
+}
+
+export interface HostAdsOptions {
+  hostname: string;
+  clock: Clock;
+  pool: ResourcePool;
+  /** The slots and their use (the scheduler's). */
+  slotUse(): SlotUse[];
+  /** A directory on the filesystem whose free space is `Disk` (default: the temp dir). */
+  diskPath?: string;
+}
+
+/** HTCondor's Arch and OpSys names for Node's. */
+const ARCH: Record<string, string> = { x64: "X86_64", arm64: "aarch64", ia32: "INTEL", ppc64: "ppc64le", s390x: "s390x" };
+const OPSYS: Record<string, string> = { linux: "LINUX", darwin: "macOS", win32: "WINDOWS", freebsd: "FREEBSD" };
+
+/** The machine ad, the slot ads, and what plugins publish into them. */
+export class HostAds {
+  /** Registration order is merge order. */
+  private readonly published = new Map<string, Publication>();
+
+  constructor(private readonly opts: HostAdsOptions) {}
+
+  /**
+   * Publishes `ad` under `source` (replacing that source's previous ad, which keeps its
+   * place in the merge order). The ad is copied. A `constraint` that does not parse throws
+   * CLASSAD_SYNTAX naming the source.
+   */
+  publish(source: string, ad: ClassAd, target: AdTarget = {}): void {
+    if (typeof source !== "string" || source === "") throw new JobtapError(ErrorCode.INVALID_ARGUMENT, "host ads: a publication needs a source name");
+    let constraint: Expr | undefined;
+    if (target.constraint !== undefined) {
+      try {
+        constraint = parseExpr(target.constraint, true);
+      } catch (e) {
+        if (isJobtapError(e)) throw new JobtapError(e.code, `host ads: source ${source}: constraint: ${e.message}`, e.details);
+        throw e;
+      }
+    }
+    const pub: Publication = { source, ad: ad.clone(), target: { ...target }, constraint };
+    this.published.set(source, pub);
+  }
+
+  /** Removes a source's ad; false if it had none. */
+  withdraw(source: string): boolean {
+    return this.published.delete(source);
+  }
+
+  /** Sources in merge order. */
+  sources(): string[] {
+    return [...this.published.keys()];
+  }
+
+  /** A fresh machine ad: the host's attributes, then publications to the machine ad. */
+  machineAd(): ClassAd {
+    const ad = this.machineBase();
+    for (const pub of this.published.values()) if (pub.target.ad === "machine") merge(ad, pub.ad);
+    return ad;
+  }
+
+  /** Fresh slot ads, in SlotID order. */
+  slotAds(): ClassAd[] {
+    const machine = this.machineBase();
+    return this.opts.slotUse().map((use) => this.slotAdOf(use, machine));
+  }
+
+  /** A fresh ad of slot `id` (its SlotID), or undefined. */
+  slotAd(id: number): ClassAd | undefined {
+    const use = this.opts.slotUse().find((u) => u.slot.id === id);
+    return use && this.slotAdOf(use, this.machineBase());
+  }
+
+  private slotAdOf(use: SlotUse, machine: ClassAd): ClassAd {
+    const ad = slotBase(use, machine, this.opts.hostname);
+    for (const pub of this.published.values()) if (pub.target.ad !== "machine" && this.selects(pub, ad, use.slot.id)) merge(ad, pub.ad);
+    return ad;
+  }
+
+  private selects(pub: Publication, slotAd: ClassAd, slotId: number): boolean {
+    const t = pub.target;
+    if (t.slotIds !== undefined && !t.slotIds.includes(slotId)) return false;
+    if (pub.constraint !== undefined) return isTrue(builtinEvaluator().evaluate(pub.constraint, { my: pub.ad, target: slotAd }));
+    if (t.namePrefix !== undefined && t.namePrefix !== "") return (slotAd.evaluate("Name") as string).startsWith(t.namePrefix);
+    if (t.slotTypeId !== undefined) return slotAd.evaluate("SlotTypeID") === BigInt(t.slotTypeId);
+    if (t.slotId !== undefined) return t.slotId === slotId;
+    return true;
+  }
+
+  /** The machine's own attributes (what every slot ad also carries). */
+  private machineBase(): ClassAd {
+    const { pool, hostname } = this.opts;
+    const slots = this.opts.slotUse().length;
+    const load = loadavg()[0] ?? 0;
+    const ad = new ClassAd();
+    ad.set("MyType", "Machine");
+    ad.set("Name", hostname);
+    ad.set("Machine", hostname);
+    ad.set("Arch", ARCH[arch()] ?? arch().toUpperCase());
+    ad.set("OpSys", OPSYS[platform()] ?? platform().toUpperCase());
+    ad.set("TotalCpus", BigInt(pool.cores));
+    ad.set("TotalGpus", BigInt(pool.gpus));
+    ad.set("TotalMemory", BigInt(Math.floor(pool.memory / 1048576)));
+    ad.set("TotalDisk", BigInt(freeDiskKiB(this.opts.diskPath ?? tmpdir())));
+    ad.set("TotalSlots", BigInt(slots));
+    ad.set("TotalLoadAvg", load);
+    ad.set("LoadAvg", load);
+    ad.set("MyCurrentTime", BigInt(Math.floor(this.opts.clock.now() / 1000)));
+    return ad;
+  }
+}
+
+/** A slot's ad: the machine's attributes, then the slot's own (docs/ads.md). */
+function slotBase(use: SlotUse, machine: ClassAd, hostname: string): ClassAd {
+  const { slot } = use;
+  const ad = machine.clone();
+  const cores = slot.coreHi - slot.coreLo;
+  const totalCores = Number(machine.evaluate("TotalCpus"));
+  const share = totalCores > 0 ? cores / totalCores : 0;
+  const busy = use.jobs.length > 0;
+  const since = BigInt(Math.floor(use.since / 1000));
+  ad.set("Name", `slot${slot.id}@${hostname}`);
+  ad.set("SlotID", BigInt(slot.id));
+  ad.set("SlotTypeID", BigInt(slot.typeId));
+  ad.set("Cpus", BigInt(cores));
+  ad.set("Gpus", BigInt(slot.gpuHi - slot.gpuLo));
+  ad.set("Memory", BigInt(Math.floor(slot.memory / 1048576)));
+  ad.set("Disk", BigInt(Math.floor(Number(machine.evaluate("TotalDisk")) * share)));
+  ad.set("LoadAvg", (machine.evaluate("TotalLoadAvg") as number) * share);
+  ad.set("State", busy ? "Claimed" : "Unclaimed");
+  ad.set("Activity", busy ? "Busy" : "Idle");
+  ad.set("EnteredCurrentState", since);
+  ad.set("EnteredCurrentActivity", since);
+  ad.set("Start", true);
+  ad.setExpr("Requirements", "START", true);
+  ad.set("Rank", 0.0);
+  ad.set("NumJobs", BigInt(use.jobs.length));
+  if (busy) ad.set("JobIds", use.jobs.map((id) => formatJobId(id)).join(","));
+  return ad;
+}
+
+/** Copies every attribute of `from` into `into` except the identity and selector names. */
+function merge(into: ClassAd, from: ClassAd): void {
+  for (const [name, expr] of from.attributes()) if (!UNMERGED.has(name.toLowerCase())) into.set(name, expr);
+}
+
+function freeDiskKiB(path: string): number {
+  try {
+    const s = statfsSync(path);
+    return Math.floor((s.bavail * s.bsize) / 1024);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The target HTCondor gives a startd cron ad (§7.6): `SlotMergeConstraint`, else a
+ * non-empty string `SlotName` (else `Name`), else an integer `SlotTypeId`, else an integer
+ * `SlotId`, else every slot; `slotIds` is the cron job's SLOTS list, if any.
+ */
+export function cronTarget(ad: ClassAd, slotIds?: readonly number[]): AdTarget {
+  const base: AdTarget = slotIds === undefined ? {} : { slotIds };
+  const constraint = ad.lookup("SlotMergeConstraint");
+  if (constraint !== undefined) return { ...base, constraint: unparse(constraint, true) };
+  const nameAttr = ad.has("SlotName") ? "SlotName" : "Name";
+  const name = ad.has(nameAttr) ? ad.evaluate(nameAttr) : undefined;
+  if (typeof name === "string" && name !== "") return { ...base, namePrefix: name };
+  const typeId = ad.has("SlotTypeId") ? ad.evaluate("SlotTypeId") : undefined;
+  if (typeof typeId === "bigint") return { ...base, slotTypeId: Number(typeId) };
+  const slotId = ad.has("SlotId") ? ad.evaluate("SlotId") : undefined;
+  if (typeof slotId === "bigint") return { ...base, slotId: Number(slotId) };
+  return base;
+}
