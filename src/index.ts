@@ -37,6 +37,11 @@ export { MemoryStore } from "./manager/store/memory.js";
 export { SqliteStore } from "./manager/store/sqlite.js";
 export type { JobStore, StoreBatch, StoredJobText } from "./manager/store/types.js";
 export type { ResourcePool } from "./manager/scheduler.js";
+export { carveSlots } from "./manager/slots.js";
+export type { SlotType, Slot } from "./manager/slots.js";
+export { HostAds, cronTarget, UNMERGED_ATTRIBUTES } from "./manager/hostads.js";
+export type { AdTarget } from "./manager/hostads.js";
+export { JOB_STATUS, HOLD_REASON_CODE, JOB_AD_ATTRIBUTES, parseClassadAssignment } from "./manager/jobad.js";
 
 // --- plugin host ---
 export {

@@ -85,3 +85,81 @@ export type {
 // --- executors (src/manager/exec): the contract of `p.registerExecutor(name, executor)` ---
 export { waitStatus } from "./manager/exec/types.js";
 export type { Executor, ExecJob, ExecReport, ExecUsage } from "./manager/exec/types.js";
+
+// --- ClassAds (src/classad): the engine HTCondor-style plugins evaluate with ---
+export {
+  ClassAd,
+  Evaluator,
+  parseExpr,
+  parseOldAd,
+  readOldAd,
+  parseNewAd,
+  parseAd,
+  unparse,
+  unparseValue,
+  printOldAd,
+  printNewAd,
+  adToJSON,
+  adFromJSON,
+  evalAttr,
+  evalExpr,
+  matches,
+  requirementsHold,
+  rank,
+  UNDEFINED,
+  ERROR,
+  ListValue,
+  AbsTime,
+  RelTime,
+  typeOf,
+  isUndefined,
+  isError,
+  isTrue,
+  intValue,
+  listValue,
+  toJS,
+  fromJS,
+} from "./classad/index.js";
+export type {
+  Value as ClassAdValue,
+  ValueType as ClassAdValueType,
+  Expr as ClassAdExpr,
+  ClassAdFunction,
+  LazyClassAdFunction,
+  EvaluatorOptions,
+} from "./classad/index.js";
+
+// --- job ads and host ads (src/manager/jobad.ts, hostads.ts; docs/ads.md) ---
+export { JOB_STATUS, HOLD_REASON_CODE, JOB_AD_ATTRIBUTES, parseClassadAssignment } from "./manager/jobad.js";
+export { cronTarget, UNMERGED_ATTRIBUTES } from "./manager/hostads.js";
+export type { AdTarget } from "./manager/hostads.js";
+export type { AdsApi } from "./plugins/ads-api.js";
+
+// --- HTCondor config and the transform language (src/condor) ---
+export {
+  CondorConfig,
+  parseCondorConfig,
+  readCondorConfigFile,
+  parseTransform,
+  TransformRun,
+  readRouterConfig,
+  routerConfigFromToml,
+  convertOldRouteText,
+  ROUTER_DEFAULTS,
+  cronTableFromConfig,
+} from "./condor/index.js";
+export type {
+  ConfigSource,
+  ConfigReadOptions,
+  Transform,
+  TransformStep,
+  TransformOutcome,
+  TransformRunOptions,
+  Route,
+  RouteSettings,
+  RouterConfig,
+  RouterSettings,
+  NamedTransform,
+  CronTable,
+  CronJobConfig,
+} from "./condor/index.js";

@@ -199,7 +199,7 @@ function requestOf(js: Jobspec): ResourceRequest {
 
 /**
  * Folds the eventlog into JobStatus and its times (docs/ads.md "JobStatus"): pending jobs
- * are idle (1) or held (5, urgency 0); a started job is running (2) until `clean`, then
+ * are idle (1) or held (5, urgency 0); an allocated job is running (2) until `clean`, then
  * completed (4) when it ended with `finish`, removed (3) when it ended with an exception;
  * a job ended by an exception before it started is removed from that exception on.
  */
@@ -229,6 +229,10 @@ function foldEventlog(eventlog: readonly EventEntry[], host: JobAdHost): Fold {
           hold(f, code, why);
         } else enter(JOB_STATUS.idle, e.timestamp);
         break;
+      case "alloc":
+        // RUN begins at alloc (prologs, HTCondor's PREPARE_JOB hooks, run before `start`).
+        enter(JOB_STATUS.running, e.timestamp);
+        break;
       case "start":
         f.starts++;
         if (f.starts === 1) f.startDate = Math.floor(e.timestamp);
@@ -244,6 +248,7 @@ function foldEventlog(eventlog: readonly EventEntry[], host: JobAdHost): Fold {
         if (ctx?.severity !== 0) break;
         endedBy ??= "exception";
         if (f.status !== JOB_STATUS.running) enter(JOB_STATUS.removed, e.timestamp);
+        // (an allocated job stays running: its CLEANUP, epilogs included, is still its run)
         break;
       case "clean":
         enter(endedBy === "finish" ? JOB_STATUS.completed : JOB_STATUS.removed, e.timestamp);

@@ -18,6 +18,7 @@
  * handlers. Each call checks its phase and fails with a coded JobtapError naming plugin,
  * topic and job.
  */
+import { adsApi, type AdsApi } from "./ads-api.js";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import type { Clock } from "../manager/clock.js";
 import { formatJobId, type JobId } from "../manager/ids.js";
@@ -74,7 +75,7 @@ export interface PluginState {
 }
 
 /** The per-plugin handle given to `setup`. */
-export interface PluginContext {
+export interface PluginContext extends AdsApi {
   /** The plugin's list name (`fairshare.js`, `.priority-default`). */
   readonly name: string;
   /** The plugin's own configuration (the TOML `conf` table or `load` arguments). */
@@ -242,6 +243,7 @@ export function createContext(host: ContextHost, rec: PluginRecord): PluginConte
     ...setupApi(host, rec, g),
     ...jobApi(host, rec, g),
     ...auxApi(host, rec, g),
+    ...adsApi(host, rec, g.live),
   };
 }
 
@@ -324,6 +326,7 @@ type JobApi = Omit<
   PluginContext,
   | keyof SetupApi
   | "auxGet" | "auxSet" | "auxDelete"
+  | keyof AdsApi
   | "name" | "conf" | "owner" | "log" | "clock" | "state" | "reject" | "priorityUnavailable"
 >;
 

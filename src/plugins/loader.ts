@@ -9,6 +9,7 @@
  * A `.ts`/`.mts` file is transpiled on load with typescript.transpileModule, so plugin
  * authors need no build step.
  */
+import { register } from "node:module";
 import { existsSync, statSync, readFileSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
@@ -89,10 +90,13 @@ export function internalName(listName: string, own: string | undefined): string 
 export async function importPlugin(source: PluginSource, seq: number): Promise<PluginModule> {
   if (source.kind !== "file") return source.entry.load();
   const path = source.path;
+  registerApiResolution();
   try {
     if (/\.m?ts$/.test(path)) return await importCode(path, await transpile(path), seq);
     const code = readFileSync(path, "utf8");
-    if (code.includes("jobtap/plugin")) return await importCode(path, code, seq);
+    // With the resolution hooks a JS plugin is imported in place (its relative imports and
+    // its own helpers' `jobtap/plugin` imports resolve); without them, rewritten.
+    if (apiResolution !== "registered" && API_SPECIFIER.test(code)) return await importCode(path, code, seq);
     return (await import(`${pathToFileURL(path).href}?jobtap-load=${seq}`)) as PluginModule;
   } catch (e) {
     if (e instanceof JobtapError) throw e;
@@ -101,19 +105,42 @@ export async function importPlugin(source: PluginSource, seq: number): Promise<P
   }
 }
 
-/** The file URL of this host's plugin API module (`jobtap/plugin`). */
-function pluginApiUrl(): string {
-  const js = fileURLToPath(new URL("../plugin.js", import.meta.url));
-  const ts = fileURLToPath(new URL("../plugin.ts", import.meta.url));
+/** The file URL of one of this host's API modules: `plugin` (`jobtap/plugin`), `index` (`jobtap`). */
+function apiUrl(module: "plugin" | "index"): string {
+  const js = fileURLToPath(new URL(`../${module}.js`, import.meta.url));
+  const ts = fileURLToPath(new URL(`../${module}.ts`, import.meta.url));
   return pathToFileURL(existsSync(js) ? js : ts).href;
 }
 
+/** A quoted `jobtap` or `jobtap/plugin` specifier. */
+const API_SPECIFIER = /(["'])jobtap(\/plugin)?\1/;
+
+/** Set once the resolution hooks are registered: they are process-wide, like Node's loader. */
+let apiResolution: "registered" | "unavailable" | undefined;
+
 /**
- * Points every `"jobtap/plugin"` specifier at `apiUrl`, so a plugin kept outside any
- * package that depends on jobtap (e.g. /etc/jobtap/plugins) still gets the host's API.
+ * Registers resolve-hooks.ts with Node (`module.register`, Node >= 20.6) so that `jobtap`
+ * and `jobtap/plugin` resolve to this installation from every module a plugin imports,
+ * wherever it lives. Only from the compiled package (the daemon): Node cannot load the
+ * TypeScript sources the tests run, where the text rewrite below covers the plugin file.
  */
-export function rewriteApiImports(code: string, apiUrl: string): string {
-  return code.replace(/(["'])jobtap\/plugin\1/g, JSON.stringify(apiUrl));
+function registerApiResolution(): void {
+  if (apiResolution !== undefined) return;
+  apiResolution = "unavailable";
+  const hooks = new URL("./resolve-hooks.js", import.meta.url);
+  if (typeof register !== "function" || !existsSync(fileURLToPath(hooks))) return;
+  register(hooks.href, { data: { index: apiUrl("index"), plugin: apiUrl("plugin") } });
+  apiResolution = "registered";
+}
+
+/**
+ * Points every `"jobtap/plugin"` specifier at `pluginUrl` (and `"jobtap"` at `indexUrl`,
+ * when given), so a plugin kept outside any package that depends on jobtap (e.g.
+ * /etc/jobtap/plugins) still gets the host's API.
+ */
+export function rewriteApiImports(code: string, pluginUrl: string, indexUrl?: string): string {
+  const out = code.replace(/(["'])jobtap\/plugin\1/g, JSON.stringify(pluginUrl));
+  return indexUrl === undefined ? out : out.replace(/(["'])jobtap\1/g, JSON.stringify(indexUrl));
 }
 
 /** Transpiles a TS plugin (types stripped, no type check); syntax errors name line:col.
@@ -144,7 +171,7 @@ async function transpile(path: string): Promise<string> {
  * the temp file is removed once imported.
  */
 async function importCode(path: string, code: string, seq: number): Promise<PluginModule> {
-  const rewritten = rewriteApiImports(code, pluginApiUrl());
+  const rewritten = rewriteApiImports(code, apiUrl("plugin"), apiUrl("index"));
   const name = `.${basename(path)}.${process.pid}.${seq}.mjs`;
   let tmp = join(dirname(path), name);
   try {

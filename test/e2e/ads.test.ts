@@ -3,25 +3,55 @@
  * round trip, `job info --classad` (condor_q -l style), `jobs --constraint`, `submit
  * --slot`, `ads` (condor_status style).
  */
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DaemonUnderTest, requireBuild, waitFor } from "./harness.js";
 
 const HOLD_LONG = ["--setattr", "exec.test.run_duration=1h"];
 
+/**
+ * A site plugin in a directory outside the package (no node_modules anywhere above it): it
+ * imports "jobtap", and its helper module imports "jobtap/plugin".
+ */
+function sitePlugin(dir: string): string {
+  writeFileSync(
+    join(dir, "helper.js"),
+    'import { ClassAd } from "jobtap/plugin";\nexport const siteAd = (w) => new ClassAd([["SiteName", "lab"], ["Window", BigInt(w)]]);\n',
+  );
+  writeFileSync(
+    join(dir, "site.js"),
+    'import { parseFSD } from "jobtap";\nimport { siteAd } from "./helper.js";\n' +
+      'export default (p) => p.publishAd("site", siteAd(parseFSD("1m")), { ad: "machine" });\n',
+  );
+  return join(dir, "site.js");
+}
+
 describe("job ads from the command line", { timeout: 90_000 }, () => {
   let d: DaemonUnderTest;
+  let pluginDir: string;
 
   beforeAll(async () => {
     requireBuild();
     d = new DaemonUnderTest();
+    pluginDir = mkdtempSync(join(tmpdir(), "jobtap-site-plugins-"));
     const file = join(d.statedir, "jobtap.toml");
-    writeFileSync(file, '[resources]\ncores = 4\nmemory = "4G"\nslots = [{ count = 2, cores = 2 }]\n');
+    writeFileSync(
+      file,
+      '[resources]\ncores = 4\nmemory = "4G"\nslots = [{ count = 2, cores = 2 }]\n' +
+        `[job-manager]\nplugins = [{ load = ${JSON.stringify(sitePlugin(pluginDir))} }]\n`,
+    );
     await d.start(["--config", file]);
   }, 60_000);
   afterAll(async () => {
     await d?.dispose();
+    rmSync(pluginDir, { recursive: true, force: true });
+  });
+
+  it("a plugin outside the package imports jobtap and jobtap/plugin (also from its helper modules)", () => {
+    const machine = JSON.parse(d.cli(["ads", "--machine", "--json"]).stdout) as Array<Record<string, unknown>>;
+    expect(machine[0]).toMatchObject({ SiteName: "lab", Window: 60 });
   });
 
   it("submit --classad stores the attributes; job info --classad prints them like condor_q -l", () => {
