@@ -8,13 +8,15 @@
  * hurts both alike, and each figure is the median over R rounds (default 3).
  *
  * Last stdout line: {"hooks", "concurrency", "hooks_per_s", "p99_ms", "spawn_limit_per_s",
- * "ratio"}. p99_ms is the 99th percentile of one hook's time from run() to its result
+ * "ratio", "job_ads_per_s"} (the last: building 100,000 job ads after an event each,
+ * `--job-ads N`; see bench/lib/jobads.ts and `npm run bench -- jobads` for all three figures). p99_ms is the 99th percentile of one hook's time from run() to its result
  * (path check, spawn, stdin, exit, output) at that concurrency, in the median round.
  */
 import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { HookRunner, hookSucceeded } from "../src/hooks/index.js";
 import { arg } from "./lib/common.js";
+import { measureJobAds } from "./lib/jobads.js";
 
 const TRUE = "/bin/true";
 
@@ -82,8 +84,8 @@ export async function main(args: string[]): Promise<void> {
   const hooksPerS = median(hooks.map((r) => r.perS));
   const mid = hooks.find((r) => r.perS === hooksPerS)!;
 
-  // --- job_ads_per_s: building 100,000 job ads (issue 12). Measured by the job-ads work,
-  // which adds its figure here; this bench does not report it until that code exists. ---
+  // --- job_ads_per_s: building 100,000 job ads (issue 12; bench/lib/jobads.ts) ---
+  const jobAds = measureJobAds(Number(arg(args, "job-ads", "100000")), 3, (line) => console.error(line));
 
   console.log(
     JSON.stringify({
@@ -93,6 +95,7 @@ export async function main(args: string[]): Promise<void> {
       p99_ms: Number(mid.p99Ms.toFixed(2)),
       spawn_limit_per_s: Math.round(spawnLimit),
       ratio: Number((hooksPerS / spawnLimit).toFixed(3)),
+      job_ads_per_s: jobAds.job_ads_per_s,
     }),
   );
 }
