@@ -8,6 +8,7 @@ import type { JobId } from "../manager/ids.js";
 import { createJobManager, type JobManager } from "../manager/manager.js";
 import type { EventEntry, Jobspec } from "../manager/port.js";
 import type { JobInfo } from "../manager/views.js";
+import type { SlotType } from "../manager/slots.js";
 import { BUILTINS } from "./builtins.js";
 import type { JobtapHost } from "./control.js";
 import { jobtapPlugins } from "./index.js";
@@ -27,6 +28,8 @@ export interface TestHostOptions {
   builtins?: boolean;
   /** The local resource pool (default: 4 cores, 0 gpus, 16 GiB). */
   resources?: { cores?: number; gpus?: number; memory?: number };
+  /** Static slots carved from the pool (`[resources] slots`, docs/ads.md; default: one). */
+  slots?: SlotType[];
   /** Async-handler deadline in ms (default 30 s, on the simulated clock). */
   deadlineMs?: number;
   /** The instance owner's uid (manager and `p.owner`; default: this process's uid). */
@@ -46,8 +49,10 @@ export interface TestJob {
   cores?: number;
   /** attributes.system.dependencies */
   dependencies?: Array<{ scheme: string; value?: unknown; [k: string]: unknown }>;
-  /** Extra attributes.system keys (duration, queue, ...). */
+  /** Extra attributes.system keys (duration, queue, slot, ...). */
   system?: Record<string, unknown>;
+  /** User attributes of the job ad: name → ClassAd expression text (`attributes.user.classad`). */
+  classad?: Record<string, string>;
 }
 
 /** A running test host. */
@@ -82,7 +87,7 @@ export function testJobspec(job: TestJob = {}): Jobspec {
     version: 1,
     resources: [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: job.cores ?? 1 }] }],
     tasks: [{ command: ["true"], slot: "task", count: { per_slot: 1 } }],
-    attributes: { system },
+    attributes: job.classad === undefined ? { system } : { system, user: { classad: job.classad } },
   };
 }
 
@@ -106,6 +111,7 @@ export async function createTestHost(opts: TestHostOptions = {}): Promise<TestHo
     store: "memory",
     config: opts.config ?? {},
     resources: { cores: 4, gpus: 0, memory: 16 * 2 ** 30, ...opts.resources },
+    ...(opts.slots !== undefined ? { slots: opts.slots } : {}),
     log: (level, message) => void log.push(`${level}: ${message}`),
     plugins: async (mgr) => (host = await factory(mgr)),
   });

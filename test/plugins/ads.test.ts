@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../src/manager/clock.js";
-import { formatJobId } from "../../src/manager/ids.js";
+import { formatJobId, type JobId } from "../../src/manager/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
 import type { JobtapHost } from "../../src/plugins/control.js";
 import { jobtapPlugins } from "../../src/plugins/index.js";
@@ -47,5 +47,23 @@ describe("ads through the plugin context", () => {
     host.remove("ads-user.ts");
     expect(mgr.hostAds.sources()).toEqual([]);
     expect(mgr.hostAds.machineAd().has("SiteName")).toBe(false);
+  });
+});
+
+describe("ads in the plugin test host", () => {
+  it("createTestHost takes slots and user attributes, so a plugin's ad logic is testable", async () => {
+    const { createTestHost } = await import("../../src/plugins/testhost.js");
+    const t = await createTestHost({
+      resources: { cores: 2 },
+      slots: [{ count: 2, cores: 1 }],
+      plugin: (p) => {
+        p.serviceRegister("project", (payload) => p.jobAd((payload as { id: JobId }).id).evaluate("Project"));
+      },
+    });
+    const id = await t.submit({ classad: { Project: '"physics"' }, system: { slot: 2 }, runDuration: "1h" });
+    await t.advance(1);
+    expect(await t.plugins.callService("test-plugin", "project", { id }, OWNER)).toBe("physics");
+    expect(t.manager.hostAds.slotAd(2)!.evaluate("State")).toBe("Claimed");
+    await t.close();
   });
 });
