@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RealClock } from "../../src/manager/clock.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
+import type { JobLimits } from "../../src/manager/limits.js";
 import { jobspec, tempDir } from "./helpers.js";
 
 // Real processes on the real clock: these tests are about the processes themselves.
@@ -16,7 +17,7 @@ describe("local executor", () => {
     mgr = undefined;
   });
 
-  async function start(opts: { killTimeoutMs?: number } = {}) {
+  async function start(opts: { killTimeoutMs?: number; limits?: Partial<JobLimits> } = {}) {
     const t = tempDir();
     cleanup = t.cleanup;
     mgr = await createJobManager({
@@ -90,5 +91,18 @@ describe("local executor", () => {
     const r = await mgr.wait(id);
     expect(r.result).toBe("FAILED");
     expect(r.errstr).toMatch(/type=exec task 0: cannot execute "\/nonexistent\/jobtap-command"/);
+  });
+
+  it("a command line the kernel refuses (E2BIG) is that job's exception; the manager goes on", async () => {
+    // Submit-time limits raised out of the way: what the executor does when one gets through.
+    const { mgr } = await start({ limits: { argumentBytes: 1e9, execBytes: 1e9, jobspecBytes: 1e9 } });
+    const long = await mgr.submit(jobspec(["echo", "y".repeat(200 * 1024)]));
+    const r = await mgr.wait(long);
+    expect(r.result).toBe("FAILED");
+    expect(r.errstr).toMatch(/type=exec task 0: cannot execute "echo": spawn E2BIG: .* argument 1 is 200\.0 KiB \(at most 128 KiB per string\)$/);
+    const many = await mgr.submit(jobspec(["echo", ...Array.from({ length: 80 }, () => "z".repeat(120 * 1024))]));
+    expect((await mgr.wait(many)).errstr).toMatch(/spawn E2BIG: the arguments and environment are too large to execute: they total 9600\.\d KiB$/);
+    const ok = await mgr.submit(jobspec(["true"]));
+    expect((await mgr.wait(ok)).result).toBe("COMPLETED");
   });
 });
