@@ -1,3 +1,5 @@
+import type { Terminal } from "./terminal.js";
+
 /**
  * What a CLI subcommand is given. Subcommands never touch `process` directly, so tests can
  * run them in-process with captured output.
@@ -9,6 +11,8 @@ export interface CliIO {
   stderr: (text: string) => void;
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** Present only when stdout is a terminal (see terminal.ts). */
+  terminal?: Terminal;
 }
 
 /** A subcommand: takes the arguments after its own name, returns the exit status. */

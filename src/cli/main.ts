@@ -5,6 +5,7 @@
 import { ErrorCode, isJobtapError } from "../errors.js";
 import { parseArgs, takeGlobalOption, usage } from "./args.js";
 import type { CliIO, Subcommand } from "./io.js";
+import { processTerminal } from "./terminal.js";
 import { packageVersion } from "../version.js";
 
 type Loader = () => Promise<Subcommand>;
@@ -39,6 +40,11 @@ const SUBCOMMANDS: Record<string, SubcommandEntry> = {
       "jobtap job purge [--force] [--age-limit=FSD] [--num-limit=N] [ID...]",
     ].join("\n"),
     load: async () => (await import("./job.js")).job,
+  },
+  top: {
+    summary: "a live view of the queue and the running jobs",
+    usage: "jobtap top [--interval SECONDS]   (q quits; one listing when not on a terminal)",
+    load: async () => (await import("./top.js")).top,
   },
   eventlog: {
     summary: "print a job's eventlog",
@@ -215,6 +221,8 @@ export async function main(): Promise<void> {
     env: process.env,
     cwd: process.cwd(),
   };
+  const terminal = processTerminal();
+  if (terminal) io.terminal = terminal;
   const status = await runCli(process.argv.slice(2), io);
   process.exitCode = status;
 }

@@ -11,6 +11,7 @@ import { parseUrgency } from "./urgency.js";
 import { exitStatusOf, withDaemon } from "./common.js";
 import { parseIdset } from "./idset.js";
 import type { CliIO, Subcommand } from "./io.js";
+import { ProgressBar } from "./progress.js";
 import {
   applyEnvRules,
   beginTimeDependency,
@@ -44,6 +45,8 @@ export const SUBMIT_OPTIONS: OptionSpec[] = [
   { name: "cc", value: true },
   { name: "jobspec", value: true },
   { name: "wait" },
+  { name: "progress" },
+  { name: "jps" },
   { name: "help", short: "h" },
 ];
 
@@ -51,7 +54,7 @@ export const SUBMIT_USAGE = `usage: jobtap submit [-n NTASKS] [-c CORES] [-g GPU
        [--dependency=SCHEME[:VALUE]]... [--begin-time=T] [--job-name NAME] [--queue Q]
        [--setattr K=V]... [--classad 'Name = EXPR']... [--slot N] [--env RULE]...
        [--cwd DIR] [--output F] [--error F]
-       [--cc IDSET] [--jobspec FILE] [--wait] [--] COMMAND...
+       [--cc IDSET] [--jobspec FILE] [--wait] [--progress [--jps]] [--] COMMAND...
 `;
 
 /** Submits one job (or `--cc` copies) and prints the ids; with `--wait`, the job's status. */
@@ -63,26 +66,51 @@ export const submit: Subcommand = async (argv, io) => {
   }
   const base = jobspecFrom(p, io);
   const cc = optString(p, "cc");
-  const batches = cc === undefined ? [{ jobspecs: [base] }] : ccBatches(base, parseIdset(cc, "--cc"));
+  const progress = optFlag(p, "progress");
+  let batches = cc === undefined ? [{ jobspecs: [base] }] : ccBatches(base, parseIdset(cc, "--cc"));
+  // A live bar needs several requests to move: split identical copies into chunks.
+  if (progress && io.terminal) batches = batches.flatMap(chunked);
   const urgencyArg = optString(p, "urgency");
   const urgency = urgencyArg === undefined ? undefined : parseUrgency(urgencyArg, "--urgency");
+  const total = batches.reduce((n, b) => n + (b.count ?? b.jobspecs.length), 0);
+  const bar = (what: string) => (progress ? new ProgressBar(io, total, optFlag(p, "jps"), what) : undefined);
   return withDaemon(io, async (client) => {
     const ids: string[] = [];
     let status = 0;
     let offset = 0;
+    const submitted = bar("submitted");
     for (const batch of batches) {
       const reply = await client.call("submit", { ...batch, ...(urgency === undefined ? {} : { urgency }) });
+      submitted?.clear();
       io.stdout(reply.ids.map((id) => id + "\n").join(""));
       ids.push(...reply.ids);
       for (const e of reply.errors ?? []) io.stderr(`job ${offset + e.index + 1} of the batch: ${e.message}\n`);
       if (reply.errors?.length) status = 1;
       offset += batch.count ?? batch.jobspecs.length;
+      submitted?.advance(batch.count ?? batch.jobspecs.length);
     }
+    submitted?.finish();
     if (!optFlag(p, "wait")) return status;
-    for (const id of ids) status = Math.max(status, exitStatusOf((await client.call("wait", { id })).job));
+    const finished = bar("done");
+    for (const id of ids) {
+      status = Math.max(status, exitStatusOf((await client.call("wait", { id })).job));
+      finished?.advance();
+    }
+    finished?.finish();
     return status;
   });
 };
+
+/** Copies per request while a progress bar is shown. */
+const PROGRESS_CHUNK = 250;
+
+/** A batch of identical copies split into requests of PROGRESS_CHUNK copies. */
+function chunked(b: { jobspecs: Jobspec[]; count?: number }): Array<{ jobspecs: Jobspec[]; count?: number }> {
+  if (b.count === undefined || b.count <= PROGRESS_CHUNK) return [b];
+  const out = [];
+  for (let left = b.count; left > 0; left -= PROGRESS_CHUNK) out.push({ jobspecs: b.jobspecs, count: Math.min(PROGRESS_CHUNK, left) });
+  return out;
+}
 
 /** Bytes of jobspecs per request when `--cc` copies differ: well under the daemon's cap. */
 const BATCH_BYTES = 4 * 1024 * 1024;

@@ -1,0 +1,114 @@
+/**
+ * `jobtap top [--interval SECONDS]`: a live view of the queue and the running jobs, like
+ * `flux top`. It redraws in place on the alternate screen, every job sorted by priority
+ * (highest first, then by id: the order the scheduler serves), and quits on `q` (or
+ * Ctrl-C). Without a terminal (piped, redirected, ssh without -t) it prints the same view
+ * once and exits. A narrow window only shows fewer columns; a terminal that goes away ends
+ * it with a message, and the daemon is never affected.
+ */
+import { PENDING, RUNNING } from "../manager/states.js";
+import type { JobView } from "../server/protocol.js";
+import type { DaemonClient } from "../server/client.js";
+import { optString, parseArgs, usage } from "./args.js";
+import { withDaemon } from "./common.js";
+import { formatTable } from "./format.js";
+import type { CliIO, Subcommand } from "./io.js";
+import { ESC, fit, type Terminal } from "./terminal.js";
+import { loadUserTable, type UserTable } from "./users.js";
+
+const ACTIVE_STATES = [...PENDING, ...RUNNING].filter((s) => s !== "NEW") as string[];
+
+/** Columns shown at each width: the widest format that fits. */
+const FORMATS: Array<[number, string]> = [
+  [64, "{id:>12} {user:<8.8} {status:>2} {priority:>10} {runtime:>8} {name}"],
+  [40, "{id:>12} {status:>2} {priority:>10} {runtime:>8}"],
+  [0, "{id:>12} {status:>2}"],
+];
+
+/** Jobs in the order the scheduler serves them: priority, highest first, then id. */
+export function byPriority(jobs: JobView[]): JobView[] {
+  return [...jobs].sort((a, b) => b.priority - a.priority || a.t_submit - b.t_submit || (a.id < b.id ? -1 : 1));
+}
+
+/** The screen's lines for `jobs` at this size: a summary, a header, as many jobs as fit. */
+export function render(jobs: JobView[], size: { columns: number; rows: number }, users: UserTable, now: number): string[] {
+  const running = jobs.filter((j) => j.state === "RUN" || j.state === "CLEANUP").length;
+  const summary = `jobtap top  ${jobs.length - running} pending  ${running} running  (q quits)`;
+  const format = FORMATS.find(([min]) => size.columns >= min)![1];
+  const sorted = byPriority(jobs);
+  const room = Math.max(0, size.rows - 3);
+  const shown = sorted.length > room ? sorted.slice(0, Math.max(0, room - 1)) : sorted;
+  const table = formatTable(shown, format, { users, now }).replace(/\n$/, "").split("\n");
+  const lines = [summary, "", ...table];
+  if (shown.length < sorted.length) lines.push(`... ${sorted.length - shown.length} more`);
+  return lines.slice(0, Math.max(1, size.rows)).map((l) => fit(l, size.columns));
+}
+
+async function activeJobs(client: DaemonClient): Promise<JobView[]> {
+  return (await client.call("list", { states: ACTIVE_STATES })).jobs;
+}
+
+/** Prints the view once (no terminal) or runs the live view until `q` or a hang-up. */
+export const top: Subcommand = async (argv, io) => {
+  const p = parseArgs(argv, [{ name: "interval", short: "d", value: true }]);
+  if (p.positionals.length > 0) throw usage(`top: unexpected argument "${p.positionals[0]}"`);
+  const text = optString(p, "interval") ?? "2";
+  const interval = Number(text);
+  if (!Number.isFinite(interval) || interval < 0.1) throw usage(`top: --interval must be a number of seconds >= 0.1, got "${text}"`);
+  const users = loadUserTable();
+  return withDaemon(io, async (client) => {
+    if (io.terminal === undefined) {
+      const lines = render(await activeJobs(client), { columns: 1000, rows: 1_000_000 }, users, Date.now() / 1000);
+      lines[0] = lines[0]!.replace("  (q quits)", "");
+      io.stdout(lines.join("\n") + "\n");
+      return 0;
+    }
+    return live(client, io, io.terminal, users, interval * 1000);
+  });
+};
+
+/** The live view: redraw every `intervalMs`, on resize and after each key. */
+function live(client: DaemonClient, io: CliIO, term: Terminal, users: UserTable, intervalMs: number): Promise<number> {
+  return new Promise<number>((resolve) => {
+    let jobs: JobView[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let done = false;
+    const draw = () => {
+      const lines = render(jobs, term.size(), users, Date.now() / 1000);
+      io.stdout(ESC.home + lines.map((l) => l + "\x1b[K").join("\r\n") + ESC.clearBelow);
+    };
+    const finish = (status: number, message?: string) => {
+      if (done) return;
+      done = true;
+      if (timer) clearTimeout(timer);
+      for (const off of offs) off();
+      try {
+        io.stdout(ESC.showCursor + ESC.mainScreen);
+        if (message) io.stderr(`jobtap top: ${message}\n`);
+      } catch {
+        // The terminal is gone: nothing left to restore or tell.
+      }
+      resolve(status);
+    };
+    const refresh = async () => {
+      try {
+        jobs = await activeJobs(client);
+      } catch (e) {
+        finish(1, `lost the daemon: ${(e as Error).message}`);
+        return;
+      }
+      if (done) return;
+      draw();
+      timer = setTimeout(() => void refresh(), intervalMs);
+    };
+    const offs = [
+      term.onKey((k) => {
+        if (k === "q" || k === "Q" || k === "\x03") finish(0);
+      }),
+      term.onResize(draw),
+      term.onHangup(() => finish(1, "the terminal went away")),
+    ];
+    io.stdout(ESC.altScreen + ESC.hideCursor);
+    void refresh();
+  });
+}
