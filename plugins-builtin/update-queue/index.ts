@@ -40,25 +40,54 @@ export function readQueueConfig(conf: Record<string, unknown>): QueueConfig {
   return { names, defaultQueue: dflt, parents };
 }
 
+/** `[job-manager] stop-queues-on-restart` (default false); throws ConfigError naming it. */
+export function stopQueuesOnRestart(conf: Record<string, unknown>): boolean {
+  const jm = conf["job-manager"];
+  const v = typeof jm === "object" && jm !== null ? (jm as Record<string, unknown>)["stop-queues-on-restart"] : undefined;
+  if (v === undefined) return false;
+  if (typeof v !== "boolean") throw new ConfigError(`[job-manager].stop-queues-on-restart: must be true or false, got ${JSON.stringify(v)}`);
+  return v;
+}
+
 /** Registers admission, queue start/stop, the queue update key and the services. */
 export default function updateQueue(p: PluginContext): void {
   let cfg: QueueConfig = { names: [], defaultQueue: undefined, parents: new Map() };
   let status: StatusTable = {};
   const save = () => p.state.set(STATE_KEY, status);
+  // `[job-manager] stop-queues-on-restart`, and whether a previous run left a status behind
+  // (Flux stops queues only when it restores a checkpoint, not on a fresh instance).
+  let stopOnRestart = false;
+  let restored: boolean | undefined;
 
   p.on("conf.update", ({ conf }) => {
+    let flag: boolean;
     try {
       cfg = readQueueConfig(conf);
+      flag = stopQueuesOnRestart(conf);
     } catch (e) {
       if (e instanceof ConfigError) return p.reject(e.message);
       throw e;
     }
     const names = cfg.names;
     return withRead(p.state.get<StatusTable>(STATE_KEY), (saved) => {
+      stopOnRestart = flag;
+      restored ??= saved !== undefined;
       status = reconcile(saved, names);
+      save();
       applyToManager();
       return undefined;
     });
+  });
+
+  // After a restart, with the knob set, every started queue is stopped before anything is
+  // scheduled, as Flux's queue context does when it restores its checkpoint.
+  p.on("plugin.replay-done", ({ reason }) => {
+    if (reason !== "restart" || !stopOnRestart || restored !== true) return;
+    for (const s of Object.values(status)) {
+      if (s.started) Object.assign(s, { started: false, stopReason: "Automatically stopped due to restart" });
+    }
+    save();
+    applyToManager();
   });
 
   // A virtual queue's jobs are scheduled as part of its parent: only when both are started.

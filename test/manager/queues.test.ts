@@ -56,22 +56,23 @@ describe("queue start/stop in the manager (ManagerPort.setQueueStarted)", () => 
   });
 });
 
-describe(".update-queue uses it (builtins, SQLite, restart)", () => {
-  async function start(dir: string, clock: SimulatedClock): Promise<{ s: SimManager; host: JobtapHost }> {
-    let host: JobtapHost | undefined;
-    const mgr = await createJobManager({
-      statedir: dir,
-      store: "sqlite",
-      clock,
-      config,
-      resources: { cores: 2 },
-      log: () => undefined,
-      plugins: async (port) => (host = await jobtapPlugins({ config, pluginPath: [] })(port)),
-    });
-    open.push(mgr);
-    return { s: { mgr, clock, logs: [] }, host: host! };
-  }
+/** A SQLite-backed manager with the builtins (the test owns `open` and the temp dir). */
+async function start(dir: string, clock: SimulatedClock, conf: Record<string, unknown> = config): Promise<{ s: SimManager; host: JobtapHost }> {
+  let host: JobtapHost | undefined;
+  const mgr = await createJobManager({
+    statedir: dir,
+    store: "sqlite",
+    clock,
+    config: conf,
+    resources: { cores: 2 },
+    log: () => undefined,
+    plugins: async (port) => (host = await jobtapPlugins({ config: conf, pluginPath: [] })(port)),
+  });
+  open.push(mgr);
+  return { s: { mgr, clock, logs: [] }, host: host! };
+}
 
+describe(".update-queue uses it (builtins, SQLite, restart)", () => {
   it("stop → SCHED without alloc; restart with the queue stopped → still SCHED; start → runs", async () => {
     const t = tempDir();
     cleanup = t.cleanup;
@@ -92,6 +93,42 @@ describe(".update-queue uses it (builtins, SQLite, restart)", () => {
     await again.host.callService("update-queue", "start", { name: "batch" }, OWNER);
     await drive(again.s);
     expect(again.s.mgr.job(id).result).toBe("COMPLETED");
+  });
+});
+
+describe("[job-manager] stop-queues-on-restart", () => {
+  const knob = (v: unknown) => ({ ...config, "job-manager": { "stop-queues-on-restart": v } });
+  it("a fresh instance starts its queues; after a restart every queue is stopped with Flux's reason", async () => {
+    const t = tempDir();
+    cleanup = t.cleanup;
+    const first = await start(t.dir, new SimulatedClock(Date.now()), knob(true));
+    const ran = await submitNow(first.s, job(1));
+    await drive(first.s);
+    expect(first.s.mgr.job(ran).result).toBe("COMPLETED");
+    await first.s.mgr.close();
+    const again = await start(t.dir, new SimulatedClock(Date.now() + 10_000), knob(true));
+    const st = (await again.host.callService("update-queue", "status", {}, OWNER)) as { queues: Record<string, { started: boolean; stopReason?: string }> };
+    expect(st.queues.batch).toMatchObject({ started: false, stopReason: "Automatically stopped due to restart" });
+    expect(st.queues.debug).toMatchObject({ started: false });
+    const id = await submitNow(again.s, job(1));
+    await drive(again.s);
+    expect(again.s.mgr.job(id).state).toBe("SCHED");
+    await again.host.callService("update-queue", "start", {}, OWNER);
+    await drive(again.s);
+    expect(again.s.mgr.job(id).result).toBe("COMPLETED");
+    await again.s.mgr.close();
+    // Without the knob a restart keeps the queues as they were.
+    const third = await start(t.dir, new SimulatedClock(Date.now() + 20_000), config);
+    const st3 = (await third.host.callService("update-queue", "status", {}, OWNER)) as { queues: Record<string, { started: boolean }> };
+    expect(st3.queues.batch?.started).toBe(true);
+  });
+
+  it("a value that is not a boolean fails the configuration, naming the key", async () => {
+    const t = tempDir();
+    cleanup = t.cleanup;
+    await expect(start(t.dir, new SimulatedClock(), knob("yes"))).rejects.toThrow(
+      '[job-manager].stop-queues-on-restart: must be true or false, got "yes"',
+    );
   });
 });
 
