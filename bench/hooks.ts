@@ -8,9 +8,13 @@
  * hurts both alike, and each figure is the median over R rounds (default 3).
  *
  * Last stdout line: {"hooks", "concurrency", "hooks_per_s", "p99_ms", "spawn_limit_per_s",
- * "ratio", "job_ads_per_s"} (the last: building 100,000 job ads after an event each,
- * `--job-ads N`; see bench/lib/jobads.ts and `npm run bench -- jobads` for all three figures). p99_ms is the 99th percentile of one hook's time from run() to its result
- * (path check, spawn, stdin, exit, output) at that concurrency, in the median round.
+ * "ratio", "hook_cpu_us", "spawn_cpu_us", "job_ads_per_s"}. hook_cpu_us and spawn_cpu_us are
+ * this process's CPU time per hook and per bare spawn (median of the rounds): what the
+ * runner itself costs, steadier than rates when other processes share the machine.
+ * job_ads_per_s: building 100,000 job ads after an event each (`--job-ads N`; see
+ * bench/lib/jobads.ts and `npm run bench -- jobads`). p99_ms is the 99th percentile of one
+ * hook's time from run() to its result (path check, spawn, stdin, exit, output) at that
+ * concurrency, in the median round.
  */
 import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
@@ -23,6 +27,8 @@ const TRUE = "/bin/true";
 interface Round {
   perS: number;
   p99Ms: number;
+  /** CPU time of this (parent) process per call, µs: steadier than rates on a shared machine. */
+  cpuUs: number;
 }
 
 /** Runs `n` calls of `once` with `c` workers in a closed loop; returns rate and p99 latency. */
@@ -30,6 +36,7 @@ async function closedLoop(n: number, c: number, once: () => Promise<void>): Prom
   const lat: number[] = [];
   let next = 0;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const worker = async (): Promise<void> => {
     while (next < n) {
       next++;
@@ -40,8 +47,9 @@ async function closedLoop(n: number, c: number, once: () => Promise<void>): Prom
   };
   await Promise.all(Array.from({ length: c }, worker));
   const secs = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   lat.sort((a, b) => a - b);
-  return { perS: n / secs, p99Ms: lat[Math.min(lat.length - 1, Math.floor(lat.length * 0.99))]! };
+  return { perS: n / secs, p99Ms: lat[Math.min(lat.length - 1, Math.floor(lat.length * 0.99))]!, cpuUs: (cpu.user + cpu.system) / n };
 }
 
 /** One bare spawn of /bin/true, waited to its close (exit and pipes). */
@@ -76,9 +84,9 @@ export async function main(args: string[]): Promise<void> {
   const hooks: Round[] = [];
   for (let i = 0; i < rounds; i++) {
     spawns.push(await closedLoop(n, c, bareSpawn));
-    console.error(`round ${i + 1}: bare spawn ${spawns[i]!.perS.toFixed(0)}/s`);
+    console.error(`round ${i + 1}: bare spawn ${spawns[i]!.perS.toFixed(0)}/s, ${spawns[i]!.cpuUs.toFixed(0)} µs CPU each`);
     hooks.push(await closedLoop(n, c, hook));
-    console.error(`round ${i + 1}: hooks ${hooks[i]!.perS.toFixed(0)}/s, p99 ${hooks[i]!.p99Ms.toFixed(1)} ms`);
+    console.error(`round ${i + 1}: hooks ${hooks[i]!.perS.toFixed(0)}/s, p99 ${hooks[i]!.p99Ms.toFixed(1)} ms, ${hooks[i]!.cpuUs.toFixed(0)} µs CPU each`);
   }
   const spawnLimit = median(spawns.map((r) => r.perS));
   const hooksPerS = median(hooks.map((r) => r.perS));
@@ -95,6 +103,8 @@ export async function main(args: string[]): Promise<void> {
       p99_ms: Number(mid.p99Ms.toFixed(2)),
       spawn_limit_per_s: Math.round(spawnLimit),
       ratio: Number((hooksPerS / spawnLimit).toFixed(3)),
+      hook_cpu_us: Math.round(median(hooks.map((r) => r.cpuUs))),
+      spawn_cpu_us: Math.round(median(spawns.map((r) => r.cpuUs))),
       job_ads_per_s: jobAds.job_ads_per_s,
     }),
   );

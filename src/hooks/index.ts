@@ -4,11 +4,12 @@
  * checks; the ClassAd text formats hooks read and write. See docs/hooks.md.
  */
 export { HookRunner, createHookRunner } from "./runner.js";
-export { checkHookPath, type HookPathCheck } from "./pathcheck.js";
+export { checkHookPath, HookPathCache, type HookPathCheck } from "./pathcheck.js";
 export {
   DEFAULT_OUTPUT_CAP,
   DEFAULT_KILL_GRACE_MS,
   DEFAULT_MAX_IN_FLIGHT,
+  DEFAULT_PATH_CHECK_CACHE_MS,
   hookSucceeded,
   describeHookResult,
   type HookSpec,

@@ -19,6 +19,7 @@
 import { constants, type Stats } from "node:fs";
 import { access, lstat, realpath, stat } from "node:fs/promises";
 import { dirname, isAbsolute, normalize, sep } from "node:path";
+import { performance } from "node:perf_hooks";
 
 const S_IWOTH = 0o002;
 const S_ISVTX = 0o1000;
@@ -102,4 +103,41 @@ function errnoText(e: unknown): string {
 
 function octal(mode: number): string {
   return "0" + (mode & 0o7777).toString(8);
+}
+
+/**
+ * Safe verdicts remembered for `ttlMs` of real time, so a hook run hundreds of times a
+ * second is not re-examined (about ten file system calls) on every run; runs that start
+ * together share one examination. A refusal is never remembered: the next run looks again.
+ * `ttlMs` 0 examines every run.
+ */
+export class HookPathCache {
+  private readonly safe = new Map<string, number>();
+  private readonly pending = new Map<string, Promise<HookPathCheck>>();
+
+  constructor(private readonly ttlMs: number) {}
+
+  /** checkHookPath(path), or a safe verdict younger than the cache's ttl. */
+  check(path: string): Promise<HookPathCheck> {
+    if (this.ttlMs <= 0) return checkHookPath(path);
+    const until = this.safe.get(path);
+    if (until !== undefined && until > performance.now()) return Promise.resolve({ ok: true, path });
+    let look = this.pending.get(path);
+    if (look === undefined) {
+      look = checkHookPath(path).then((verdict) => {
+        this.pending.delete(path);
+        if (verdict.ok) this.remember(path);
+        else this.safe.delete(path);
+        return verdict;
+      });
+      this.pending.set(path, look);
+    }
+    return look;
+  }
+
+  private remember(path: string): void {
+    const now = performance.now();
+    if (this.safe.size >= 1024) for (const [p, t] of this.safe) if (t <= now) this.safe.delete(p);
+    this.safe.set(path, now + this.ttlMs);
+  }
 }

@@ -5,12 +5,13 @@
  * limit, clock, log and defaults are its own; nothing is shared between runners.
  */
 import { RealClock, type Clock } from "../manager/clock.js";
-import { checkHookPath } from "./pathcheck.js";
+import { HookPathCache } from "./pathcheck.js";
 import { runProcess, type ProcessRun } from "./process.js";
 import {
   DEFAULT_KILL_GRACE_MS,
   DEFAULT_MAX_IN_FLIGHT,
   DEFAULT_OUTPUT_CAP,
+  DEFAULT_PATH_CHECK_CACHE_MS,
   hookSucceeded,
   type HookLog,
   type HookResult,
@@ -39,6 +40,7 @@ export class HookRunner {
   private readonly log: HookLog;
   private readonly maxInFlight: number;
   private readonly defaults: NonNullable<HookRunnerOptions["defaults"]>;
+  private readonly paths: HookPathCache;
   private queue: Pending[] = [];
   private head = 0;
   private running = new Set<Pending>();
@@ -51,6 +53,7 @@ export class HookRunner {
     const max = opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     this.maxInFlight = max === Infinity ? Infinity : Math.max(1, Math.floor(max));
     this.defaults = opts.defaults ?? {};
+    this.paths = new HookPathCache(opts.pathCheckCacheMs ?? DEFAULT_PATH_CHECK_CACHE_MS);
   }
 
   /** Hooks running now (path check included). */
@@ -145,7 +148,7 @@ export class HookRunner {
     const run = this.resolveSpec(entry);
     const label = run.name === run.path ? `hook ${run.path}` : `hook ${run.name} (${run.path})`;
     if (entry.spec.checkPath !== false) {
-      const check = await checkHookPath(run.path);
+      const check = await this.paths.check(run.path);
       if (!check.ok) {
         this.log.warn(`${label}: refused: ${check.reason}`);
         return { kind: "refused", name: run.name, path: run.path, reason: check.reason };

@@ -13,6 +13,8 @@ export const DEFAULT_OUTPUT_CAP = 1024 * 1024;
 export const DEFAULT_KILL_GRACE_MS = 1000;
 /** Default limit of hooks in flight per runner. */
 export const DEFAULT_MAX_IN_FLIGHT = 16;
+/** How long a runner trusts a path it found safe before examining it again. */
+export const DEFAULT_PATH_CHECK_CACHE_MS = 1000;
 
 /** One run of a hook program. */
 export interface HookSpec {
@@ -44,8 +46,9 @@ export interface HookSpec {
   /** Aborting kills the hook (SIGTERM, grace, SIGKILL) or drops it from the queue. */
   signal?: AbortSignal;
   /**
-   * Apply HTCondor's path-safety checks before each run (default true). Pass false only
-   * when the caller checked the path itself with checkHookPath.
+   * Apply HTCondor's path-safety checks before the run (default true; a verdict of "safe"
+   * is reused for the runner's pathCheckCacheMs). Pass false only when the caller checked
+   * the path itself with checkHookPath.
    */
   checkPath?: boolean;
   /**
@@ -124,6 +127,11 @@ export interface HookRunnerOptions {
   log?: HookLog;
   /** Hooks running at once; the rest wait in FIFO order. Default 16; Infinity for no limit. */
   maxInFlight?: number;
+  /**
+   * How long (ms, real time) a path found safe is trusted before it is examined again;
+   * default 1000, 0 examines before every run. Refusals are never remembered.
+   */
+  pathCheckCacheMs?: number;
   /** Defaults for every run, overridden per run by the HookSpec. */
   defaults?: Pick<HookSpec, "timeLimitMs" | "killGraceMs" | "stdoutCap" | "stderrCap" | "env" | "logStderr">;
 }

@@ -1,7 +1,7 @@
 import { chmodSync, chownSync, existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { checkHookPath, HookRunner } from "../../src/hooks/index.js";
+import { checkHookPath, HookPathCache, HookRunner } from "../../src/hooks/index.js";
 import { hookDir, hookScript, memoryLog } from "./helpers.js";
 
 const isRoot = process.geteuid?.() === 0;
@@ -101,5 +101,30 @@ describe("hook path checks (HTCondor's validateHookPath, whole directory chain)"
 
   it("system programs pass (/bin/true)", async () => {
     expect(await checkHookPath("/bin/true")).toMatchObject({ ok: true });
+  });
+
+  it("a runner trusts a safe verdict for pathCheckCacheMs; a refusal is looked at again every run", async () => {
+    const hook = hookScript(dir, "hook", "exit 0");
+    const trusting = new HookRunner({ pathCheckCacheMs: 3600_000 });
+    const strict = new HookRunner({ pathCheckCacheMs: 0 });
+    expect((await trusting.run({ path: hook })).kind).toBe("exited");
+    expect((await strict.run({ path: hook })).kind).toBe("exited");
+    chmodSync(hook, 0o777);
+    expect((await trusting.run({ path: hook })).kind).toBe("exited");
+    expect(await strict.run({ path: hook })).toMatchObject({ kind: "refused" });
+    const fresh = new HookRunner({ pathCheckCacheMs: 3600_000 });
+    expect(await fresh.run({ path: hook })).toMatchObject({ kind: "refused" });
+    chmodSync(hook, 0o755);
+    expect((await fresh.run({ path: hook })).kind).toBe("exited");
+  });
+
+  it("checks that start together share one examination of the path", async () => {
+    const hook = hookScript(dir, "hook", "exit 0");
+    const cache = new HookPathCache(60_000);
+    const a = cache.check(hook);
+    expect(cache.check(hook)).toBe(a);
+    expect(await a).toEqual({ ok: true, path: hook });
+    const uncached = new HookPathCache(0);
+    expect(uncached.check(hook)).not.toBe(uncached.check(hook));
   });
 });
