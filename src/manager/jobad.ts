@@ -99,8 +99,8 @@ const BASE_LAYOUT = new AdLayout(JOB_AD_ATTRIBUTES, INTEGER_SLOTS);
  * throws). `layouts` interns layouts by their names, so jobs with the same user attribute
  * names share one.
  */
-export function jobAdShape(js: Jobspec, layouts?: Map<string, AdLayout>): JobAdShape {
-  const attrs = readUserAttributes(js).filter(([n]) => !RESERVED.has(n.toLowerCase()));
+export function jobAdShape(js: Jobspec, layouts?: Map<string, AdLayout>, parse: ParseText = parseOld): JobAdShape {
+  const attrs = readUserAttributes(js, parse).filter(([n]) => !RESERVED.has(n.toLowerCase()));
   if (attrs.length === 0) return { layout: BASE_LAYOUT, user: [] };
   // A name given twice (differing in case) keeps its last expression, as HTCondor's insert does.
   const last = new Map(attrs.map(([n, e]) => [n.toLowerCase(), [n, e] as const]));
@@ -285,13 +285,18 @@ export function outputPaths(js: Jobspec, f58: string, outputDir: string, cwd = p
 
 // --- user attributes (`attributes.user.classad`) --------------------------------------
 
+/** Parses old-syntax expression text; throws CLASSAD_SYNTAX. */
+export type ParseText = (text: string) => Expr;
+
+const parseOld: ParseText = (text) => parseExpr(text, true);
+
 /**
  * Parses the user attributes of a jobspec: `attributes.user.classad` is a table of
  * attribute name → old-syntax ClassAd expression text. Throws BAD_JOBSPEC naming the
  * attribute, its text and the column of a syntax error; a name the manager computes is
  * refused. Absent: no attributes.
  */
-export function parseUserAttributes(js: Jobspec): Array<[string, Expr]> {
+export function parseUserAttributes(js: Jobspec, parse: ParseText = parseOld): Array<[string, Expr]> {
   const table = js.attributes.user?.classad;
   if (table === undefined) return [];
   const where = "attributes.user.classad";
@@ -301,15 +306,15 @@ export function parseUserAttributes(js: Jobspec): Array<[string, Expr]> {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw badAttr(`${where}.${name}`, "not a ClassAd attribute name");
     if (RESERVED.has(name.toLowerCase())) throw badAttr(`${where}.${name}`, `${name} is computed by jobtap and cannot be set`);
     if (typeof text !== "string") throw badAttr(`${where}.${name}`, "must be ClassAd expression text (a string)");
-    out.push([name, parseValueText(text, `jobspec: ${where}.${name}`, `${name} = `, ErrorCode.BAD_JOBSPEC)]);
+    out.push([name, parseValueText(text, `jobspec: ${where}.${name}`, `${name} = `, ErrorCode.BAD_JOBSPEC, parse)]);
   }
   return out;
 }
 
 /** Like parseUserAttributes but never throws: a bad entry becomes `error` (jobspec updates). */
-export function readUserAttributes(js: Jobspec): Array<[string, Expr]> {
+export function readUserAttributes(js: Jobspec, parse: ParseText = parseOld): Array<[string, Expr]> {
   try {
-    return parseUserAttributes(js);
+    return parseUserAttributes(js, parse);
   } catch {
     const table = js.attributes.user?.classad;
     if (!isPlainObject(table)) return [];
@@ -342,9 +347,9 @@ export function parseClassadAssignment(arg: string): { name: string; text: strin
 }
 
 /** Parses old-syntax text; a syntax error names `where` and the column within `prefix + text`. */
-function parseValueText(text: string, where: string, prefix: string, code: ErrorCode): Expr {
+function parseValueText(text: string, where: string, prefix: string, code: ErrorCode, parse: ParseText = parseOld): Expr {
   try {
-    return parseExpr(text, true);
+    return parse(text);
   } catch (e) {
     if (!isJobtapError(e) || e.code !== ErrorCode.CLASSAD_SYNTAX) throw e;
     const col = (e.details as { column?: number; line?: number } | undefined)?.column;

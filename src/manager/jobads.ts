@@ -8,6 +8,8 @@
  */
 import type { ClassAd } from "../classad/classad.js";
 import type { AdLayout } from "../classad/record-ad.js";
+import type { Expr } from "../classad/expr.js";
+import { parseExpr } from "../classad/parser.js";
 import { loadUserTable, type UserTable } from "../cli/users.js";
 import type { JobId } from "./ids.js";
 import { buildJobAd, jobAdBase, jobAdShape, type JobAdHost, type JobAdShape } from "./jobad.js";
@@ -16,6 +18,8 @@ import type { Jobspec } from "./port.js";
 
 /** Inactive job ads kept (each is a few hundred bytes plus its user attributes). */
 const INACTIVE_ADS_KEPT = 1024;
+/** Distinct user-attribute texts whose parse is kept (the table is emptied when full). */
+const PARSED_TEXTS_KEPT = 8192;
 
 export interface JobAdsOptions {
   hostname: string;
@@ -28,8 +32,19 @@ export interface JobAdsOptions {
 
 /** Builds and caches job ads for one manager. */
 export class JobAds {
-  private readonly shapes = new WeakMap<Jobspec, JobAdShape>();
   private readonly layouts = new Map<string, AdLayout>();
+  /** Expression text → tree: jobs of one workflow repeat the same attribute texts, and
+   *  trees are immutable, so they are shared (a syntax error is thrown, never kept). */
+  private readonly parsed = new Map<string, Expr>();
+  private readonly parse = (text: string): Expr => {
+    let e = this.parsed.get(text);
+    if (e === undefined) {
+      e = parseExpr(text, true);
+      if (this.parsed.size >= PARSED_TEXTS_KEPT) this.parsed.clear();
+      this.parsed.set(text, e);
+    }
+    return e;
+  };
   private readonly inactiveAds = new Map<JobId, ClassAd>();
   private users: UserTable | undefined;
   private readonly host: JobAdHost;
@@ -77,14 +92,9 @@ export class JobAds {
     this.inactiveAds.delete(id);
   }
 
-  /** A jobspec's ad layout and parsed user attributes, once per jobspec object (jobs of
-   *  one `--cc` share one). */
+  /** A jobspec's ad layout and parsed user attributes: made once per job and jobspec
+   *  version (kept in the job's ad base); the layout and the parsed texts are shared. */
   private shape(js: Jobspec): JobAdShape {
-    let shape = this.shapes.get(js);
-    if (shape === undefined) {
-      shape = jobAdShape(js, this.layouts);
-      this.shapes.set(js, shape);
-    }
-    return shape;
+    return jobAdShape(js, this.layouts, this.parse);
   }
 }
