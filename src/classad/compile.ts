@@ -309,6 +309,14 @@ function compileCall(key: string, args: readonly Expr[], t: FunctionTable): Comp
       const a0 = cs[0]!;
       return (f) => fn([a0(f)], f);
     }
+    case 2: {
+      const [a0, a1] = cs as [Compiled, Compiled];
+      return (f) => fn([a0(f), a1(f)], f);
+    }
+    case 3: {
+      const [a0, a1, a2] = cs as [Compiled, Compiled, Compiled];
+      return (f) => fn([a0(f), a1(f), a2(f)], f);
+    }
     default:
       return (f) => fn(cs.map((c) => c(f)), f);
   }

@@ -92,9 +92,7 @@ export class Evaluator implements FunctionTable {
 
   /** A fresh per-evaluation state (clock read lazily, once). */
   newRun(): EvalRun {
-    let now: number | undefined;
-    const clock = this.clock;
-    return { table: this, depth: 0, steps: 0, now: () => (now ??= clock()) };
+    return new Run(this, this.clock);
   }
 
   /**
@@ -105,14 +103,22 @@ export class Evaluator implements FunctionTable {
   evaluate(expr: Expr | string, scope: EvalScope = {}): Value {
     const tree = typeof expr === "string" ? parseExpr(expr) : expr;
     const my = scope.my ?? null;
-    return this.guard(() => compiled(tree, this)(new Frame(my, my, scope.target ?? null, this.newRun())));
+    try {
+      return compiled(tree, this)(new Frame(my, my, scope.target ?? null, new Run(this, this.clock)));
+    } catch (e) {
+      return this.failed(e);
+    }
   }
 
   /** Evaluates attribute `name` of `ad` (undefined if absent), optionally against `target`. */
   evaluateAttr(ad: ClassAd, name: string, target: ClassAd | null = null): Value {
     const entry = ad.entry(name.toLowerCase());
     if (entry === undefined) return UNDEFINED;
-    return this.guard(() => evalEntry(entry, new Frame(ad, ad, target, this.newRun())));
+    try {
+      return evalEntry(entry, new Frame(ad, ad, target, new Run(this, this.clock)));
+    } catch (e) {
+      return this.failed(e);
+    }
   }
 
   /** Evaluates in an existing frame (for functions such as `eval()`). */
@@ -124,12 +130,24 @@ export class Evaluator implements FunctionTable {
    * Evaluation never throws: a host stack smaller than our depth bounds, or a function
    * added by a plugin that throws, gives `error` (the latter is reported through `log`).
    */
-  private guard(run: () => Value): Value {
-    try {
-      return run();
-    } catch (e) {
-      if (!(e instanceof RangeError)) this.log(`classad: evaluation failed: ${e instanceof Error ? e.message : String(e)}`);
-      return ERROR;
-    }
+  private failed(e: unknown): Value {
+    if (!(e instanceof RangeError)) this.log(`classad: evaluation failed: ${e instanceof Error ? e.message : String(e)}`);
+    return ERROR;
+  }
+}
+
+/** One top-level evaluation's state (a class, so creating one per evaluation is cheap). */
+class Run implements EvalRun {
+  depth = 0;
+  steps = 0;
+  records?: EvalRun["records"];
+  private clockValue: number | undefined = undefined;
+  constructor(
+    readonly table: FunctionTable,
+    private readonly clock: () => number,
+  ) {}
+
+  now(): number {
+    return (this.clockValue ??= this.clock());
   }
 }

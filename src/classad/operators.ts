@@ -59,9 +59,7 @@ export function compare(op: string, a: Value, b: Value): Value {
   if (g) return g;
   if (typeof a === "string" || typeof b === "string") {
     if (typeof a !== "string" || typeof b !== "string") return ERROR;
-    const x = a.toLowerCase();
-    const y = b.toLowerCase();
-    return cmpResult(op, x < y ? -1 : x > y ? 1 : 0);
+    return cmpResult(op, strcasecmp(a, b));
   }
   if (a instanceof AbsTime && b instanceof AbsTime) return cmpResult(op, Math.sign(a.secs - b.secs));
   if (a instanceof RelTime && b instanceof RelTime) return cmpResult(op, Math.sign(a.secs - b.secs));
@@ -71,6 +69,24 @@ export function compare(op: string, a: Value, b: Value): Value {
   if (typeof x === "number" && Number.isNaN(x)) return op === "!=";
   if (typeof y === "number" && Number.isNaN(y)) return op === "!=";
   return cmpResult(op, x < y ? -1 : x > y ? 1 : 0);
+}
+
+/**
+ * C's strcasecmp, as HTCondor compares strings: ASCII letters fold to lower case, nothing
+ * else does (`"É" == "é"` is false there and here); no allocation.
+ */
+export function strcasecmp(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 65 && x <= 90) x += 32;
+    if (y >= 65 && y <= 90) y += 32;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
 
 function cmpResult(op: string, c: number): boolean {

@@ -4,6 +4,7 @@
  */
 import { ClassAd } from "../classad.js";
 import { ERROR, ListValue, UNDEFINED, type Value } from "../values.js";
+import { strcasecmp } from "../operators.js";
 import { toInt } from "./core.js";
 import { arity, isErr, isUndef, strictArgs, stringOf, type Registry } from "./util.js";
 
@@ -84,12 +85,9 @@ function substr(args: Value[]): Value {
 function strcmp(args: Value[], caseless: boolean): Value {
   if (args.some(isUndef)) return UNDEFINED;
   if (args.some(isErr)) return ERROR;
-  let a = stringOf(args[0]!);
-  let b = stringOf(args[1]!);
-  if (caseless) {
-    a = a.toLowerCase();
-    b = b.toLowerCase();
-  }
+  const a = stringOf(args[0]!);
+  const b = stringOf(args[1]!);
+  if (caseless) return BigInt(strcasecmp(a, b));
   return a < b ? -1n : a > b ? 1n : 0n;
 }
 

@@ -39,7 +39,16 @@ export function strictArgs(args: readonly Value[]): Value | null {
 
 /** `string(x)` conversion for a defined, non-error value (reals in the new-style `%1.15E`). */
 export function stringOf(v: Value): string {
-  return typeof v === "string" ? v : unparseValue(v, false);
+  switch (typeof v) {
+    case "string":
+      return v;
+    case "bigint":
+      return v.toString();
+    case "boolean":
+      return v ? "true" : "false";
+    default:
+      return unparseValue(v, false);
+  }
 }
 
 /** Wraps `fn` so it is only called with an argument count in [min, max]; else error. */
