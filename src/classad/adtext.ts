@@ -4,9 +4,10 @@
  */
 import { ErrorCode, JobtapError } from "../errors.js";
 import { ClassAd } from "./classad.js";
-import type { Expr } from "./expr.js";
+import { literal, type Expr } from "./expr.js";
+import type { Value } from "./values.js";
 import { guardStack, Parser } from "./parser.js";
-import { T } from "./lexer.js";
+import { smallInt, T } from "./lexer.js";
 
 /** Options for reading old-style text. */
 export interface OldAdOptions {
@@ -34,15 +35,25 @@ export interface FailedLine {
 export function readOldAd(text: string, opts: OldAdOptions = {}): { ad: ClassAd; failed: FailedLine[] } {
   const ad = new ClassAd();
   const failed: FailedLine[] = [];
-  const lines = text.split("\n");
   const parser = new Parser("", true);
-  for (let i = 0; i < lines.length; i++) {
-    const raw = lines[i]!;
-    if (opts.comments && /^[ \t]*#/.test(raw)) continue;
-    const r = insertLine(ad, raw, parser);
-    if (r !== null) failed.push({ line: i + 1, text: raw, message: r });
+  // Lines are read in place (no split), one range at a time.
+  for (let start = 0, line = 1; start <= text.length; line++) {
+    let end = text.indexOf("\n", start);
+    if (end < 0) end = text.length;
+    if (!(opts.comments && isCommentLine(text, start, end))) {
+      const r = insertRange(ad, text, start, end, parser);
+      if (r !== null) failed.push({ line, text: text.slice(start, end), message: r });
+    }
+    start = end + 1;
   }
   return { ad, failed };
+}
+
+/** A line whose first character other than space or tab is `#`. */
+function isCommentLine(s: string, start: number, end: number): boolean {
+  let p = start;
+  while (p < end && (s.charCodeAt(p) === 32 || s.charCodeAt(p) === 9)) p++;
+  return p < end && s.charCodeAt(p) === 35;
 }
 
 /** Reads old-style ad text; any failed line throws CLASSAD_SYNTAX naming the line. */
@@ -57,23 +68,88 @@ export function parseOldAd(text: string, opts: OldAdOptions = {}): ClassAd {
 
 /** Inserts one old-style line into `ad`; returns null on success or why it failed. */
 export function insertLine(ad: ClassAd, raw: string, parser: Parser = new Parser("", true)): string | null {
-  let p = 0;
-  while (p < raw.length && isSpace(raw.charCodeAt(p))) p++;
-  if (p >= raw.length) return null;
-  const eq = raw.indexOf("=", p);
-  if (eq < 0) return "no '=' in the line";
-  let end = eq;
-  while (end > p && raw.charCodeAt(end - 1) === 32) end--;
-  const name = raw.slice(p, end);
-  if (name === "") return "empty attribute name";
-  if (name.startsWith("'")) return "quoted attribute names are not allowed in old-style ads";
-  const value = raw.slice(eq + 1);
+  return insertRange(ad, raw, 0, raw.length, parser);
+}
+
+/** `insertLine` for the line `s[start, end)`. */
+function insertRange(ad: ClassAd, s: string, start: number, end: number, parser: Parser): string | null {
+  let p = start;
+  while (p < end && isSpace(s.charCodeAt(p))) p++;
+  if (p >= end) return null;
+  const eq = s.indexOf("=", p);
+  if (eq < 0 || eq >= end) return "no '=' in the line";
+  let nameEnd = eq;
+  while (nameEnd > p && s.charCodeAt(nameEnd - 1) === 32) nameEnd--;
+  if (nameEnd === p) return "empty attribute name";
+  if (s.charCodeAt(p) === 39) return "quoted attribute names are not allowed in old-style ads";
+  const name = s.slice(p, nameEnd);
+  const plain = plainLiteral(s, eq + 1, end);
+  if (plain !== null) {
+    ad.bind(name, plain);
+    return null;
+  }
+  const value = s.slice(eq + 1, end);
   try {
-    ad.set(name, guardStack(() => (parser.reset(value), parser.expression())));
+    ad.bind(name, guardStack(() => (parser.reset(value), parser.expression())));
     return null;
   } catch (e) {
     return e instanceof JobtapError ? `attribute ${name}: ${e.message}` : String(e);
   }
+}
+
+/**
+ * Most ad lines hold one plain literal: an integer of at most 15 digits, a string without
+ * backslashes, `true` or `false`, alone on the line. This reads those without the parser
+ * (the same value it would build); anything else is null and goes to the parser.
+ */
+function plainLiteral(s: string, from: number, n: number): Expr | null {
+  let p = from;
+  while (p < n && isSpace(s.charCodeAt(p))) p++;
+  const c = s.charCodeAt(p);
+  let value: Value;
+  if (c === 34) {
+    const close = s.indexOf('"', p + 1);
+    if (close < 0 || close >= n) return null;
+    const slash = s.indexOf("\\", p + 1);
+    if (slash >= 0 && slash < close) return null;
+    value = s.slice(p + 1, close);
+    p = close + 1;
+  } else if ((c >= 48 && c <= 57) || c === 45) {
+    const digits = c === 45 ? p + 1 : p;
+    let q = digits;
+    while (q < n && isDigitCode(s.charCodeAt(q))) q++;
+    const count = q - digits;
+    if (count === 0 || count > 15 || (count > 1 && s.charCodeAt(digits) === 48)) return null;
+    const next = s.charCodeAt(q);
+    if (next === 46 || isIdentCode(next)) return null;
+    let v = 0;
+    for (let i = digits; i < q; i++) v = v * 10 + (s.charCodeAt(i) - 48);
+    value = c === 45 ? BigInt(-v) : smallInt(v);
+    p = q;
+  } else if (c === 116 || c === 102 || c === 84 || c === 70) {
+    let q = p;
+    while (q < n && isIdentCode(s.charCodeAt(q))) q++;
+    if (q - p === 4 && wordIs(s, p, "true")) value = true;
+    else if (q - p === 5 && wordIs(s, p, "false")) value = false;
+    else return null;
+    p = q;
+  } else return null;
+  while (p < n && isSpace(s.charCodeAt(p))) p++;
+  return p === n ? literal(value) : null;
+}
+
+/** True if `s` at `p` spells the lower-case ASCII `word` in any case. */
+function wordIs(s: string, p: number, word: string): boolean {
+  for (let i = 0; i < word.length; i++) if ((s.charCodeAt(p + i) | 32) !== word.charCodeAt(i)) return false;
+  return true;
+}
+
+function isDigitCode(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+function isIdentCode(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 || isDigitCode(c);
 }
 
 function isSpace(c: number): boolean {

@@ -64,7 +64,11 @@ export class ClassAd {
    * original position.
    */
   set(name: string, v: Expr | Value): this {
-    const expr = toExpr(v, this);
+    return this.bind(name, toExpr(v, this));
+  }
+
+  /** Binds `name` to an expression tree (what `set` does once a value is made a literal). */
+  bind(name: string, expr: Expr): this {
     const key = name.toLowerCase();
     const old = this.entries.get(key);
     if (old) old.expr = expr;

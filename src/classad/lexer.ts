@@ -24,8 +24,7 @@ export type TokenKind = (typeof T)[keyof typeof T];
 /** C escapes accepted in new-syntax strings and quoted names. */
 const ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "\r", a: "\x07", b: "\b", f: "\f", v: "\v", "\\": "\\", '"': '"', "'": "'", "?": "?" };
 
-/** Longest-first operator spellings. */
-const OPS2 = ["<=", ">=", "==", "!=", "&&", "||", "<<", ">>", "?:"];
+/** One-character operator spellings (longer ones are found in operatorAt). */
 const OPS1 = ".*/%+-~^&|!<>?:;,[](){}=";
 
 /** The tokenizer: `next()` advances; `kind`/`text`/`int`/`real` describe the token. */
@@ -307,23 +306,42 @@ export class Lexer {
   }
 }
 
-/** The longest operator spelling at `p`, or null. */
+/** One-character operators by char code (the spellings are interned once). */
+const OPS1_BY_CODE: (string | undefined)[] = [];
+for (const ch of OPS1) OPS1_BY_CODE[ch.charCodeAt(0)] = ch;
+
+/** The longest operator spelling at `p`, or null (char codes only: this runs per token). */
 function operatorAt(s: string, p: number): string | null {
-  const c = s[p]!;
-  const c2 = s[p + 1];
-  if (c2 !== undefined) {
-    const two = c + c2;
-    if (two === ">>" && s[p + 2] === ">") return ">>>";
-    if ((two === "=?" || two === "=!") && s[p + 2] === "=") return two + "=";
-    if (OPS2.includes(two)) return two;
+  const c = s.charCodeAt(p);
+  const c2 = s.charCodeAt(p + 1);
+  switch (c) {
+    case 60: // <
+      return c2 === 61 ? "<=" : c2 === 60 ? "<<" : "<";
+    case 62: // >
+      if (c2 === 62) return s.charCodeAt(p + 2) === 62 ? ">>>" : ">>";
+      return c2 === 61 ? ">=" : ">";
+    case 61: // =
+      if (c2 === 61) return "==";
+      if (c2 === 63 && s.charCodeAt(p + 2) === 61) return "=?=";
+      if (c2 === 33 && s.charCodeAt(p + 2) === 61) return "=!=";
+      return "=";
+    case 33: // !
+      return c2 === 61 ? "!=" : "!";
+    case 38: // &
+      return c2 === 38 ? "&&" : "&";
+    case 124: // |
+      return c2 === 124 ? "||" : "|";
+    case 63: // ?
+      return c2 === 58 ? "?:" : "?";
   }
-  return OPS1.includes(c) ? c : null;
+  return OPS1_BY_CODE[c] ?? null;
 }
 
 /** Pre-built bigints for small literals: most ad values are small, so lexing allocates less. */
 const SMALL_INTS: readonly bigint[] = Array.from({ length: 4096 }, (_, i) => BigInt(i));
 
-function smallInt(n: number): bigint {
+/** The bigint for a small literal, shared for 0..4095. */
+export function smallInt(n: number): bigint {
   return n >= 0 && n < 4096 ? SMALL_INTS[n]! : BigInt(n);
 }
 
