@@ -9,7 +9,7 @@
  * MY and TARGET swapped. A self-dependent attribute evaluates to undefined (HEAD behaviour).
  */
 import { ClassAd, type AttrEntry } from "./classad.js";
-import type { AttrNode, Expr, RecordNode } from "./expr.js";
+import type { AttrNode, Expr, LiteralNode, RecordNode } from "./expr.js";
 import { binaryOp, compare, logicalOperand, arithmetic, unaryOp } from "./operators.js";
 import { ERROR, ListValue, UNDEFINED, booleanEquiv, type Value } from "./values.js";
 
@@ -131,6 +131,11 @@ function compileNode(e: Expr, t: FunctionTable): Compiled {
       return compileCall(e.key, e.args, t);
     case "list": {
       const exprs = e.items;
+      // A list of literals needs no evaluation: its values are known once (and immutable).
+      if (exprs.every((x) => x.type === "literal")) {
+        const values = exprs.map((x) => (x as LiteralNode).value);
+        return () => new ListValue(values, exprs);
+      }
       const items = exprs.map((x) => compiled(x, t));
       return (f) => ListValue.lazy(exprs, () => items.map((c) => c(f)));
     }

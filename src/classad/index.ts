@@ -27,7 +27,7 @@
  * ClassAd | AbsTime | RelTime | UNDEFINED | ERROR. Helpers: `typeOf`, `isUndefined`,
  * `isError`, `isTrue` (HTCondor's boolean-equivalent truth), `intValue`, `listValue`, `toJS`,
  * `fromJS` (integral JS numbers become integers),
- * `sameAs` (=?=).
+ * `sameAs` (structural identity; `=?=` on scalars).
  *
  * Printing: `unparse(expr, old?)`, `unparseValue(value, old?)`, `printOldAd(ad)` (sPrintAd:
  * `Name = expr\n` lines), `printNewAd(ad)`; JSON: `adToJSON(ad)`, `adFromJSON(objOrText)`.

@@ -7,7 +7,7 @@
 import { ErrorCode, JobtapError } from "../errors.js";
 import { ClassAd } from "./classad.js";
 import { literal, type Expr } from "./expr.js";
-import { parseExpr } from "./parser.js";
+import { MAX_NESTING, parseExpr } from "./parser.js";
 import { unparse } from "./unparse.js";
 import { ERROR, ListValue, UNDEFINED, intValue, type Value } from "./values.js";
 
@@ -51,8 +51,9 @@ function exprToJSON(e: Expr): unknown {
  * 64-bit range (and bigints) are integers, other numbers reals, null/undefined is `undefined`, arrays are lists and
  * plain objects nested ads. Strings are plain strings (no `/Expr(...)/` decoding).
  */
-export function fromJS(v: unknown): Value {
+export function fromJS(v: unknown, depth = 0): Value {
   if (v === null || v === undefined) return UNDEFINED;
+  if (depth > MAX_NESTING) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `value nested deeper than ${MAX_NESTING} levels`);
   switch (typeof v) {
     case "boolean":
     case "string":
@@ -62,9 +63,9 @@ export function fromJS(v: unknown): Value {
     case "number":
       return jsonNumber(v);
     case "object":
-      if (Array.isArray(v)) return new ListValue(v.map(fromJS));
+      if (Array.isArray(v)) return new ListValue(v.map((x) => fromJS(x, depth + 1)));
       if (v instanceof ClassAd) return v;
-      return new ClassAd(Object.entries(v as object).map(([k, x]) => [k, fromJS(x)] as const));
+      return new ClassAd(Object.entries(v as object).map(([k, x]) => [k, fromJS(x, depth + 1)] as const));
     default:
       return ERROR;
   }
@@ -92,12 +93,13 @@ export function adFromJSON(json: unknown): ClassAd {
     throw new JobtapError(ErrorCode.CLASSAD_SYNTAX, "JSON ClassAd: expected an object");
   }
   const ad = new ClassAd();
-  for (const [name, v] of Object.entries(obj)) ad.set(name, jsonToExpr(v, name));
+  for (const [name, v] of Object.entries(obj)) ad.set(name, jsonToExpr(v, name, 1));
   return ad;
 }
 
-function jsonToExpr(v: unknown, path: string): Expr {
+function jsonToExpr(v: unknown, path: string, depth: number): Expr {
   if (v === null) return literal(UNDEFINED);
+  if (depth > MAX_NESTING) throw new JobtapError(ErrorCode.CLASSAD_SYNTAX, `JSON ClassAd ${path}: nested deeper than ${MAX_NESTING} levels`);
   switch (typeof v) {
     case "boolean":
       return literal(v);
@@ -113,8 +115,8 @@ function jsonToExpr(v: unknown, path: string): Expr {
       }
     }
     case "object":
-      if (Array.isArray(v)) return { type: "list", items: v.map((x, i) => jsonToExpr(x, `${path}[${i}]`)) };
-      return { type: "record", attrs: Object.entries(v as object).map(([k, x]) => [k, jsonToExpr(x, `${path}.${k}`)] as const) };
+      if (Array.isArray(v)) return { type: "list", items: v.map((x, i) => jsonToExpr(x, `${path}[${i}]`, depth + 1)) };
+      return { type: "record", attrs: Object.entries(v as object).map(([k, x]) => [k, jsonToExpr(x, `${path}.${k}`, depth + 1)] as const) };
     default:
       return literal(ERROR);
   }

@@ -6,6 +6,7 @@
  * string (JS string), list, nested ad, absolute time, relative time. Undefined and error are
  * ordinary values: evaluation returns them, it never throws.
  */
+import { ErrorCode, JobtapError } from "../errors.js";
 import type { ClassAd } from "./classad.js";
 import type { Expr } from "./expr.js";
 
@@ -98,6 +99,16 @@ export type ValueType =
   | "classad"
   | "abstime"
   | "reltime";
+
+/**
+ * Longest string the string functions build (64 Mi characters); a longer result is `error`,
+ * so ads that double a string at every attribute end quickly instead of allocating until
+ * the host gives up.
+ */
+export const MAX_STRING_LENGTH = 64 * 1024 * 1024;
+
+/** Deepest list nesting `toJS` converts. */
+export const MAX_VALUE_NESTING = 1000;
 
 /** The shared immutable `undefined` value (a constant, not state). */
 export const UNDEFINED: UndefinedValue = Object.freeze(new UndefinedValue());
@@ -210,7 +221,7 @@ export function numberOf(v: Value): number | undefined {
  * they fit exactly (else stay bigint), lists arrays, ads plain objects of their evaluated
  * values are NOT produced here (ads stay ClassAd), undefined becomes `undefined`, error `null`.
  */
-export function toJS(v: Value): unknown {
+export function toJS(v: Value, depth = 0): unknown {
   switch (typeof v) {
     case "bigint":
       return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
@@ -221,16 +232,23 @@ export function toJS(v: Value): unknown {
     default:
       if (v.kind === "undefined") return undefined;
       if (v.kind === "error") return null;
-      if (v.kind === "list") return v.items.map(toJS);
+      if (v.kind === "list") {
+        // A list's elements are evaluated as they are read, so a chain of attributes
+        // (a2 = { a1 }, a1 = { a0 }, ...) can nest without bound: refuse, do not overflow.
+        if (depth >= MAX_VALUE_NESTING) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `ClassAd list nested deeper than ${MAX_VALUE_NESTING} levels`);
+        return v.items.map((x) => toJS(x, depth + 1));
+      }
       return v;
   }
 }
 
 /**
- * Identity (`=?=`): same type and same value, strings case-sensitive, no numeric promotion.
- * Lists and ads compare element by element / attribute by attribute of their values.
+ * Structural identity: same type and same value, strings case-sensitive, no numeric
+ * promotion (HTCondor's `=?=` on scalars). Lists and ads, where `=?=` itself is an error,
+ * compare element by element / attribute by attribute; nesting deeper than
+ * MAX_VALUE_NESTING throws INVALID_ARGUMENT.
  */
-export function sameAs(a: Value, b: Value): boolean {
+export function sameAs(a: Value, b: Value, depth = 0): boolean {
   const ta = typeof a;
   if (ta !== typeof b) return false;
   if (ta !== "object") {
@@ -250,7 +268,8 @@ export function sameAs(a: Value, b: Value): boolean {
       return oa.secs === (ob as RelTime).secs;
     case "list": {
       const ib = (ob as ListValue).items;
-      return oa.items.length === ib.length && oa.items.every((x, i) => sameAs(x, ib[i] as Value));
+      if (depth >= MAX_VALUE_NESTING) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `ClassAd list nested deeper than ${MAX_VALUE_NESTING} levels`);
+      return oa.items.length === ib.length && oa.items.every((x, i) => sameAs(x, ib[i] as Value, depth + 1));
     }
     case "classad":
       return oa.sameAs(ob as ClassAd, sameAs);

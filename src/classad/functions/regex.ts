@@ -4,7 +4,7 @@
  * common subset. Option letters (lower case only, unknown ones ignored): i caseless,
  * m multiline, s dotall, x extended, f full-target substitution, g global.
  */
-import { ERROR, ListValue, UNDEFINED, type Value } from "../values.js";
+import { ERROR, ListValue, MAX_STRING_LENGTH, UNDEFINED, type Value } from "../values.js";
 import { isErr, isUndef, splitStringList, type Registry } from "./util.js";
 
 /** Registers the regexp builtins; compiled patterns are cached per evaluator instance. */
@@ -156,6 +156,7 @@ function substitute(args: Value[], compile: Compile, forced: string): Value {
     const text = expand(repl, m);
     if (typeof text !== "string") return text;
     out += (full ? s.slice(last, m.index) : "") + text;
+    if (out.length > MAX_STRING_LENGTH) return ERROR;
     last = m.index + m[0].length;
     if (!global) break;
     if (m[0].length === 0) re.lastIndex++;

@@ -3,7 +3,7 @@
  * the version comparisons (natural order: digit runs by value, more leading zeros first).
  */
 import { ClassAd } from "../classad.js";
-import { ERROR, ListValue, UNDEFINED, type Value } from "../values.js";
+import { ERROR, ListValue, MAX_STRING_LENGTH, UNDEFINED, type Value } from "../values.js";
 import { strcasecmp } from "../operators.js";
 import { toInt } from "./core.js";
 import { arity, isErr, isUndef, strictArgs, stringOf, type Registry } from "./util.js";
@@ -33,7 +33,11 @@ export function registerStrings(r: Registry): void {
 function strcat(args: Value[]): Value {
   for (const a of args) if (typeof a === "object" && (a.kind === "undefined" || a.kind === "error")) return a.kind === "error" ? ERROR : UNDEFINED;
   let s = "";
-  for (const a of args) s += typeof a === "string" ? a : stringOf(a);
+  for (const a of args) {
+    const part = typeof a === "string" ? a : stringOf(a);
+    if (s.length + part.length > MAX_STRING_LENGTH) return ERROR;
+    s += part;
+  }
   return s;
 }
 
@@ -56,7 +60,9 @@ function join(args: Value[]): Value {
     else parts.push(stringOf(it));
   }
   if (parts.length === 0 && sawUndefined) return UNDEFINED;
-  return parts.join(sepText);
+  let total = sepText.length * Math.max(0, parts.length - 1);
+  for (const p of parts) total += p.length;
+  return total > MAX_STRING_LENGTH ? ERROR : parts.join(sepText);
 }
 
 function mapCase(v: Value, f: (s: string) => string): Value {
