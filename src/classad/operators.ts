@@ -4,7 +4,7 @@
  * exact identity for `is`/`isnt`, and the non-strict `&&`/`||` tables.
  */
 import type { BinaryOp, UnaryOp } from "./expr.js";
-import { AbsTime, ERROR, RelTime, UNDEFINED, booleanEquiv, wrapInt, type Value } from "./values.js";
+import { AbsTime, ERROR, RelTime, UNDEFINED, booleanEquiv, identical, wrapInt, type Value } from "./values.js";
 
 /** Strictness rule: error on either side wins over undefined on either side. */
 export function strictGuard(a: Value, b: Value): Value | null {
@@ -166,39 +166,6 @@ function timeArith(op: string, a: Value, b: Value): Value {
   }
   if (b instanceof RelTime && an !== null && op === "*") return new RelTime(Number(an) * b.secs);
   return ERROR;
-}
-
-/**
- * `=?=` (or `=!=` when `negate`), as HTCondor's meta comparison: values of different types
- * are not identical; undefined/error are identical to themselves; strings compare
- * case-sensitively, reals by C `==` (so NaN is not identical to NaN), absolute times by
- * instant and zone; a list or nested ad on both sides is an error.
- */
-export function identical(a: Value, b: Value, negate: boolean): Value {
-  const ta = typeof a;
-  if (ta !== typeof b) return negate;
-  let same: boolean;
-  if (ta !== "object") same = a === b;
-  else {
-    const oa = a as Exclude<Value, boolean | bigint | number | string>;
-    const ob = b as Exclude<Value, boolean | bigint | number | string>;
-    if (oa.kind !== ob.kind) return negate;
-    switch (oa.kind) {
-      case "undefined":
-      case "error":
-        same = true;
-        break;
-      case "abstime":
-        same = oa.secs === (ob as AbsTime).secs && oa.offset === (ob as AbsTime).offset;
-        break;
-      case "reltime":
-        same = oa.secs === (ob as RelTime).secs;
-        break;
-      default:
-        return ERROR;
-    }
-  }
-  return same !== negate;
 }
 
 /** `& | ^ << >> >>>`: integers only (booleans too are an error, as in HTCondor). */

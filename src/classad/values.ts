@@ -243,35 +243,50 @@ export function toJS(v: Value, depth = 0): unknown {
 }
 
 /**
- * Structural identity: same type and same value, strings case-sensitive, no numeric
- * promotion (HTCondor's `=?=` on scalars). Lists and ads, where `=?=` itself is an error,
- * compare element by element / attribute by attribute; nesting deeper than
- * MAX_VALUE_NESTING throws INVALID_ARGUMENT.
+ * `=?=` (or `=!=` when `negate`), as HTCondor's meta comparison: values of different types
+ * are not identical; undefined/error are identical to themselves; strings compare
+ * case-sensitively, reals by C `==` (so NaN is not identical to NaN), absolute times by
+ * instant and zone; a list or nested ad on both sides is an error.
+ */
+export function identical(a: Value, b: Value, negate: boolean): Value {
+  const ta = typeof a;
+  if (ta !== typeof b) return negate;
+  let same: boolean;
+  if (ta !== "object") same = a === b;
+  else {
+    const oa = a as Exclude<Value, boolean | bigint | number | string>;
+    const ob = b as Exclude<Value, boolean | bigint | number | string>;
+    if (oa.kind !== ob.kind) return negate;
+    switch (oa.kind) {
+      case "undefined":
+      case "error":
+        same = true;
+        break;
+      case "abstime":
+        same = oa.secs === (ob as AbsTime).secs && oa.offset === (ob as AbsTime).offset;
+        break;
+      case "reltime":
+        same = oa.secs === (ob as RelTime).secs;
+        break;
+      default:
+        return ERROR;
+    }
+  }
+  return same !== negate;
+}
+
+/**
+ * Structural identity: HTCondor's `=?=` (`identical`) on everything but lists and ads, where
+ * `=?=` itself is an error; those compare element by element / attribute by attribute.
+ * Nesting deeper than MAX_VALUE_NESTING throws INVALID_ARGUMENT.
  */
 export function sameAs(a: Value, b: Value, depth = 0): boolean {
-  const ta = typeof a;
-  if (ta !== typeof b) return false;
-  if (ta !== "object") {
-    if (ta === "number") return a === b || (Number.isNaN(a) && Number.isNaN(b));
-    return a === b;
+  if (a instanceof ListValue && b instanceof ListValue) {
+    if (depth >= MAX_VALUE_NESTING) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `ClassAd list nested deeper than ${MAX_VALUE_NESTING} levels`);
+    const ia = a.items;
+    const ib = b.items;
+    return ia.length === ib.length && ia.every((x, i) => sameAs(x, ib[i]!, depth + 1));
   }
-  const oa = a as Exclude<Value, boolean | bigint | number | string>;
-  const ob = b as Exclude<Value, boolean | bigint | number | string>;
-  if (oa.kind !== ob.kind) return false;
-  switch (oa.kind) {
-    case "undefined":
-    case "error":
-      return true;
-    case "abstime":
-      return oa.secs === (ob as AbsTime).secs;
-    case "reltime":
-      return oa.secs === (ob as RelTime).secs;
-    case "list": {
-      const ib = (ob as ListValue).items;
-      if (depth >= MAX_VALUE_NESTING) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `ClassAd list nested deeper than ${MAX_VALUE_NESTING} levels`);
-      return oa.items.length === ib.length && oa.items.every((x, i) => sameAs(x, ib[i] as Value, depth + 1));
-    }
-    case "classad":
-      return oa.sameAs(ob as ClassAd, sameAs);
-  }
+  if (isClassAdValue(a) && isClassAdValue(b)) return a.sameAs(b, sameAs);
+  return identical(a, b, false) === true;
 }

@@ -6,8 +6,8 @@
 import { ClassAd } from "../classad.js";
 import { Frame, type Compiled } from "../compile.js";
 import type { Expr } from "../expr.js";
-import { compare, identical } from "../operators.js";
-import { ERROR, ListValue, UNDEFINED, isTrue, type Value } from "../values.js";
+import { compare } from "../operators.js";
+import { ERROR, ListValue, UNDEFINED, identical, isTrue, type Value } from "../values.js";
 import { arity, isErr, isUndef, splitStringList, strictArgs, type Registry } from "./util.js";
 
 /** Registers list and string-list builtins into `r`. */
