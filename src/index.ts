@@ -42,6 +42,8 @@ export type { SlotType, Slot } from "./manager/slots.js";
 export { HostAds, cronTarget, UNMERGED_ATTRIBUTES } from "./manager/hostads.js";
 export type { AdTarget } from "./manager/hostads.js";
 export { JOB_STATUS, HOLD_REASON_CODE, JOB_AD_ATTRIBUTES, parseClassadAssignment } from "./manager/jobad.js";
+export { jobspecFromAd } from "./manager/jobspec-from-ad.js";
+export type { JobspecFromAdOptions } from "./manager/jobspec-from-ad.js";
 
 // --- plugin host ---
 export {

@@ -227,3 +227,47 @@ describe("--classad assignments", () => {
     expect(err("+JobStatus = 1")).toMatch(/JobStatus is computed by jobtap/);
   });
 });
+
+describe("jobspecFromAd: a job from a job ad", () => {
+  it("round-trips: the ad of the job built from an ad carries the same command, requests, paths and user attributes", async () => {
+    const { jobspecFromAd } = await import("../../src/manager/jobspec-from-ad.js");
+    const { parseOldAd } = await import("../../src/classad/index.js");
+    const fetched = parseOldAd(
+      [
+        'Cmd = "/bin/echo"',
+        `Arguments = "one 'two words'"`,
+        'Iwd = "/data"',
+        "RequestCpus = 2 * 1",
+        "RequestMemory = 1536",
+        'Out = "/data/out.log"',
+        'HookKeyword = "FETCH"',
+        "Rank = TARGET.Memory / 1024",
+        "JobStatus = 1",
+        "ClusterId = 17",
+      ].join("\n"),
+    );
+    const js = jobspecFromAd(fetched, { system: { exec: { test: { run_duration: "1h" } } } });
+    expect(js.tasks[0]).toMatchObject({ command: ["/bin/echo", "one", "two words"] });
+    expect(js.attributes.user).toEqual({ classad: { HookKeyword: '"FETCH"', Rank: "TARGET.Memory / 1024" } });
+    const s = await simManager({ resources: { cores: 4, gpus: 0, memory: 8 * 2 ** 30 } });
+    const id = await submitNow(s, js);
+    const ad = s.mgr.jobAd(id);
+    expect(v(ad, "Cmd")).toBe("/bin/echo");
+    expect(v(ad, "Arguments")).toBe("one 'two words'");
+    expect(v(ad, "Iwd")).toBe("/data");
+    expect(v(ad, "RequestCpus")).toBe(2n);
+    expect(v(ad, "RequestMemory")).toBe(1536n);
+    expect(v(ad, "Out")).toBe("/data/out.log");
+    expect(v(ad, "HookKeyword")).toBe("FETCH");
+    expect(v(ad, "ClusterId")).toBe(id as bigint); // computed again, not copied
+    await s.mgr.close();
+  });
+
+  it("refuses an ad without Cmd or with a bad request", async () => {
+    const { jobspecFromAd } = await import("../../src/manager/jobspec-from-ad.js");
+    const { parseOldAd } = await import("../../src/classad/index.js");
+    expect(() => jobspecFromAd(parseOldAd("RequestCpus = 1"))).toThrow("job ad: Cmd must be a non-empty string");
+    expect(() => jobspecFromAd(parseOldAd('Cmd = "x"\nRequestCpus = "many"'))).toThrow("job ad: RequestCpus must evaluate to a non-negative integer");
+    expect(jobspecFromAd(parseOldAd('Cmd = "x"\nArgs = "a  b"')).tasks[0]).toMatchObject({ command: ["x", "a", "b"] });
+  });
+});
