@@ -10,6 +10,7 @@ import { optFlag, optInt, optList, optString, parseArgs, usage, type OptionSpec,
 import { parseUrgency } from "./urgency.js";
 import { exitStatusOf, withDaemon } from "./common.js";
 import { parseIdset } from "./idset.js";
+import type { DaemonClient } from "../server/client.js";
 import type { CliIO, Subcommand } from "./io.js";
 import { ProgressBar } from "./progress.js";
 import {
@@ -45,6 +46,7 @@ export const SUBMIT_OPTIONS: OptionSpec[] = [
   { name: "cc", value: true },
   { name: "jobspec", value: true },
   { name: "wait" },
+  { name: "watch" },
   { name: "progress" },
   { name: "jps" },
   { name: "help", short: "h" },
@@ -54,7 +56,7 @@ export const SUBMIT_USAGE = `usage: jobtap submit [-n NTASKS] [-c CORES] [-g GPU
        [--dependency=SCHEME[:VALUE]]... [--begin-time=T] [--job-name NAME] [--queue Q]
        [--setattr K=V]... [--classad 'Name = EXPR']... [--slot N] [--env RULE]...
        [--cwd DIR] [--output F] [--error F]
-       [--cc IDSET] [--jobspec FILE] [--wait] [--progress [--jps]] [--] COMMAND...
+       [--cc IDSET] [--jobspec FILE] [--wait] [--watch] [--progress [--jps]] [--] COMMAND...
 `;
 
 /** Submits one job (or `--cc` copies) and prints the ids; with `--wait`, the job's status. */
@@ -90,6 +92,10 @@ export const submit: Subcommand = async (argv, io) => {
       submitted?.advance(batch.count ?? batch.jobspecs.length);
     }
     submitted?.finish();
+    if (optFlag(p, "watch")) {
+      for (const id of ids) status = Math.max(status, await watch(client, io, id));
+      return status;
+    }
     if (!optFlag(p, "wait")) return status;
     const finished = bar("done");
     for (const id of ids) {
@@ -226,3 +232,31 @@ function readJobspec(file: string, p: ParsedArgs, io: CliIO): Jobspec {
   for (const [key, value] of optList(p, "setattr").map(parseSetattr)) setAttribute(js, key, value);
   return js;
 }
+
+/**
+ * `--watch`: copies what the job writes to its stdout and stderr to ours while it runs
+ * (polling the daemon), then returns its exit status as `--wait` does.
+ */
+async function watch(client: DaemonClient, io: CliIO, id: string): Promise<number> {
+  const offsets = { stdout: 0, stderr: 0 };
+  for (;;) {
+    let ended = false;
+    let got = false;
+    for (const stream of ["stdout", "stderr"] as const) {
+      const r = await client.call("output", { id, stream, offset: offsets[stream] });
+      offsets[stream] = r.offset;
+      // Ended before the first read of this round: both files are complete now.
+      if (stream === "stdout") ended = r.done;
+      if (r.data.length > 0) {
+        got = true;
+        (stream === "stdout" ? io.stdout : io.stderr)(r.data);
+      }
+    }
+    if (ended && !got) break;
+    if (!got) await new Promise((r) => setTimeout(r, WATCH_POLL_MS));
+  }
+  return exitStatusOf((await client.call("wait", { id })).job);
+}
+
+/** How often `--watch` asks for new output while a job is quiet. */
+const WATCH_POLL_MS = 100;

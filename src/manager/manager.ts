@@ -6,6 +6,7 @@
  * Construction follows Flux's start-up order: open the store → replay every eventlog with
  * no callbacks → attach the plugin host (`opts.plugins`) → restart callbacks → scheduling.
  */
+import { closeSync, openSync, readSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { ErrorCode, JobtapError } from "../errors.js";
@@ -13,6 +14,7 @@ import { Actions } from "./actions.js";
 import { RealClock, type Clock } from "./clock.js";
 import { Engine, type JournalEntry, type Logger } from "./engine.js";
 import { LocalExecutor } from "./exec/local-exec.js";
+import { outputPaths } from "./jobad.js";
 import { Executors } from "./exec/registry.js";
 import { TestExecutor } from "./exec/test-exec.js";
 import { FluidGenerator, formatJobId, type JobId } from "./ids.js";
@@ -98,6 +100,8 @@ export class JobManager {
   /** The machine ad and the slot ads, and what plugins publish into them (hostads.ts). */
   readonly hostAds: HostAds;
   private closed = false;
+  /** Where local jobs' output goes when their jobspec names no file. */
+  outputDir = "";
 
   /** Use `createJobManager`; the constructor does not replay or attach plugins. */
   constructor(
@@ -360,6 +364,24 @@ export class JobManager {
     return victims;
   }
 
+  /**
+   * What a local job wrote to `stream` from byte `offset` on (at most `max` bytes), for
+   * `jobtap submit --watch`: the job's own user or the owner only. `done` says the job was
+   * inactive before the read, so nothing more will come once `data` is empty.
+   */
+  output(id: JobId, stream: "stdout" | "stderr", offset: number, opts: { userid?: number; max?: number } = {}): { data: string; offset: number; done: boolean } {
+    const info = this.job(id);
+    const userid = opts.userid ?? this.owner;
+    if (userid !== this.owner && userid !== info.userid) {
+      throw new JobtapError(ErrorCode.PERMISSION_DENIED, `job ${formatJobId(id)}: only the job's user may read its output`);
+    }
+    const done = info.state === "INACTIVE";
+    const js = this.jobspec(id);
+    const cwd = typeof js.attributes.system?.cwd === "string" ? js.attributes.system.cwd : process.cwd();
+    const path = outputPaths(js, formatJobId(id), this.outputDir, cwd)[stream];
+    return { ...readFrom(path, offset, opts.max ?? 1 << 20), done };
+  }
+
   /** Jobs set aside as corrupt at start. */
   lostAndFound(): Array<{ id: JobId; reason: string }> {
     return this.store.lostAndFound();
@@ -465,6 +487,7 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   const ids = new FluidGenerator(store.epoch(), () => clock.now());
   if (maxId !== undefined) ids.advancePast(maxId);
   const m = new JobManager(engine, store, scheduler, inactive, executors, ids, opts, { gate: queues, actions });
+  m.outputDir = outputDir;
   onPurge = (r) => purgeRecord(m, r);
   engine.port = opts.plugins ? await opts.plugins(m.port) : NO_PLUGINS;
   await restartCallbacks({ engine, store, inactive, scheduler, actions, executors }, (id) => m.loadInactive(id));
@@ -500,4 +523,21 @@ function poolOf(opts: JobManagerOptions): ResourcePool {
     gpus: opts.resources?.gpus ?? 0,
     memory: opts.resources?.memory ?? totalmem(),
   };
+}
+
+/** Up to `max` bytes of a file from `offset` (nothing if it does not exist yet). */
+function readFrom(path: string, offset: number, max: number): { data: string; offset: number } {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return { data: "", offset };
+  }
+  try {
+    const buf = Buffer.alloc(max);
+    const n = readSync(fd, buf, 0, max, offset);
+    return { data: buf.subarray(0, n).toString("utf8"), offset: offset + n };
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -78,6 +78,8 @@ export interface Methods {
   wait: { req: { id: string }; res: { job: JobView } };
   cancel: { req: { ids: string[]; note?: string }; res: { canceled: string[] } };
   urgency: { req: { id: string; urgency: number }; res: { old_urgency: number } };
+  /** A local job's output from byte `offset` (`submit --watch`); `done`: the job had ended. */
+  output: { req: { id: string; stream: "stdout" | "stderr"; offset: number }; res: { data: string; offset: number; done: boolean } };
   /** `flux job kill`: a signal number to a running job's processes. */
   kill: { req: { id: string; signum: number }; res: Record<string, never> };
   /** `flux job purge`: ids, or `age_limit` (seconds) / `num_limit`; only with `force`. */
@@ -133,6 +135,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "urgency",
   "kill",
   "purge",
+  "output",
   "raise",
   "update",
   "exec-override",

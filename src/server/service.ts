@@ -63,6 +63,13 @@ export function createHandlers(d: ServiceDeps): Handlers {
       const old = m.setUrgency(jobId("urgency", req.id), urgency, { userid: who(ctx).userid });
       return { old_urgency: old };
     },
+    output: (req, ctx) => {
+      const stream = req.stream;
+      if (stream !== "stdout" && stream !== "stderr") bad("output", 'stream must be "stdout" or "stderr"');
+      const offset = int("output", "offset", req.offset);
+      if (offset < 0) bad("output", "offset must be >= 0");
+      return m.output(jobId("output", req.id), stream, offset, { userid: who(ctx).userid });
+    },
     kill: (req, ctx) => {
       m.kill(jobId("kill", req.id), int("kill", "signum", req.signum), { userid: who(ctx).userid });
       return {};

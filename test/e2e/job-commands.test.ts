@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DaemonUnderTest, requireBuild, waitFor } from "./harness.js";
 
-describe("job kill / job purge", { timeout: 90_000 }, () => {
+describe("job kill / job purge / submit --watch", { timeout: 90_000 }, () => {
   let d: DaemonUnderTest;
   beforeAll(async () => {
     requireBuild();
@@ -42,6 +42,18 @@ describe("job kill / job purge", { timeout: 90_000 }, () => {
     const held = submit(["--urgency", "0", "true"]);
     expect(d.cli(["job", "kill", held]).stderr).toMatch(new RegExp(`job ${held}: job is not running`));
     d.cli(["cancel", held]);
+  });
+
+  it("submit --watch copies the job's stdout and stderr while it runs, then exits with its status", () => {
+    const r = d.cli(["submit", "--watch", "sh", "-c", "echo out1; echo err1 >&2; sleep 0.3; echo out2; exit 3"]);
+    const [id, ...out] = r.stdout.split("\n");
+    expect(id).toMatch(/^ƒ/);
+    expect(out.join("\n")).toBe("out1\nout2\n");
+    expect(r.stderr).toBe("err1\n");
+    expect(r.status).toBe(3);
+    const quiet = d.cli(["submit", "--watch", "--setattr", "exec.test.run_duration=0.2s", "true"]);
+    expect(quiet).toMatchObject({ status: 0, stderr: "" });
+    expect(quiet.stdout.trim().split("\n")).toHaveLength(1);
   });
 
   it("purge: a dry run by default, --force drops the oldest inactive jobs; active jobs are refused", async () => {

@@ -36,6 +36,7 @@ function testHandlers(onWait: () => void = () => undefined): Handlers {
     cancel: fail,
     urgency: fail,
     kill: fail,
+    output: fail,
     purge: fail,
     raise: fail,
     update: fail,
