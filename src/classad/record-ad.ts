@@ -125,6 +125,10 @@ export class RecordAd extends ClassAd {
     throw readOnly(name);
   }
 
+  override bind(name: string, _expr: Expr): this {
+    throw readOnly(name);
+  }
+
   override delete(name: string): boolean {
     throw readOnly(name);
   }

@@ -184,6 +184,10 @@ describe("job ads: user attributes, caching, read-only", () => {
       code = isJobtapError(e) ? e.code : "?";
     }
     expect(code).toBe("FROZEN_AD");
+    // Every writer refuses, including the low-level ones the ad readers use.
+    for (const write of [() => b.bind("X", b.lookup("JobStatus")!), () => b.delete("JobStatus"), () => b.clear(), () => b.setExpr("X", "1"), () => b.update(b.clone())]) {
+      expect(write).toThrow(/read-only/);
+    }
     const copy = b.clone();
     copy.set("JobStatus", 7n);
     expect(v(copy, "JobStatus")).toBe(7n);
