@@ -41,7 +41,11 @@ export function processTerminal(): Terminal | undefined {
       stdin.on("data", on);
       return () => {
         stdin.off("data", on);
-        if (stdin.isTTY) stdin.setRawMode(false);
+        try {
+          if (stdin.isTTY) stdin.setRawMode(false);
+        } catch {
+          // The terminal is gone (EIO): there is no mode left to restore.
+        }
         stdin.pause();
       };
     },

@@ -77,16 +77,15 @@ function live(client: DaemonClient, io: CliIO, term: Terminal, users: UserTable,
       const lines = render(jobs, term.size(), users, Date.now() / 1000);
       io.stdout(ESC.home + lines.map((l) => l + "\x1b[K").join("\r\n") + ESC.clearBelow);
     };
-    const finish = (status: number, message?: string) => {
+    const finish = (status: number, message?: string, gone = false) => {
       if (done) return;
       done = true;
       if (timer) clearTimeout(timer);
       for (const off of offs) off();
-      try {
+      // A terminal that went away has no screen to restore (writing would fail with EIO).
+      if (!gone) {
         io.stdout(ESC.showCursor + ESC.mainScreen);
         if (message) io.stderr(`jobtap top: ${message}\n`);
-      } catch {
-        // The terminal is gone: nothing left to restore or tell.
       }
       resolve(status);
     };
@@ -106,7 +105,7 @@ function live(client: DaemonClient, io: CliIO, term: Terminal, users: UserTable,
         if (k === "q" || k === "Q" || k === "\x03") finish(0);
       }),
       term.onResize(draw),
-      term.onHangup(() => finish(1, "the terminal went away")),
+      term.onHangup(() => finish(1, "the terminal went away", true)),
     ];
     io.stdout(ESC.altScreen + ESC.hideCursor);
     void refresh();
