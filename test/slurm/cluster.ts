@@ -47,6 +47,12 @@ export class TestCluster {
     return r.stdout;
   }
 
+  /** Starts slurmctld again after a test stopped it (it recovers its jobs from its state). */
+  restartController(): void {
+    const r = spawnSync("slurmctld", ["-f", this.conf], { env: { ...this.env, JOBTAP_SLURM_DIR: this.dir }, encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`slurmctld: ${r.stderr}`);
+  }
+
   /** The live (non-zombie) processes that belong to this cluster. */
   processes(): number[] {
     const marker = `JOBTAP_SLURM_DIR=${this.dir}`;

@@ -1,0 +1,262 @@
+/**
+ * The slurm executor against a real local cluster (scripts/slurm-cluster.sh), driven
+ * directly with a recording report: submission, output and exit status, failures, cancel,
+ * the time limit, Slurm-side cancels, refused jobs, reattach by the saved id or by the
+ * comment, and slurmctld being down. Conditions are polled with deadlines; no timings.
+ */
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RealClock } from "../../src/manager/clock.js";
+import type { JobId } from "../../src/manager/ids.js";
+import { defaultSlurmConfig } from "../../plugins-builtin/exec-slurm/config.js";
+import { SAVED_ID_KEY, SlurmExecutor, type SlurmExecConfig } from "../../plugins-builtin/exec-slurm/executor.js";
+import type { ExecJob, ExecReport } from "../../plugins-builtin/exec-slurm/types.js";
+import type { Jobspec } from "../../src/manager/port.js";
+import { waitFor } from "../e2e/harness.js";
+import { skipSlurm, TestCluster } from "./cluster.js";
+
+type Entry = { id: JobId; name: string; context?: Record<string, unknown> };
+
+/** Records what the executor reports, as the manager would post it. */
+class Recorder implements ExecReport {
+  readonly entries: Entry[] = [];
+  readonly logs: string[] = [];
+  killOnException?: (id: JobId) => void;
+  start(id: JobId) {
+    this.entries.push({ id, name: "start" });
+  }
+  finish(id: JobId, status: number) {
+    this.entries.push({ id, name: "finish", context: { status } });
+  }
+  release(id: JobId) {
+    this.entries.push({ id, name: "release" });
+  }
+  exception(id: JobId, type: string, note: string) {
+    this.entries.push({ id, name: "exception", context: { type, note } });
+    // The manager answers a fatal exception by killing the job on its executor.
+    this.killOnException?.(id);
+  }
+  save(id: JobId, data: Record<string, unknown>) {
+    this.entries.push({ id, name: "exec-state", context: data });
+  }
+  log(_level: string, message: string) {
+    this.logs.push(message);
+  }
+  of(id: JobId): Entry[] {
+    return this.entries.filter((e) => e.id === id);
+  }
+  names(id: JobId): string[] {
+    return this.of(id).map((e) => e.name);
+  }
+  released(id: JobId): boolean {
+    return this.names(id).includes("release");
+  }
+}
+
+let nextId = 1000n;
+
+describe.skipIf(skipSlurm)("slurm executor on a real cluster", { timeout: 60_000 }, () => {
+  let cluster: TestCluster;
+  let work: string;
+  const executors: SlurmExecutor[] = [];
+  const config = (over: Partial<SlurmExecConfig> = {}): SlurmExecConfig => ({
+    ...defaultSlurmConfig(),
+    site: { slurmConf: cluster.conf, commandTimeoutMs: 10_000 },
+    pollPeriodMs: 100,
+    maxPollPeriodMs: 400,
+    ...over,
+  });
+  const newExecutor = (rec: Recorder, over: Partial<SlurmExecConfig> = {}) => {
+    const ex = new SlurmExecutor(new RealClock(), config(over), (_l, m) => rec.logs.push(m));
+    rec.killOnException = (id) => ex.kill(id);
+    executors.push(ex);
+    return ex;
+  };
+  const job = (command: string[], extra: { duration?: number; system?: Record<string, unknown>; saved?: Record<string, unknown> } = {}): ExecJob => {
+    const jobspec: Jobspec = {
+      version: 1,
+      resources: [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: 1 }] }],
+      tasks: [{ command, slot: "task", count: { per_slot: 1 } }],
+      attributes: {
+        system: { cwd: work, environment: { PATH: process.env.PATH ?? "/usr/bin:/bin", GREETING: "hi, there" }, ...extra.system },
+      },
+    };
+    return { id: nextId++ as JobId, userid: 0, jobspec, R: undefined, duration: extra.duration ?? 0, saved: extra.saved ?? {} };
+  };
+  const slurmIdOf = (rec: Recorder, id: JobId) => rec.of(id).find((e) => e.name === "exec-state")?.context?.[SAVED_ID_KEY] as string | undefined;
+  const squeueState = (slurmId: string) => cluster.run("squeue", ["-h", "-t", "all", "-j", slurmId, "-o", "%T"]).trim();
+
+  beforeAll(() => {
+    cluster = new TestCluster().start();
+    work = join(cluster.dir, "work");
+    mkdirSync(work);
+  }, 60_000);
+  afterAll(() => {
+    for (const ex of executors) ex.close();
+    cluster?.stop();
+  });
+
+  it("runs a job: its output, environment and exit status come back", async () => {
+    const rec = new Recorder();
+    const ex = newExecutor(rec);
+    const j = job(["sh", "-c", 'echo "$GREETING from $JOBTAP_JOB_ID"; exit 3'], {
+      system: { shell: { options: { output: { stdout: { path: "out-{{id}}.txt" } } } } },
+    });
+    ex.start(j, rec);
+    await waitFor(() => rec.released(j.id), 30_000, "the job to be released");
+    expect(rec.names(j.id)).toEqual(["exec-state", "start", "finish", "release"]);
+    expect(rec.of(j.id)[2]!.context).toEqual({ status: 3 << 8 });
+    expect(slurmIdOf(rec, j.id)).toMatch(/^\d+$/);
+    const f58 = (await import("../../src/manager/ids.js")).formatJobId(j.id);
+    expect(readFileSync(join(work, `out-${f58}.txt`), "utf8")).toBe(`hi, there from ${f58}\n`);
+    expect(ex.jobs()).toEqual([]);
+  });
+
+  it("many jobs are tracked with one squeue per poll", async () => {
+    const rec = new Recorder();
+    const ex = newExecutor(rec, { submitConcurrency: 8 });
+    const jobs = Array.from({ length: 12 }, (_, i) => job(["sh", "-c", `exit ${i}`]));
+    for (const j of jobs) ex.start(j, rec);
+    await waitFor(() => jobs.every((j) => rec.released(j.id)), 45_000, "every job to be released");
+    jobs.forEach((j, i) => expect(rec.of(j.id).find((e) => e.name === "finish")?.context).toEqual({ status: i << 8 }));
+  });
+
+  it("sbatch refusing a job is an exception naming Slurm's message; nothing starts", async () => {
+    const rec = new Recorder();
+    const ex = newExecutor(rec);
+    const j = job(["true"], { system: { exec: { name: "slurm", slurm: { partition: "nosuchpartition" } } } });
+    ex.start(j, rec);
+    await waitFor(() => rec.released(j.id), 30_000, "the refused job to be released");
+    expect(rec.names(j.id)).toEqual(["exception", "release"]);
+    expect(rec.of(j.id)[0]!.context).toMatchObject({ type: "exec" });
+    expect(String(rec.of(j.id)[0]!.context!.note)).toMatch(/sbatch refused the job: .*invalid partition/i);
+  });
+
+  it("cancel: kill scancels the Slurm job; finish carries the signal", async () => {
+    const rec = new Recorder();
+    const ex = newExecutor(rec);
+    const j = job(["sleep", "300"]);
+    ex.start(j, rec);
+    await waitFor(() => rec.names(j.id).includes("start"), 30_000, "the job to start");
+    ex.kill(j.id);
+    await waitFor(() => rec.released(j.id), 30_000, "the cancelled job to be released");
+    expect(rec.names(j.id)).toEqual(["exec-state", "start", "finish", "release"]);
+    expect(squeueState(slurmIdOf(rec, j.id)!)).toBe("CANCELLED");
+    const status = rec.of(j.id)[2]!.context!.status as number;
+    expect(status === 0 ? "exited 0" : status).not.toBe("exited 0");
+  });
+
+  it("a job cancelled while pending in Slurm is released without start", async () => {
+    const rec = new Recorder();
+    const ex = newExecutor(rec);
+    // --hold keeps it pending in Slurm.
+    const j = job(["true"], { system: { exec: { name: "slurm", slurm: { args: ["--hold"] } } } });
+    ex.start(j, rec);
+    await waitFor(() => slurmIdOf(rec, j.id) !== undefined, 30_000, "the job to be submitted");
+    ex.kill(j.id);
+    await waitFor(() => rec.released(j.id), 30_000, "the cancelled job to be released");
+    expect(rec.names(j.id)).toEqual(["exec-state", "release"]);
+  });
+
+  it("time limit: a timeout exception, then scancel", async () => {
+    const rec = new Recorder();
+    const ex = newExecutor(rec);
+    const j = job(["sleep", "300"], { duration: 1 });
+    ex.start(j, rec);
+    await waitFor(() => rec.released(j.id), 30_000, "the timed-out job to be released");
+    expect(rec.names(j.id)).toEqual(["exec-state", "start", "exception", "finish", "release"]);
+    expect(rec.of(j.id)[2]!.context).toMatchObject({ type: "timeout" });
+    expect(squeueState(slurmIdOf(rec, j.id)!)).toBe("CANCELLED");
+  });
+
+  it("a job cancelled on the Slurm side is a cancel exception", async () => {
+    const rec = new Recorder();
+    const ex = newExecutor(rec);
+    const j = job(["sleep", "300"]);
+    ex.start(j, rec);
+    await waitFor(() => rec.names(j.id).includes("start"), 30_000, "the job to start");
+    cluster.run("scancel", [slurmIdOf(rec, j.id)!]);
+    await waitFor(() => rec.released(j.id), 30_000, "the job to be released");
+    expect(rec.names(j.id)).toEqual(["exec-state", "start", "exception", "finish", "release"]);
+    expect(rec.of(j.id)[2]!.context).toMatchObject({ type: "cancel" });
+    expect(String(rec.of(j.id)[2]!.context!.note)).toMatch(/cancelled on the Slurm side/);
+  });
+
+  it("a command that cannot be executed fails the job with its status", async () => {
+    const rec = new Recorder();
+    const ex = newExecutor(rec);
+    const j = job(["/nonexistent/command"]);
+    ex.start(j, rec);
+    await waitFor(() => rec.released(j.id), 30_000, "the job to be released");
+    expect(rec.names(j.id)).toEqual(["exec-state", "start", "finish", "release"]);
+    expect(rec.of(j.id)[2]!.context).toEqual({ status: 127 << 8 });
+  });
+
+  it("reattach by the saved id: nothing is submitted again, the job is followed to its end", async () => {
+    const rec = new Recorder();
+    const first = newExecutor(rec);
+    const flag = join(work, "reattach-go");
+    const j = job(["sh", "-c", `while [ ! -e ${flag} ]; do sleep 0.1; done; exit 7`]);
+    first.start(j, rec);
+    await waitFor(() => rec.names(j.id).includes("start"), 30_000, "the job to start");
+    first.close();
+    const slurmId = slurmIdOf(rec, j.id)!;
+    const before = cluster.run("squeue", ["-h", "-t", "all", "-o", "%i"]).trim().split("\n").length;
+    const rec2 = new Recorder();
+    const second = newExecutor(rec2);
+    second.reattach({ ...j, startedAt: Date.now() / 1000, saved: { [SAVED_ID_KEY]: slurmId } }, rec2);
+    await waitFor(() => second.jobs()[0]?.phase === "tracked", 10_000, "the job to be tracked");
+    mkdirSync(flag);
+    await waitFor(() => rec2.released(j.id), 30_000, "the reattached job to be released");
+    expect(rec2.names(j.id)).toEqual(["finish", "release"]);
+    expect(rec2.of(j.id)[0]!.context).toEqual({ status: 7 << 8 });
+    expect(cluster.run("squeue", ["-h", "-t", "all", "-o", "%i"]).trim().split("\n").length).toBe(before);
+  });
+
+  it("reattach without a saved id finds the job by its comment instead of resubmitting", async () => {
+    const rec = new Recorder();
+    const first = newExecutor(rec);
+    const j = job(["sleep", "300"]);
+    first.start(j, rec);
+    await waitFor(() => slurmIdOf(rec, j.id) !== undefined, 30_000, "the job to be submitted");
+    first.close();
+    const rec2 = new Recorder();
+    const second = newExecutor(rec2);
+    second.reattach({ ...j, saved: {} }, rec2);
+    await waitFor(() => rec2.names(j.id).includes("exec-state"), 30_000, "the job to be found");
+    expect(slurmIdOf(rec2, j.id)).toBe(slurmIdOf(rec, j.id));
+    await waitFor(() => rec2.names(j.id).includes("start"), 30_000, "the job to start");
+    second.kill(j.id);
+    await waitFor(() => rec2.released(j.id), 30_000, "the job to be released");
+  });
+
+  it("a saved id Slurm does not know is a vanished job", async () => {
+    const rec = new Recorder();
+    const ex = newExecutor(rec);
+    const j = job(["true"]);
+    ex.reattach({ ...j, startedAt: Date.now() / 1000, saved: { [SAVED_ID_KEY]: "987654" } }, rec);
+    await waitFor(() => rec.released(j.id), 30_000, "the job to be released");
+    expect(rec.names(j.id)).toEqual(["exception", "finish", "release"]);
+    expect(String(rec.of(j.id)[0]!.context!.note)).toMatch(/Slurm job 987654 vanished/);
+  });
+
+  it("slurmctld down: jobs keep their state, polls back off, then the job is followed again", async () => {
+    const rec = new Recorder();
+    const ex = newExecutor(rec);
+    const flag = join(work, "down-go");
+    const j = job(["sh", "-c", `while [ ! -e ${flag} ]; do sleep 0.1; done; exit 0`]);
+    ex.start(j, rec);
+    await waitFor(() => rec.names(j.id).includes("start"), 30_000, "the job to start");
+    const pid = readFileSync(join(cluster.dir, "run", "slurmctld.pid"), "utf8").trim();
+    process.kill(Number(pid), "SIGTERM");
+    await waitFor(() => !cluster.processes().includes(Number(pid)), 10_000, "slurmctld to stop");
+    await waitFor(() => rec.logs.some((m) => /squeue failed, jobs keep their state/.test(m)), 30_000, "a failed poll");
+    expect(rec.names(j.id)).toEqual(["exec-state", "start"]);
+    cluster.restartController();
+    mkdirSync(flag);
+    await waitFor(() => rec.released(j.id), 45_000, "the job to be released after slurmctld is back");
+    expect(rec.names(j.id)).toEqual(["exec-state", "start", "finish", "release"]);
+    expect(rec.of(j.id)[2]!.context).toEqual({ status: 0 });
+  });
+});
