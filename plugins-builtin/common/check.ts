@@ -9,6 +9,7 @@
  * section. perilog is checked only when the config's plugin list loads it, as the daemon
  * reads its tables only then.
  */
+import { readSlurmConfig } from "../exec-slurm/config.js";
 import { readDurationLimits } from "../limit-duration/index.js";
 import { readJobSizeLimits } from "../limit-job-size/index.js";
 import { readPerilogConfig } from "../perilog/config.js";
@@ -28,6 +29,7 @@ const WHOLE_READERS: readonly Reader[] = [
     if (typeof e === "string") throw new Error(e);
   },
   readQueueConfig,
+  readSlurmConfig,
 ];
 
 /** Every problem the builtins (and a listed perilog) would refuse this config for. */

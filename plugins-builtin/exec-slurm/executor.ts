@@ -19,11 +19,10 @@
  *   way, so a restart between sbatch and the save submits nothing twice.
  * - close: timers stop; Slurm jobs keep running (a restarted jobtap reattaches them).
  */
-import { formatJobId, type Clock, type JobId } from "jobtap/plugin";
+import { formatJobId, type Clock, type ExecJob, type ExecReport, type Executor, type JobId } from "jobtap/plugin";
 import { controllerUnreachable, runSlurm, type CommandResult, type SlurmSite } from "./commands.js";
 import { outcomeOf, parseSacct, parseSqueue, sacctArgs, squeueArgs, type SlurmJobStatus } from "./status.js";
 import { jobtapComment, sbatchRequest, type SbatchRequest, type SlurmChoices } from "./submit.js";
-import type { ExecJob, ExecReport, Executor } from "./types.js";
 
 /** Everything the executor is configured with ([exec.slurm], see config.ts). */
 export interface SlurmExecConfig {
@@ -43,6 +42,8 @@ interface SlurmRun {
   readonly id: JobId;
   readonly report: ExecReport;
   readonly duration: number;
+  /** R's starttime (s): a resource-update's expiration counts from it, not from start. */
+  readonly allocStart?: number;
   phase: Phase;
   slurmId?: string;
   request?: SbatchRequest;
@@ -119,7 +120,10 @@ export class SlurmExecutor implements Executor {
     const run = this.runs.get(id);
     if (!run || !run.started || run.ended || run.killed) return;
     this.clearLimit(run);
-    if (expiration > 0) this.armLimitAt(run, expiration * 1000);
+    if (expiration <= 0) return;
+    // The job waited in Slurm's queue after alloc: its new duration counts from its start.
+    const at = run.allocStart !== undefined ? run.startedAt! + (expiration - run.allocStart) * 1000 : expiration * 1000;
+    this.armLimitAt(run, at);
   }
 
   close(): void {
@@ -137,7 +141,9 @@ export class SlurmExecutor implements Executor {
   }
 
   private newRun(job: ExecJob, report: ExecReport, phase: Phase): SlurmRun {
+    const starttime = (job.R?.execution as { starttime?: unknown } | undefined)?.starttime;
     const run: SlurmRun = { id: job.id, report, duration: job.duration, phase, started: false, killed: false, ended: false };
+    if (typeof starttime === "number") Object.assign(run, { allocStart: starttime });
     this.runs.set(job.id, run);
     return run;
   }

@@ -33,6 +33,7 @@ export const BUILTINS: readonly BuiltinEntry[] = [
   { name: ".update-duration", load: () => import("../../plugins-builtin/update-duration/index.js") },
   { name: ".history", load: () => import("../../plugins-builtin/history/index.js") },
   { name: ".post-event", load: () => import("../../plugins-builtin/post-event/index.js") },
+  { name: ".exec-slurm", load: () => import("../../plugins-builtin/exec-slurm/index.js") },
   { name: ".update-queue", load: () => import("../../plugins-builtin/update-queue/index.js"), afterConfig: true },
 ];
 

@@ -11,7 +11,7 @@ import { RealClock } from "../../src/manager/clock.js";
 import type { JobId } from "../../src/manager/ids.js";
 import { defaultSlurmConfig } from "../../plugins-builtin/exec-slurm/config.js";
 import { SAVED_ID_KEY, SlurmExecutor, type SlurmExecConfig } from "../../plugins-builtin/exec-slurm/executor.js";
-import type { ExecJob, ExecReport } from "../../plugins-builtin/exec-slurm/types.js";
+import type { ExecJob, ExecReport } from "../../src/plugin.js";
 import type { Jobspec } from "../../src/manager/port.js";
 import { waitFor } from "../e2e/harness.js";
 import { skipSlurm, TestCluster } from "./cluster.js";

@@ -47,7 +47,7 @@ describe("jobspec → sbatch", () => {
     ]);
     // The environment goes whole, as sbatch's own (values with commas survive).
     expect(r.env).toEqual({ A: "x,y=z", JOBTAP_JOB_ID: "ƒAB" });
-    expect(r.script).toBe("#!/bin/sh\n# submitted by jobtap\nexec srun python3 -c 'print('\\''it'\\''s'\\'')'\n");
+    expect(r.script).toBe(`#!/bin/sh\n# submitted by jobtap\nexec srun python3 -c ${shellQuote("print('it''s')")}\n`);
   });
 
   it("a single task is exec'd directly, with the daemon's environment when the job has none", () => {
