@@ -36,6 +36,7 @@ export const SUBMIT_OPTIONS: OptionSpec[] = [
   { name: "begin-time", value: true },
   { name: "job-name", value: true },
   { name: "queue", short: "q", value: true },
+  { name: "exec", value: true },
   { name: "setattr", short: "S", value: true, repeat: true },
   { name: "classad", value: true, repeat: true },
   { name: "slot", value: true },
@@ -54,7 +55,7 @@ export const SUBMIT_OPTIONS: OptionSpec[] = [
 
 export const SUBMIT_USAGE = `usage: jobtap submit [-n NTASKS] [-c CORES] [-g GPUS] [-t DURATION] [--urgency N|hold|expedite]
        [--dependency=SCHEME[:VALUE]]... [--begin-time=T] [--job-name NAME] [--queue Q]
-       [--setattr K=V]... [--classad 'Name = EXPR']... [--slot N] [--env RULE]...
+       [--exec NAME] [--setattr K=V]... [--classad 'Name = EXPR']... [--slot N] [--env RULE]...
        [--cwd DIR] [--output F] [--error F]
        [--cc IDSET] [--jobspec FILE] [--wait] [--watch] [--progress [--jps]] [--] COMMAND...
 `;
@@ -178,6 +179,14 @@ function baseJobspec(p: ParsedArgs, io: CliIO): Jobspec {
   return jobspec;
 }
 
+/** `--exec NAME`: the executor that runs the job (`attributes.system.exec.name`), as a string. */
+function execSetattr(p: ParsedArgs): [string, unknown][] {
+  const name = optString(p, "exec");
+  if (name === undefined) return [];
+  if (name === "") throw usage("--exec: missing executor name");
+  return [["system.exec.name", name]];
+}
+
 function commandJobspec(p: ParsedArgs, io: CliIO, dependencies: Dependency[]): Jobspec {
   if (p.positionals.length === 0) throw usage("no COMMAND given (or use --jobspec FILE)");
   const limit = optString(p, "time-limit");
@@ -198,7 +207,7 @@ function commandJobspec(p: ParsedArgs, io: CliIO, dependencies: Dependency[]): J
     output: path("output"),
     error: path("error"),
     dependencies,
-    setattr: optList(p, "setattr").map(parseSetattr),
+    setattr: [...execSetattr(p), ...optList(p, "setattr").map(parseSetattr)],
   });
 }
 
@@ -229,7 +238,7 @@ function readJobspec(file: string, p: ParsedArgs, io: CliIO): Jobspec {
   }
   const js = jobspec as Jobspec;
   js.attributes ??= {};
-  for (const [key, value] of optList(p, "setattr").map(parseSetattr)) setAttribute(js, key, value);
+  for (const [key, value] of [...execSetattr(p), ...optList(p, "setattr").map(parseSetattr)]) setAttribute(js, key, value);
   return js;
 }
 
