@@ -9,7 +9,9 @@
 # files. The daemons run as the current user (SlurmUser = SlurmdUser = that user), listen on
 # free ports chosen at start, and use no cgroups (proctrack/linuxproc, task/none), so the
 # cluster starts in a container or on CI. The node has this machine's CPUs and memory
-# (`slurmd -C`). Needs Debian's slurm-wlm and munge packages.
+# (`slurmd -C`), or SLURM_CLUSTER_CPUS job slots if that is set (for benchmarks of tiny
+# jobs: slurmctld starts jobs once a second, so two cores cap it at two jobs a second).
+# Needs Debian's slurm-wlm and munge packages.
 set -euo pipefail
 
 die() { echo "slurm-cluster: $*" >&2; exit 1; }
@@ -117,6 +119,11 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
   # The node line names the real host; keep it (slurmd finds itself by hostname).
   sed -i "s/^NodeName=[^ ]*/NodeName=$host/" "$dir/slurm.conf"
+  if [ -n "${SLURM_CLUSTER_CPUS:-}" ]; then
+    # More job slots than cores (benchmarks of tiny jobs): slurmd must accept the mismatch.
+    sed -i -E "s/^(NodeName=[^ ]*) CPUs=[0-9]+ .* (RealMemory=)/\1 CPUs=$SLURM_CLUSTER_CPUS \2/" "$dir/slurm.conf"
+    echo "SlurmdParameters=config_overrides" >>"$dir/slurm.conf"
+  fi
 }
 
 start() {
