@@ -53,6 +53,7 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, input?: string
     let err = "";
     c.stdout.on("data", (d) => (out += d));
     c.stderr.on("data", (d) => (err += d));
+    c.stdin.on("error", () => undefined);
     c.stdin.end(input ?? "");
     c.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd}: ${err.trim()}`))));
   });

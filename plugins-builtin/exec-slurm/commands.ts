@@ -31,10 +31,7 @@ export function runSlurm(
   args: readonly string[],
   opts: { env?: NodeJS.ProcessEnv; input?: string } = {},
 ): Promise<CommandResult> {
-  const env = { ...(opts.env ?? process.env) };
-  // The site's slurm.conf, else the daemon's: a job's own environment may lack it.
-  const conf = site.slurmConf ?? process.env.SLURM_CONF;
-  if (conf !== undefined) env.SLURM_CONF = conf;
+  const env = commandEnv(site, opts.env);
   const file = commandPath(site, cmd);
   return new Promise((resolve) => {
     let stdout = "";
@@ -83,4 +80,13 @@ export function commandPath(site: SlurmSite, cmd: string): string {
     }
   }
   return cmd;
+}
+
+/** A command's environment: `env` (default the daemon's) with the site's SLURM_CONF. */
+export function commandEnv(site: SlurmSite, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const out = { ...env };
+  // The site's slurm.conf, else the daemon's: a job's own environment may lack it.
+  const conf = site.slurmConf ?? process.env.SLURM_CONF;
+  if (conf !== undefined) out.SLURM_CONF = conf;
+  return out;
 }

@@ -20,7 +20,8 @@
  * - close: timers stop; Slurm jobs keep running (a restarted jobtap reattaches them).
  */
 import { formatJobId, type Clock, type ExecJob, type ExecReport, type Executor, type JobId } from "jobtap/plugin";
-import { controllerUnreachable, runSlurm, type CommandResult, type SlurmSite } from "./commands.js";
+import { commandEnv, commandPath, controllerUnreachable, runSlurm, type CommandResult, type SlurmSite } from "./commands.js";
+import { SpawnPool } from "./spawner.js";
 import { outcomeOf, parseSacct, parseSqueue, sacctArgs, squeueArgs, type SlurmJobStatus } from "./status.js";
 import { jobtapComment, sbatchRequest, type SbatchRequest, type SlurmChoices } from "./submit.js";
 
@@ -70,16 +71,21 @@ export class SlurmExecutor implements Executor {
   private polling = false;
   private failures = 0;
   private closed = false;
+  /** sbatch runs in small helper processes (see spawner.ts). */
+  private readonly pool: SpawnPool;
 
   constructor(
     private readonly clock: Clock,
     private config: SlurmExecConfig,
     private readonly log: (level: "info" | "error", msg: string) => void,
-  ) {}
+  ) {
+    this.pool = new SpawnPool(config.submitConcurrency);
+  }
 
   /** New settings ([exec.slurm] reloaded): used from the next command on. */
   reconfigure(config: SlurmExecConfig): void {
     this.config = config;
+    this.pool.resize(config.submitConcurrency);
   }
 
   start(job: ExecJob, report: ExecReport): void {
@@ -128,6 +134,7 @@ export class SlurmExecutor implements Executor {
 
   close(): void {
     this.closed = true;
+    this.pool.close();
     if (this.pollTimer) this.clock.clearTimeout(this.pollTimer);
     this.pollTimer = undefined;
     for (const run of this.runs.values()) this.clearLimit(run);
@@ -176,7 +183,14 @@ export class SlurmExecutor implements Executor {
 
   private async submit(run: SlurmRun): Promise<void> {
     const req = run.request!;
-    const r = await runSlurm(this.config.site, "sbatch", req.args, { env: req.env, input: req.script });
+    const site = this.config.site;
+    const r = await this.pool.run({
+      file: commandPath(site, "sbatch"),
+      args: req.args,
+      env: commandEnv(site, req.env),
+      input: req.script,
+      timeoutMs: site.commandTimeoutMs,
+    });
     if (this.closed || this.runs.get(run.id) !== run) return;
     const slurmId = r.status === 0 ? /^(\d+)(;\S*)?$/.exec(r.stdout.trim().split("\n").pop() ?? "")?.[1] : undefined;
     if (slurmId !== undefined) {
