@@ -241,6 +241,30 @@ describe.skipIf(skipSlurm)("slurm executor on a real cluster", { timeout: 60_000
     expect(String(rec.of(j.id)[0]!.context!.note)).toMatch(/Slurm job 987654 vanished/);
   });
 
+  it("a node failure is a node-fail exception", async () => {
+    const rec = new Recorder();
+    const ex = newExecutor(rec);
+    // --no-requeue: Slurm would otherwise put the job back in its queue.
+    const j = job(["sleep", "300"], { system: { exec: { name: "slurm", slurm: { args: ["--no-requeue"] } } } });
+    ex.start(j, rec);
+    await waitFor(() => rec.names(j.id).includes("start"), 30_000, "the job to start");
+    const node = cluster.run("sinfo", ["-h", "-N", "-o", "%N"]).trim();
+    cluster.run("scontrol", ["update", `nodename=${node}`, "state=down", "reason=jobtap-test"]);
+    try {
+      await waitFor(() => rec.released(j.id), 30_000, "the job to be released");
+    } finally {
+      try {
+        cluster.run("scontrol", ["update", `nodename=${node}`, "state=resume"]);
+      } catch {
+        // already back (ReturnToService)
+      }
+      await waitFor(() => cluster.run("sinfo", ["-h", "-o", "%t"]).trim() === "idle", 30_000, "the node to be idle again");
+    }
+    expect(rec.names(j.id)).toEqual(["exec-state", "start", "exception", "finish", "release"]);
+    expect(rec.of(j.id)[2]!.context).toMatchObject({ type: "node-fail" });
+    expect(String(rec.of(j.id)[2]!.context!.note)).toMatch(/its node failed/);
+  });
+
   it("slurmctld down: jobs keep their state, polls back off, then the job is followed again", async () => {
     const rec = new Recorder();
     const ex = newExecutor(rec);
