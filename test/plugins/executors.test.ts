@@ -142,10 +142,10 @@ function named(name: unknown, command = ["true"]): Jobspec {
 describe("the executor registry", () => {
   it("a name nobody registered is an exec exception naming it; the job ends and frees its cores", async () => {
     const s = await simWith({});
-    const lost = await s.submit(named("slurm"));
+    const lost = await s.submit(named("lsf"));
     const r = await s.mgr.wait(lost);
     expect(r).toMatchObject({ result: "FAILED" });
-    expect(r.errstr).toMatch(/type=exec executor "slurm" is not registered$/);
+    expect(r.errstr).toMatch(/type=exec executor "lsf" is not registered$/);
     expect(s.mgr.eventlog(lost).map((e) => e.name)).not.toContain("start");
     const bad = await s.submit(named(42));
     expect((await s.mgr.wait(bad)).errstr).toMatch(/attributes\.system\.exec\.name: 42 is not an executor name/);
