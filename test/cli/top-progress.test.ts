@@ -4,7 +4,7 @@ import { byPriority, render } from "../../src/cli/top.js";
 import type { CliIO } from "../../src/cli/io.js";
 import type { JobView } from "../../src/server/protocol.js";
 
-const users = { name: (uid: number) => `u${uid}` };
+const users = { name: (uid: number) => `u${uid}`, uid: () => undefined };
 const view = (id: string, priority: number, state = "SCHED"): JobView => ({
   id, userid: 1, name: "x", state, urgency: 16, priority, t_submit: Number(id.slice(1)), ntasks: 1,
   annotations: null, dependencies: [],
