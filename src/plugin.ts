@@ -82,6 +82,7 @@ export type {
   HookAd,
   CronRecord,
   CronReaderOptions,
+  FailedLine,
 } from "./hooks/index.js";
 
 // --- executors (src/manager/exec): the contract of `p.registerExecutor(name, executor)` ---

@@ -21,7 +21,7 @@ export {
   type HookLog,
   type HookRunnerOptions,
 } from "./types.js";
-export { JOB_HOOK_SEPARATOR, ROUTER_HOOK_SEPARATOR, readHookAds, readHookAd, writeHookAds, type HookAd } from "./adio.js";
+export { JOB_HOOK_SEPARATOR, ROUTER_HOOK_SEPARATOR, readHookAds, readHookAd, writeHookAds, type HookAd, type FailedLine } from "./adio.js";
 export {
   CRON_MAX_LINE,
   CronOutputReader,
