@@ -138,6 +138,20 @@ describe("job ads: attributes in every state", () => {
   });
 });
 
+describe("job ads: hold reasons given by a plugin", () => {
+  it("an urgency-0 event carrying hold_reason and hold_reason_code sets HoldReason and HoldReasonCode", async () => {
+    const s = await simManager({ resources: { cores: 1 } });
+    await submitNow(s, testJob("1h"));
+    const id = await submitNow(s, testJob("1h"));
+    s.mgr.port.postEvent(id, "urgency", { urgency: 0, userid: 1000, hold_reason: "PREPARE_JOB hook exited with 5", hold_reason_code: 19 });
+    const ad = s.mgr.jobAd(id);
+    expect(v(ad, "JobStatus")).toBe(5n);
+    expect(v(ad, "HoldReasonCode")).toBe(19n);
+    expect(v(ad, "HoldReason")).toBe("PREPARE_JOB hook exited with 5");
+    await s.mgr.close();
+  });
+});
+
 describe("job ads: user attributes, caching, read-only", () => {
   it("carries every user attribute as an expression over the ad", async () => {
     const s = await simManager();
