@@ -14,6 +14,8 @@ export const ErrorCode = {
   INVALID_ARGUMENT: "INVALID_ARGUMENT",
   NOT_SUPPORTED: "NOT_SUPPORTED",
   PERMISSION_DENIED: "PERMISSION_DENIED",
+  /** A configured limit (`[limits]`) was reached; details.limit names its key. */
+  LIMIT_EXCEEDED: "LIMIT_EXCEEDED",
 
   // --- job manager (src/manager) ---------------------------------------------------------
   BAD_JOBID: "BAD_JOBID",

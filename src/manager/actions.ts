@@ -150,7 +150,7 @@ export class Actions implements ActionRunner {
     if (this.d.inactive.add(inactiveRecord(job))) this.notify(job, "job.inactive-add");
     this.notify(job, "job.destroy");
     e.port.jobGone(c.id);
-    e.active.delete(c.id);
+    e.dismiss(job);
   }
 
   /** Fire-and-forget topics of a job that is leaving: async errors are logged. */

@@ -49,6 +49,7 @@ export class JobCommands {
     }
     const userid = o.userid ?? this.owner;
     const job = this.target(id, userid);
+    if (o.severity > 0) this.e.checkRoom(job);
     if (o.severity === 0 && this.e.processedInNew(job)) {
       throw new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(id)}: fatal job exception was posted in NEW state`);
     }
@@ -83,6 +84,7 @@ export class JobCommands {
     if (c.hasResources || c.state === "RUN" || c.state === "CLEANUP") {
       throw new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(id)}: urgency cannot be changed once resources are allocated`);
     }
+    this.e.checkRoom(job);
     const old = c.urgency;
     this.e.post(job, "urgency", { urgency, userid });
     return old;

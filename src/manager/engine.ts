@@ -14,6 +14,7 @@ import { PRIORITY_MAX, STATES, stateTopic, URGENCY_EXPEDITE, URGENCY_HOLD, type 
 import type { AppliedTopic, OutOf } from "./topics.js";
 import type { JobStore } from "./store/types.js";
 import { eventLine, StoreBatcher } from "./batch.js";
+import { checkEventlogEntries, DEFAULT_JOB_LIMITS, type JobLimits } from "./limits.js";
 import { transition, updateCore } from "./transition.js";
 
 export type LogLevel = "debug" | "info" | "error";
@@ -88,9 +89,40 @@ export class Engine {
     return job;
   }
 
+  /** Active jobs per userid ([limits] jobs-per-user). */
+  private readonly perUser = new Map<number, number>();
+
   /** Adds a job to the active set (submit or replay). */
   admit(job: ActiveJob): void {
     this.active.set(job.core.id, job);
+    const u = job.core.userid;
+    this.perUser.set(u, (this.perUser.get(u) ?? 0) + 1);
+  }
+
+  /** Removes a job from the active set (inactive, rejected or set aside). */
+  dismiss(job: ActiveJob): void {
+    if (!this.active.delete(job.core.id)) return;
+    const u = job.core.userid;
+    const n = (this.perUser.get(u) ?? 1) - 1;
+    if (n > 0) this.perUser.set(u, n);
+    else this.perUser.delete(u);
+  }
+
+  /** [limits] eventlog-entries (set by the manager). */
+  limits: JobLimits = DEFAULT_JOB_LIMITS;
+
+  /**
+   * LIMIT_EXCEEDED if a request would add an entry to a job whose eventlog is full. Only
+   * requests check this (urgency, update, post-event, non-fatal exceptions): state changes,
+   * cancels and fatal exceptions always proceed, so a full job can still end.
+   */
+  checkRoom(job: ActiveJob): void {
+    checkEventlogEntries(formatJobId(job.core.id), job.eventlog.length + job.queue.length, this.limits);
+  }
+
+  /** How many active jobs `userid` has. */
+  activeOf(userid: number): number {
+    return this.perUser.get(userid) ?? 0;
   }
 
   newJob = newActiveJob;

@@ -18,6 +18,10 @@ export interface JobLimits {
   argumentBytes: number;
   /** Bytes of a task's whole command line and environment together (each with its NUL). */
   execBytes: number;
+  /** Active (not yet inactive) jobs one user may have at once. */
+  jobsPerUser: number;
+  /** Entries one job's eventlog may reach through requests (urgency, update, post-event, non-fatal exceptions). */
+  eventlogEntries: number;
 }
 
 /** The kernel's own cap on one argument or environment string, without its NUL. */
@@ -27,6 +31,8 @@ export const DEFAULT_JOB_LIMITS: JobLimits = {
   jobspecBytes: 2 * 1024 * 1024,
   argumentBytes: KERNEL_ARGUMENT_MAX,
   execBytes: 1024 * 1024,
+  jobsPerUser: 100_000,
+  eventlogEntries: 10_000,
 };
 
 /** The configuration key each limit is set by (named in refusals). */
@@ -34,7 +40,29 @@ const KEY: Record<keyof JobLimits, string> = {
   jobspecBytes: "[limits] jobspec-size",
   argumentBytes: "[limits] argument-size",
   execBytes: "[limits] exec-size",
+  jobsPerUser: "[limits] jobs-per-user",
+  eventlogEntries: "[limits] eventlog-entries",
 };
+
+/** LIMIT_EXCEEDED for a user at [limits] jobs-per-user active jobs. */
+export function checkJobsPerUser(userid: number, active: number, limits: JobLimits): void {
+  if (active < limits.jobsPerUser) return;
+  throw new JobtapError(
+    ErrorCode.LIMIT_EXCEEDED,
+    `user ${userid} already has ${active} active jobs, the limit (${KEY.jobsPerUser} = ${limits.jobsPerUser}); wait for some to finish`,
+    { limit: KEY.jobsPerUser, userid },
+  );
+}
+
+/** LIMIT_EXCEEDED when a request would grow job `id`'s eventlog past [limits] eventlog-entries. */
+export function checkEventlogEntries(id: string, entries: number, limits: JobLimits): void {
+  if (entries < limits.eventlogEntries) return;
+  throw new JobtapError(
+    ErrorCode.LIMIT_EXCEEDED,
+    `job ${id}: its eventlog has ${entries} entries, the limit (${KEY.eventlogEntries} = ${limits.eventlogEntries}); only a cancel or a fatal exception is still accepted`,
+    { limit: KEY.eventlogEntries, id },
+  );
+}
 
 /**
  * Throws BAD_JOBSPEC naming what is too large if `jobspec` exceeds a limit. `jsonBytes`:

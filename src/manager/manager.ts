@@ -115,7 +115,8 @@ export class JobManager {
     private readonly queues: { gate: QueueGate; actions: Actions },
   ) {
     this.owner = opts.owner ?? process.getuid?.() ?? 0;
-    this.submitter = new Submitter(engine, ids, this.owner, { ...DEFAULT_JOB_LIMITS, ...opts.limits }, {
+    engine.limits = { ...DEFAULT_JOB_LIMITS, ...opts.limits };
+    this.submitter = new Submitter(engine, ids, this.owner, engine.limits, {
       exists: (n) => n <= scheduler.slots.length,
       describe: () => describeSlots(scheduler.slots),
     });

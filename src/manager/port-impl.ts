@@ -87,7 +87,9 @@ export class ManagerPortImpl implements ManagerPort {
     if (typeof name !== "string" || name.length === 0 || /\s/.test(name)) {
       throw new JobtapError(ErrorCode.BAD_EVENT, `job ${formatJobId(id)}: invalid event name ${JSON.stringify(name)}`);
     }
-    this.e.post(this.job(id), name, context);
+    const job = this.job(id);
+    this.e.checkRoom(job);
+    this.e.post(job, name, context);
   }
 
   raiseException(id: JobId, type: string, severity: number, note: string): void {

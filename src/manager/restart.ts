@@ -153,7 +153,7 @@ function setAside(d: RestartDeps, job: ActiveJob, err: unknown): void {
   } catch (again) {
     e.log("error", `job ${formatJobId(id)}: cannot raise its exception either (${String(again)}): moved to lost+found`);
   }
-  e.active.delete(id);
+  e.dismiss(job);
   d.scheduler.free(id);
   d.store.setAside(id, why);
 }

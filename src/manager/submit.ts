@@ -9,7 +9,7 @@ import { SUBMIT_FLAG } from "./events.js";
 import { type FluidGenerator, type JobId } from "./ids.js";
 import { newActiveJob, type ActiveJob } from "./job.js";
 import { checkJobspec, isPlainObject } from "./jobspec.js";
-import { checkJobLimits, DEFAULT_JOB_LIMITS, type JobLimits } from "./limits.js";
+import { checkJobLimits, checkJobsPerUser, DEFAULT_JOB_LIMITS, type JobLimits } from "./limits.js";
 import { parseUserAttributes } from "./jobad.js";
 import type { Jobspec, StackResult } from "./port.js";
 import { URGENCY_DEFAULT, URGENCY_MAX, URGENCY_MIN } from "./states.js";
@@ -124,6 +124,7 @@ export class Submitter {
     const userid = opts.userid ?? this.owner;
     const flags = submitFlags(opts.flags);
     if (userid !== this.owner) this.checkGuest(urgency, flags);
+    checkJobsPerUser(userid, e.activeOf(userid), this.limits);
     const job = newActiveJob(newJobCore(this.ids.next(), jobspec));
     job.request = request;
     job.unstored = "";
@@ -245,7 +246,7 @@ export class Submitter {
     const pending = e.callJob(job, "job.destroy");
     if (pending) pending.catch(() => undefined);
     e.port.jobGone(job.core.id);
-    e.active.delete(job.core.id);
+    e.dismiss(job);
   }
 }
 

@@ -77,6 +77,7 @@ export class JobUpdater {
     if (userid !== this.owner && userid !== job.core.userid) {
       throw this.fail(job, ErrorCode.PERMISSION_DENIED, "guests may only update their own jobs");
     }
+    this.e.checkRoom(job);
     if (userid !== this.owner && job.core.flags.includes("immutable")) {
       throw this.fail(job, ErrorCode.PERMISSION_DENIED, "job is immutable due to previous instance owner update");
     }

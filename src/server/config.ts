@@ -10,6 +10,12 @@
  *   shutdown = "kill"                  # or "wait": what SIGTERM does to running jobs
  *   shutdown-timeout = "30s"           # "wait": how long before running jobs are killed
  *
+ *   [limits]                           # docs/configuration.md
+ *   jobspec-size = "2M"                # argument-size, exec-size: bytes too
+ *   jobs-per-user = 100000             # active jobs of one user
+ *   eventlog-entries = 10000           # a job's eventlog, through requests
+ *   connections = 1000                 # open socket connections
+ *
  *   [resources]                        # the local pool (default: this machine)
  *   cores = 8
  *   gpus = 0
@@ -54,6 +60,8 @@ export interface DaemonSettings {
   batchWindowMs?: number;
   /** `[limits]`: what a job must meet at submit (unset keys keep the manager's defaults). */
   limits?: Partial<JobLimits>;
+  /** `[limits] connections`: open socket connections at once (more are answered 503). */
+  maxConnections: number;
 }
 
 /** A whole configuration: the raw tables (plugins see all of it) plus the daemon's reading. */
@@ -70,6 +78,13 @@ const LIMIT_KEYS: Array<[string, keyof JobLimits]> = [
   ["argument-size", "argumentBytes"],
   ["exec-size", "execBytes"],
 ];
+/** `[limits]` keys that are counts, not byte sizes. */
+const LIMIT_COUNT_KEYS: Array<[string, "jobsPerUser" | "eventlogEntries"]> = [
+  ["jobs-per-user", "jobsPerUser"],
+  ["eventlog-entries", "eventlogEntries"],
+];
+/** Default of `[limits] connections`. */
+export const DEFAULT_MAX_CONNECTIONS = 1000;
 const SIZE_UNITS: Record<string, number> = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
 
 /** The embedded default: no file at all. */
@@ -78,7 +93,13 @@ export function defaultConfig(): DaemonConfig {
 }
 
 function defaultSettings(): DaemonSettings {
-  return { guests: false, maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES, shutdown: "kill", shutdownTimeoutMs: 30_000 };
+  return {
+    guests: false,
+    maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
+    maxConnections: DEFAULT_MAX_CONNECTIONS,
+    shutdown: "kill",
+    shutdownTimeoutMs: 30_000,
+  };
 }
 
 /**
@@ -182,7 +203,7 @@ function readSettings(raw: Record<string, unknown>, errors: JobtapError[]): Daem
 }
 
 function readLimits(t: Record<string, unknown>, s: DaemonSettings, errors: JobtapError[]): void {
-  unknownKeys(t, "limits", LIMIT_KEYS.map(([k]) => k), errors);
+  unknownKeys(t, "limits", [...LIMIT_KEYS, ...LIMIT_COUNT_KEYS, ["connections"]].map(([k]) => k as string), errors);
   const limits: Partial<JobLimits> = {};
   for (const [key, field] of LIMIT_KEYS) {
     if (t[key] === undefined) continue;
@@ -193,6 +214,12 @@ function readLimits(t: Record<string, unknown>, s: DaemonSettings, errors: Jobta
       errors.push(configError(`[limits].${key}`, `${v} is more than Linux accepts for one argument (${KERNEL_ARGUMENT_MAX} bytes)`));
     } else limits[field] = v;
   }
+  for (const [key, field] of LIMIT_COUNT_KEYS) {
+    const v = count(t[key], `[limits].${key}`, errors);
+    if (v !== undefined) limits[field] = v;
+  }
+  const connections = count(t.connections, "[limits].connections", errors);
+  if (connections !== undefined) s.maxConnections = connections;
   if (Object.keys(limits).length > 0) s.limits = limits;
 }
 
@@ -263,6 +290,14 @@ function duration(v: unknown, where: string, errors: JobtapError[]): number | un
     errors.push(configError(where, (e as Error).message.replace(`${where}: `, "")));
     return undefined;
   }
+}
+
+/** A positive integer (a count of jobs, entries, connections). */
+function count(v: unknown, where: string, errors: JobtapError[]): number | undefined {
+  if (v === undefined) return undefined;
+  if (Number.isSafeInteger(v) && (v as number) >= 1) return v as number;
+  errors.push(configError(where, `must be a positive integer, got ${JSON.stringify(v)}`));
+  return undefined;
 }
 
 /** A byte count: an integer, or a string like "512M" / "16G" (powers of 1024). */

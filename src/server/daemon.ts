@@ -156,6 +156,7 @@ async function launch(
       socketPath,
       handlers,
       maxRequestBytes: s.maxRequestBytes,
+      maxConnections: s.maxConnections,
       owner,
       guests: s.guests,
       log: (l) => log("warn", l),

@@ -8,7 +8,7 @@
  * serving. Handlers are plain async functions from the method table in protocol.ts.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 import { chmodSync, existsSync, unlinkSync } from "node:fs";
 import { ErrorCode, JobtapError, isJobtapError, type JobtapErrorData } from "../errors.js";
 import {
@@ -46,6 +46,8 @@ export interface SocketServerOptions {
   socketPath: string;
   handlers: Handlers;
   maxRequestBytes?: number;
+  /** Open connections at once; one more is answered 503 LIMIT_EXCEEDED and closed (default 1000). */
+  maxConnections?: number;
   /** Where protocol trouble is reported (the daemon's log). */
   log?: (line: string) => void;
   /** The instance owner's uid (default: this process's). */
@@ -99,7 +101,13 @@ export async function startSocketServer(opts: SocketServerOptions): Promise<Sock
   await assertSocketFree(opts.socketPath);
   const auth = createAuthenticator(opts.socketPath, opts.owner ?? process.getuid?.() ?? 0, opts.guests === true);
   const live = new Set<AbortController>();
+  const refused = new WeakSet<Socket>();
   const server = createServer((req, res) => {
+    // A connection over the limit was answered already; whatever it sends is not served.
+    if (refused.has(req.socket)) {
+      req.resume();
+      return;
+    }
     const ac = new AbortController();
     live.add(ac);
     res.on("close", () => {
@@ -108,6 +116,7 @@ export async function startSocketServer(opts: SocketServerOptions): Promise<Sock
     });
     void serveRequest(req, res, { handlers: opts.handlers, auth, maxBytes, signal: ac.signal, log });
   });
+  refuseOverLimit(server, opts.maxConnections ?? 1000, refused, log);
   server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
     if (hungUp(err, socket)) {
       log(`socket: ${HUNG_UP} (${err.code ?? err.message})`);
@@ -132,6 +141,35 @@ export async function startSocketServer(opts: SocketServerOptions): Promise<Sock
       auth.close();
     },
   };
+}
+
+/**
+ * Counts open connections; past `max` a new one is answered with a coded error at once and
+ * closed, instead of the process running out of file descriptors.
+ */
+function refuseOverLimit(server: Server, max: number, refused: WeakSet<Socket>, log: (line: string) => void): void {
+  let open = 0;
+  let warned = false;
+  server.prependListener("connection", (socket: Socket) => {
+    if (open >= max) {
+      refused.add(socket);
+      if (!warned) log(`socket: ${open} connections open, the limit ([limits] connections); refusing more`);
+      warned = true;
+      const text = JSON.stringify({
+        error: {
+          code: ErrorCode.LIMIT_EXCEEDED,
+          message: `the daemon has ${open} connections open, the limit ([limits] connections = ${max}); try again later`,
+          details: { limit: "[limits] connections" },
+        },
+      });
+      socket.on("error", () => undefined);
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+      return;
+    }
+    open++;
+    warned = false;
+    socket.once("close", () => open--);
+  });
 }
 
 function listen(server: Server, path: string): Promise<void> {

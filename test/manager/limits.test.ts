@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
-import { jobspec, simManager, submitNow } from "./helpers.js";
+import { jobspec, simManager, submitNow, testJob } from "./helpers.js";
 
 const KB = 1024;
 
@@ -43,6 +43,46 @@ describe("submit-time size limits", () => {
       /^jobspec: \d+ bytes, over the limit of 2048 bytes \(\[limits\] jobspec-size\)$/,
     );
     await expect(submitNow(s, jobspec(["true"], { exec: { test: {} } }))).resolves.toBeDefined();
+    await s.mgr.close();
+  });
+
+  it("[limits] jobs-per-user: a user at the limit is refused until one of their jobs ends; other users are not", async () => {
+    const s = await simManager({ limits: { jobsPerUser: 2 } });
+    const a = await submitNow(s, testJob(10), { userid: 2000 });
+    await submitNow(s, testJob(10), { userid: 2000 });
+    await expect(submitNow(s, testJob(10), { userid: 2000 })).rejects.toMatchObject({
+      code: ErrorCode.LIMIT_EXCEEDED,
+      message: "user 2000 already has 2 active jobs, the limit ([limits] jobs-per-user = 2); wait for some to finish",
+    });
+    await expect(submitNow(s, testJob(10), { userid: 3000 })).resolves.toBeDefined();
+    s.mgr.cancel(a);
+    for (let i = 0; i < 20 && s.mgr.job(a).state !== "INACTIVE"; i++) await s.clock.advance(10);
+    expect(s.mgr.job(a).state).toBe("INACTIVE");
+    await expect(submitNow(s, testJob(10), { userid: 2000 })).resolves.toBeDefined();
+    expect(s.mgr.jobs({}).length).toBe(4);
+    await s.mgr.close();
+  });
+
+  it("[limits] eventlog-entries: requests on a full eventlog are refused, a cancel still ends the job", async () => {
+    const s = await simManager({ limits: { eventlogEntries: 8 } });
+    const id = await submitNow(s, jobspec(["true"], { exec: { test: {} }, }), { urgency: 0 });
+    let refused: unknown;
+    for (let i = 0; i < 20 && refused === undefined; i++) {
+      try {
+        s.mgr.setUrgency(id, 0);
+      } catch (e) {
+        refused = e;
+      }
+      await s.clock.advance(10);
+    }
+    expect(refused).toMatchObject({ code: ErrorCode.LIMIT_EXCEEDED, details: { limit: "[limits] eventlog-entries" } });
+    expect((refused as Error).message).toMatch(/^job \S+: its eventlog has 8 entries, the limit \(\[limits\] eventlog-entries = 8\)/);
+    expect(s.mgr.eventlog(id).length).toBe(8);
+    expect(() => s.mgr.raise(id, { type: "note", severity: 3 })).toThrow(/eventlog-entries/);
+    await expect(s.mgr.update(id, { "attributes.system.duration": 60 })).rejects.toMatchObject({ code: ErrorCode.LIMIT_EXCEEDED });
+    s.mgr.cancel(id);
+    for (let i = 0; i < 20 && s.mgr.job(id).state !== "INACTIVE"; i++) await s.clock.advance(10);
+    expect(s.mgr.job(id).state).toBe("INACTIVE");
     await s.mgr.close();
   });
 });

@@ -27,6 +27,7 @@ describe("daemon configuration", () => {
     expect(cfg.settings).toEqual({
       guests: false,
       maxRequestBytes: 1024 * 1024,
+      maxConnections: 1000,
       shutdown: "wait",
       shutdownTimeoutMs: 5000,
       resources: { cores: 4, memory: 2 * 1024 ** 3 },
@@ -99,6 +100,21 @@ describe("daemon configuration", () => {
     expect(checkConfigFile(bad, {}).errors.map((e) => e.message)).toEqual([
       "[limits].argument-size: 200000 is more than Linux accepts for one argument (131071 bytes)",
       "[limits].exec-size: must be at least 1 byte",
+    ]);
+  });
+
+  it("reads the count limits (jobs-per-user, eventlog-entries, connections) with defaults, naming a bad value", () => {
+    expect(loadConfigFile(write("none.toml", ""), {}).settings.maxConnections).toBe(1000);
+    const ok = write("counts.toml", `[limits]\njobs-per-user = 50\neventlog-entries = 200\nconnections = 64\n`);
+    const s = loadConfigFile(ok, {}).settings;
+    expect(s.limits).toEqual({ jobsPerUser: 50, eventlogEntries: 200 });
+    expect(s.maxConnections).toBe(64);
+    const bad = write("counts-bad.toml", `[limits]\njobs-per-user = 0\neventlog-entries = "many"\nconnections = 1.5\nconnection = 3\n`);
+    expect(checkConfigFile(bad, {}).errors.map((e) => e.message)).toEqual([
+      "[limits].connection: unknown key (expected jobspec-size, argument-size, exec-size, jobs-per-user, eventlog-entries, connections)",
+      "[limits].jobs-per-user: must be a positive integer, got 0",
+      '[limits].eventlog-entries: must be a positive integer, got "many"',
+      "[limits].connections: must be a positive integer, got 1.5",
     ]);
   });
 });

@@ -212,3 +212,39 @@ describe("socket discovery errors", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe("socket server connection limit", () => {
+  it("answers a connection past [limits] connections with 503 LIMIT_EXCEEDED without serving it, and serves again once one closes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "jobtap-server-"));
+    const sock = join(dir, "jobtap.sock");
+    let submits = 0;
+    const handlers = testHandlers();
+    const submit = handlers.submit;
+    handlers.submit = (req, ctx) => {
+      submits++;
+      return submit(req, ctx);
+    };
+    const log: string[] = [];
+    const server = await startSocketServer({ socketPath: sock, handlers, maxConnections: 2, log: (l) => log.push(l) });
+    try {
+      const held = [connect(sock), connect(sock)];
+      await Promise.all(held.map((s) => new Promise((r) => s.once("connect", r))));
+      const body = JSON.stringify({ jobspecs: [{}] });
+      const reply = await rawExchange(sock, `POST /v1/submit HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      expect(reply).toMatch(/^HTTP\/1\.1 503/);
+      expect(reply).toContain('"code":"LIMIT_EXCEEDED"');
+      expect(reply).toContain("[limits] connections = 2");
+      expect(submits).toBe(0);
+      expect(log.some((l) => l.includes("refusing more"))).toBe(true);
+      held[0]!.destroy();
+      await new Promise((r) => setTimeout(r, 50));
+      const c = connectDaemon(sock);
+      expect((await c.call("submit", { jobspecs: [{} as never] })).ids).toEqual(["f1"]);
+      c.close();
+      held[1]!.destroy();
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
