@@ -22,7 +22,22 @@ export interface SqliteStoreOptions {
   synchronous?: "full" | "normal";
   /** FLUID epoch to record if the file is new (default: now). */
   epochMs?: number;
+  /**
+   * A cap on the file, in SQLite pages of 4 KiB (PRAGMA max_page_count): past it a commit
+   * fails as on a full disk. Tests use it to fill the store without filling a disk.
+   */
+  maxPages?: number;
 }
+
+/**
+ * The layout version this code writes, in PRAGMA user_version. A file with a higher one was
+ * written by a newer jobtap: it is refused, never opened for writing. Files of earlier
+ * releases (user_version 0 with the tables) are this layout and get the number.
+ */
+export const STORE_SCHEMA_VERSION = 1;
+
+/** SQLite's words for a file that is not, or no longer, a database. */
+const CORRUPT = /SQLITE_CORRUPT|SQLITE_NOTADB/;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -60,6 +75,33 @@ function ownerOnly(path: string): void {
   }
 }
 
+/** Refuses a file whose layout is newer than this code's (before anything is written). */
+function checkVersion(db: Database.Database, path: string): void {
+  const v = db.pragma("user_version", { simple: true }) as number;
+  if (v > STORE_SCHEMA_VERSION) {
+    throw new JobtapError(
+      ErrorCode.STORE_OPEN,
+      `job store ${path} was written by a newer jobtap (store layout ${v}; this version reads up to ${STORE_SCHEMA_VERSION}): refusing to open it; run the newer version, or move the file away to start empty`,
+      { path, version: v },
+    );
+  }
+}
+
+/** STORE_CORRUPT for a damaged file, STORE_OPEN for anything else, naming the path. */
+function openError(e: unknown, path: string): JobtapError {
+  if (e instanceof JobtapError && e.code !== ErrorCode.STORE_WRITE) return e;
+  const err = e as Error & { code?: string };
+  const why = err.message.replace(/^cannot write job store \S+: /, "");
+  if (CORRUPT.test(err.code ?? "") || /malformed|not a database/.test(why)) {
+    return new JobtapError(
+      ErrorCode.STORE_CORRUPT,
+      `job store ${path} is damaged (${why}): refusing to start on it; restore it from a backup, or move it away to start empty (sqlite3's .recover may save its jobs)`,
+      { path },
+    );
+  }
+  return new JobtapError(ErrorCode.STORE_OPEN, `cannot open job store ${path}: ${why}`, { path });
+}
+
 /** A JobStore in one SQLite file (WAL); each batch is one transaction. */
 export class SqliteStore implements JobStore {
   readonly kind = "sqlite";
@@ -76,23 +118,29 @@ export class SqliteStore implements JobStore {
     readonly path: string,
     opts: SqliteStoreOptions = {},
   ) {
+    let db: Database.Database | undefined;
     try {
       makeDirs(dirname(path));
       ownerOnly(path);
-      this.db = new Database(path);
-      this.db.pragma("journal_mode = WAL");
-      this.db.pragma(`synchronous = ${opts.synchronous === "full" ? "FULL" : "NORMAL"}`);
-      this.db.exec(SCHEMA);
+      db = new Database(path);
+      // Read before anything is written: a newer layout is refused untouched.
+      checkVersion(db, path);
+      if (db.readonly) throw new Error("the file is read-only");
+      db.pragma("journal_mode = WAL");
+      db.pragma(`synchronous = ${opts.synchronous === "full" ? "FULL" : "NORMAL"}`);
+      if (opts.maxPages !== undefined) db.pragma(`max_page_count = ${opts.maxPages}`);
+      db.exec(SCHEMA);
+      if (db.pragma("user_version", { simple: true }) !== STORE_SCHEMA_VERSION) db.pragma(`user_version = ${STORE_SCHEMA_VERSION}`);
+      this.db = db;
+      this.st = this.prepare();
+      this.epochMs = this.initEpoch(opts.epochMs ?? Date.now());
+      this.commitTxn = this.db.transaction((b: StoreBatch) => this.write(b));
+      const last = this.db.prepare("SELECT max(batch) AS b FROM eventlog").get() as { b: number | null };
+      this.batchSeq = (last.b ?? 0) + 1;
     } catch (e) {
-      throw new JobtapError(ErrorCode.STORE_OPEN, `cannot open job store ${path}: ${(e as Error).message}`, {
-        path,
-      });
+      db?.close();
+      throw openError(e, path);
     }
-    this.st = this.prepare();
-    this.epochMs = this.initEpoch(opts.epochMs ?? Date.now());
-    this.commitTxn = this.db.transaction((b: StoreBatch) => this.write(b));
-    const last = this.db.prepare("SELECT max(batch) AS b FROM eventlog").get() as { b: number | null };
-    this.batchSeq = (last.b ?? 0) + 1;
   }
 
   private prepare() {
@@ -155,8 +203,12 @@ export class SqliteStore implements JobStore {
   }
 
   *loadAll(): Iterable<StoredJobText> {
-    for (const r of this.st.all.iterate() as Iterable<{ id: bigint; jobspec: string; eventlog: string }>) {
-      yield { id: fromRow(r.id), jobspec: r.jobspec, eventlog: r.eventlog };
+    try {
+      for (const r of this.st.all.iterate() as Iterable<{ id: bigint; jobspec: string; eventlog: string }>) {
+        yield { id: fromRow(r.id), jobspec: r.jobspec, eventlog: r.eventlog };
+      }
+    } catch (e) {
+      throw openError(e, this.path);
     }
   }
 
