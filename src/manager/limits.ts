@@ -77,8 +77,14 @@ export function checkJobLimits(jobspec: Jobspec, limits: JobLimits, jsonBytes?: 
   }
   const env = jobspec.attributes?.system?.environment;
   let envBytes = 0;
-  if (env !== null && typeof env === "object") {
+  if (env !== undefined && (env === null || typeof env !== "object" || Array.isArray(env))) {
+    throw new JobtapError(ErrorCode.BAD_JOBSPEC, "jobspec: attributes.system.environment must be a table of NAME = string");
+  }
+  if (env !== undefined) {
     for (const [name, value] of Object.entries(env as Record<string, unknown>)) {
+      if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") {
+        throw new JobtapError(ErrorCode.BAD_JOBSPEC, `jobspec: attributes.system.environment.${name} must be a string, not ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`);
+      }
       const n = Buffer.byteLength(name) + 1 + Buffer.byteLength(String(value));
       if (n > limits.argumentBytes) over(`environment variable ${name} is ${n} bytes`, limits, "argumentBytes");
       envBytes += n + 1;
