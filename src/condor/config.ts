@@ -40,9 +40,9 @@ export interface CondorConfigOptions {
   random?: () => number;
 }
 
-/** Formats a source as `file:line`. */
+/** Formats a source as `file:line` (just `file` for line 0: a label such as a TOML path). */
 export function formatSource(source: ConfigSource): string {
-  return `${source.file}:${source.line}`;
+  return source.line > 0 ? `${source.file}:${source.line}` : source.file;
 }
 
 /** A parsed HTCondor configuration; one instance per file set, no shared state. */

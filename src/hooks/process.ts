@@ -28,6 +28,7 @@ export interface ProcessRun {
   stdoutCap: number;
   stderrCap: number;
   onStdout: ((text: string) => void) | undefined;
+  onSpawn: ((pid: number) => void) | undefined;
   signal: AbortSignal | undefined;
 }
 
@@ -130,6 +131,13 @@ class Supervisor {
     child.once("exit", (code, signal) => this.onExit(code, signal));
     child.once("close", () => this.finish());
     if (child.pid === undefined) return; // the "error" event follows
+    if (run.onSpawn) {
+      try {
+        run.onSpawn(child.pid);
+      } catch (e) {
+        this.note("error", `onSpawn threw (${e instanceof Error ? e.message : String(e)})`);
+      }
+    }
     const decoder = run.onStdout ? new StringDecoder("utf8") : undefined;
     child.stdout!.on("data", (b: Buffer) => {
       this.out.push(b);

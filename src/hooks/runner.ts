@@ -194,6 +194,7 @@ export class HookRunner {
       stdoutCap: nonNegative(s.stdoutCap ?? d.stdoutCap, DEFAULT_OUTPUT_CAP),
       stderrCap: nonNegative(s.stderrCap ?? d.stderrCap, DEFAULT_OUTPUT_CAP),
       onStdout: s.onStdout,
+      onSpawn: s.onSpawn,
       signal: entry.ctl.signal,
     };
   }

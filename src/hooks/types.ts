@@ -43,6 +43,8 @@ export interface HookSpec {
   stderrCap?: number;
   /** Receives stdout as it arrives (whole of it, also past the cap): for hooks that stream records. */
   onStdout?: (text: string) => void;
+  /** Called with the pid once the program has started (e.g. to signal it later). */
+  onSpawn?: (pid: number) => void;
   /** Aborting kills the hook (SIGTERM, grace, SIGKILL) or drops it from the queue. */
   signal?: AbortSignal;
   /**
