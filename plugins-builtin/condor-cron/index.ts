@@ -28,7 +28,8 @@ export default function condorCron(p: PluginContext): void {
     } else engine.reconfigure(cfg);
     return undefined;
   });
-  p.serviceRegister("list", () => ({ jobs: engine?.list() ?? [], skipped: engine?.skipped() ?? [] }));
+  // Open to every user, as `jobtap ads` is: it shows schedules, not the jobs' settings.
+  p.serviceRegister("list", () => ({ jobs: engine?.list() ?? [], skipped: engine?.skipped() ?? [] }), { guests: true });
   p.on("plugin.query", () => ({ jobs: engine?.list() ?? [], skipped: engine?.skipped() ?? [] }));
   // Shutdown kills every running job (SIGTERM, SIGKILL 1 s later); ads go with the plugin.
   p.onRemove(() => engine?.stop());

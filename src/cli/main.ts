@@ -84,6 +84,11 @@ const SUBCOMMANDS: Record<string, SubcommandEntry> = {
     usage: "jobtap queue list | status [QUEUE] | start|stop|enable|disable [QUEUE] [-m REASON]",
     load: async () => (await import("./queue.js")).queue,
   },
+  cron: {
+    summary: "the condor-cron plugin's jobs (mode, period, last and next run)",
+    usage: "jobtap cron list [--json]",
+    load: async () => (await import("./cron.js")).cron,
+  },
   ads: { summary: "machine and slot ads (like condor_status)", load: async () => (await import("./ads.js")).ads },
   history: { summary: "your recent job ids, newest first", usage: "jobtap history [SLICE]", load: async () => (await import("./history.js")).history },
   "job-exec-override": {
