@@ -130,6 +130,7 @@ export class CronEngine {
 
   private create(kind: CronKind, c: CronJobConfig): CronJob {
     const job = new CronJob(kind, c);
+    if (c.metrics !== undefined) this.p.log.warn(`${job.label}: METRICS is not implemented: its records are published as plain ads`);
     this.jobs.set(`${kind}:${c.name.toLowerCase()}`, job);
     // The base ad is registered with the job, so it merges before the job's tagged ads.
     if (kind !== "schedd") this.publishTo(job, c.name, new ClassAd());
@@ -339,7 +340,7 @@ export class CronEngine {
     const ac = new AbortController();
     job.abort = ac;
     const onStdout = (text: string) => {
-      if (capped || job.removed) return;
+      if (capped || job.removed || this.stopped) return;
       const bytes = Buffer.byteLength(text);
       if (job.lastOutputBytes + bytes > cap) {
         capped = true;
@@ -364,7 +365,7 @@ export class CronEngine {
         stderrCap: 64 * 1024,
       })
       .then((r) => {
-        if (!capped && !job.removed) take(reader.end());
+        if (!capped && !job.removed && !this.stopped) take(reader.end());
         this.exited(job, r);
       });
   }
