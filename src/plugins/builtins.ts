@@ -49,8 +49,8 @@ export interface ShippedEntry {
  */
 export const SHIPPED: readonly ShippedEntry[] = [
   { name: "alloc-bypass", load: () => import("../../plugins-builtin/alloc-bypass/index.js") },
-  { name: "condor-cron", load: () => import("../../plugins-builtin/condor-cron/index.js") },
   { name: "alloc-check", load: () => import("../../plugins-builtin/alloc-check/index.js") },
   { name: "perilog", load: () => import("../../plugins-builtin/perilog/index.js") },
   { name: "submit-hold", load: () => import("../../plugins-builtin/submit-hold/index.js") },
+  { name: "condor-cron", load: () => import("../../plugins-builtin/condor-cron/index.js") },
 ];
