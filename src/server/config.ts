@@ -259,7 +259,20 @@ function readSlots(v: unknown, r: NonNullable<DaemonSettings["resources"]>, s: D
   if (guard(errors, () => carveSlots(pool, slots)) !== undefined) s.slots = slots;
 }
 
+/**
+ * Flux `[job-manager]` keys jobtap does not implement: refused rather than silently ignored,
+ * so a configuration pasted from Flux does not seem to do what it cannot
+ * (docs/configuration.md says why).
+ */
+const UNSUPPORTED_MANAGER_KEYS: Record<string, string> = {
+  housekeeping: "not supported by jobtap (no housekeeping runs after a job; use the perilog plugin's epilog)",
+  "journal-size-limit": "not supported by jobtap (its event stream keeps no backlog to limit)",
+};
+
 function readManager(t: Record<string, unknown>, s: DaemonSettings, errors: JobtapError[]): void {
+  for (const [key, why] of Object.entries(UNSUPPORTED_MANAGER_KEYS)) {
+    if (t[key] !== undefined) errors.push(configError(`[job-manager].${key}`, why));
+  }
   for (const [key, field] of [["queue-depth", "queueDepth"], ["inactive-num-limit", "inactiveNumLimit"]] as const) {
     const v = t[key];
     if (v === undefined) continue;

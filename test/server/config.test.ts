@@ -54,6 +54,19 @@ describe("daemon configuration", () => {
     expect(() => loadConfigFile(path, {})).toThrow("configuration rejected");
   });
 
+  it("refuses Flux's [job-manager] housekeeping and journal-size-limit by TOML path instead of ignoring them", () => {
+    const path = write(
+      "flux.toml",
+      `[job-manager]\njournal-size-limit = 1000\nstop-queues-on-restart = true\n[job-manager.housekeeping]\ncommand = ["true"]\n`,
+    );
+    const { errors } = checkConfigFile(path, {});
+    expect(errors.map((e) => e.message)).toEqual([
+      "[job-manager].housekeeping: not supported by jobtap (no housekeeping runs after a job; use the perilog plugin's epilog)",
+      "[job-manager].journal-size-limit: not supported by jobtap (its event stream keeps no backlog to limit)",
+    ]);
+    expect(() => loadConfigFile(path, {})).toThrow("[job-manager].housekeeping: not supported");
+  });
+
   it("names the line and column of a TOML syntax error", () => {
     const path = write("syntax.toml", `[daemon]\nshutdown = \n`);
     const { errors } = checkConfigFile(path, {});
