@@ -89,6 +89,27 @@ describe("in a terminal (tmux)", { timeout: 120_000 }, () => {
     d.cli(["cancel", id]);
   });
 
+  it("submit --watch whose terminal closes exits; the job runs on and the daemon carries on", async () => {
+    const loop = "while :; do echo tick; sleep 0.1; done";
+    const s = session(d, 40, 8, `${cli} submit --watch sh -c '${loop}'`);
+    const text = await shows(s, /^(\S+)\n(tick\n)+/m, "the job id, then its output");
+    const id = (text.split("\n")[0] as string).trim();
+    const pid = Number(tmux("display-message", "-p", "-t", s, "#{pane_pid}").trim());
+    spawnSync("tmux", ["kill-session", "-t", s]);
+    await waitFor(() => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 20_000, "submit --watch to exit when its terminal closed");
+    expect(d.job(id)?.state).toBe("RUN");
+    expect(d.cli(["jobs"]).status).toBe(0);
+    expect(d.cli(["cancel", id]).status).toBe(0);
+    await waitFor(() => d.job(id)?.state === "INACTIVE", 30_000, "the job to end after cancel");
+  });
+
   it("top without a terminal prints one listing, sorted by priority, and exits", () => {
     const low = submit("--urgency", "0", "true");
     const high = submit("--urgency", "0", "true");
