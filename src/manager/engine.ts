@@ -11,6 +11,7 @@ import { newActiveJob, redactedJobspec, type ActiveJob } from "./job.js";
 import { isPlainObject, mergeNullDeletes } from "./jobspec.js";
 import { NO_PLUGINS, PRIORITY_UNAVAILABLE, type EventEntry, type JobArgs, type Jobspec, type PluginPort, type StackResult } from "./port.js";
 import { PRIORITY_MAX, STATES, stateTopic, URGENCY_EXPEDITE, URGENCY_HOLD, type State, type StateTopic } from "./states.js";
+import { runSteps } from "./steps.js";
 import type { AppliedTopic, OutOf } from "./topics.js";
 import type { JobStore } from "./store/types.js";
 import { eventLine, StoreBatcher } from "./batch.js";
@@ -190,7 +191,7 @@ export class Engine {
     }
     this.countRunning(r.prev, job.core.state);
     if (this.journalListeners.size > 0) this.journal({ id: job.core.id, entry: e, state: job.core.state, prev_state: r.prev });
-    return this.callbacks(job, e, r.prev, 0);
+    return this.callbacks(job, e, r.prev);
   }
 
   private countRunning(prev: State, next: State): void {
@@ -199,22 +200,22 @@ export class Engine {
     if (prev === "CLEANUP") this.running--;
   }
 
-  /** Steps 7-11 of spec §3; resumable at `step` after an async callback. */
-  private callbacks(job: ActiveJob, e: EventEntry, prev: State, step: number): void | Promise<void> {
-    for (; step < 4; step++) {
-      let pending: void | Promise<void> = undefined;
-      if (step === 0) pending = this.notifySubscribers(job, e);
-      else if (step === 1 && e.name === "jobspec-update") pending = this.callJob(job, "job.update", { updates: e.context ?? {} });
-      else if (step === 2 && job.core.state !== prev) {
-        pending = this.callJob(job, STATE_TOPIC[job.core.state], { entry: e, prev_state: prev });
-      } else if (step === 3) {
-        if (e.name === "resource-update") this.actions.resourceUpdate(job);
-        this.actions.run(job);
-      }
-      if (pending) {
-        const next = step + 1;
-        return pending.then(() => this.callbacks(job, e, prev, next));
-      }
+  /** Steps 7-11 of spec §3, in order; the rest waits for an async callback to settle. */
+  private callbacks(job: ActiveJob, e: EventEntry, prev: State): void | Promise<void> {
+    return runSteps<Callbacks, never>({ engine: this, job, e, prev }, 4, Engine.callbackStep) as void | Promise<void>;
+  }
+
+  private static callbackStep({ engine, job, e, prev }: Callbacks, step: number): void | Promise<void> {
+    switch (step) {
+      case 0:
+        return engine.notifySubscribers(job, e);
+      case 1:
+        return e.name === "jobspec-update" ? engine.callJob(job, "job.update", { updates: e.context ?? {} }) : undefined;
+      case 2:
+        return job.core.state === prev ? undefined : engine.callJob(job, STATE_TOPIC[job.core.state], { entry: e, prev_state: prev });
+      default:
+        if (e.name === "resource-update") engine.actions.resourceUpdate(job);
+        engine.actions.run(job);
     }
   }
 
@@ -342,6 +343,14 @@ export class Engine {
       }
     }
   }
+}
+
+/** One event's callbacks (the step loop's context). */
+interface Callbacks {
+  engine: Engine;
+  job: ActiveJob;
+  e: EventEntry;
+  prev: State;
 }
 
 /** Topic strings built once, not per event. */

@@ -13,6 +13,8 @@ import { checkJobLimits, checkJobsPerUser, DEFAULT_JOB_LIMITS, type JobLimits } 
 import { parseUserAttributes } from "./jobad.js";
 import type { Jobspec, StackResult } from "./port.js";
 import { URGENCY_DEFAULT, URGENCY_MAX, URGENCY_MIN } from "./states.js";
+import { isThenable, runSteps, type Step } from "./steps.js";
+import type { OutOf } from "./topics.js";
 import { newJobCore } from "./transition.js";
 
 export interface SubmitOptions {
@@ -79,7 +81,7 @@ export class Submitter {
     if (!this.needsCallbacks(job.core.jobspec)) return this.accept(job, jsonCache);
     let why: string | undefined | Promise<string | undefined>;
     try {
-      why = this.admission(job, 0);
+      why = this.admission(job);
     } catch (err) {
       this.reject(job);
       return Promise.reject(err);
@@ -178,64 +180,38 @@ export class Submitter {
   }
 
   /**
-   * job.create, job.validate, job.dependency.*, job.new from step `from`; a rejection
-   * message or undefined. Synchronous while every handler is; from the first handler that
-   * returns a Promise (or when there are dependencies) the rest runs after it settles.
+   * job.create, job.validate, job.dependency.*, job.new: a rejection message or undefined.
+   * Synchronous while every handler is, so the jobs of one submitMany are admitted one after
+   * another (a job's job.new runs before the next job's callbacks); from the first handler
+   * that returns a Promise the rest runs after it settles.
    */
-  private admission(job: ActiveJob, from: number): string | undefined | Promise<string | undefined> {
-    const e = this.engine;
-    for (let step = from; step < ADMISSION_TOPICS.length; step++) {
-      if (step === 1 && job.core.submitFlags & SUBMIT_FLAG.novalidate) continue;
-      if (step === 2) {
-        const deps = job.core.jobspec.attributes.system?.dependencies;
-        if (deps === undefined) continue;
-        const why = this.dependencies(job, deps, 0);
-        if (why instanceof Promise) return why.then((w) => w ?? this.admission(job, 3));
-        if (why !== undefined) return why;
-        continue;
-      }
-      const topic = ADMISSION_TOPICS[step] as (typeof ADMISSION_TOPICS)[0 | 1 | 3];
-      if (!e.port.matches(topic)) continue;
-      const res = e.port.callJob(topic, e.args(job));
-      if (res instanceof Promise) return res.then((r) => this.stackOutcome(job, step, r) ?? this.admission(job, step + 1));
-      const why = this.stackOutcome(job, step, res);
-      if (why !== undefined) return why;
+  private admission(job: ActiveJob): string | undefined | Promise<string | undefined> {
+    return runSteps<Admission, string>({ submitter: this, job }, ADMISSION_TOPICS.length, Submitter.admissionStep);
+  }
+
+  private static admissionStep({ submitter, job }: Admission, step: number): Step<string> {
+    const e = submitter.engine;
+    if (step === 1 && job.core.submitFlags & SUBMIT_FLAG.novalidate) return undefined;
+    if (step === 2) {
+      const deps = job.core.jobspec.attributes.system?.dependencies;
+      if (deps === undefined) return undefined;
+      if (!Array.isArray(deps)) return "dependencies object must be an array";
+      return runSteps<Dependencies, string>({ e, job, deps }, deps.length, dependencyStep);
     }
-    return undefined;
+    const topic = ADMISSION_TOPICS[step] as (typeof ADMISSION_TOPICS)[0 | 1 | 3];
+    if (!e.port.matches(topic)) return undefined;
+    const res = e.port.callJob(topic, e.args(job));
+    return isThenable(res) ? res.then((r) => submitter.stackOutcome(job, step, r)) : submitter.stackOutcome(job, step, res);
   }
 
   /** A rejection message from one admission stack call; job.new OUT is applied. */
-  private stackOutcome(job: ActiveJob, step: number, res: StackResult): string | undefined {
+  private stackOutcome(job: ActiveJob, step: number, res: StackResult<OutOf<"job.new">>): string | undefined {
     if (step === 3) {
       this.engine.applyOut(job, "job.new", res);
       return undefined;
     }
     if (!res.error) return undefined;
     return typeof res.out.errmsg === "string" ? res.out.errmsg : "rejected by job-manager plugin";
-  }
-
-  /**
-   * job.dependency.<scheme> for each entry from `i`: a rejection message or undefined.
-   * Synchronous while the handlers are, so the jobs of one submitMany are admitted one
-   * after another (a job's job.new runs before the next job's dependency callbacks).
-   */
-  private dependencies(job: ActiveJob, deps: unknown, i: number): string | undefined | Promise<string | undefined> {
-    if (!Array.isArray(deps)) return "dependencies object must be an array";
-    const e = this.engine;
-    for (; i < deps.length; i++) {
-      const d: unknown = deps[i];
-      if (!isPlainObject(d) || typeof d.scheme !== "string") return `dependency[${i}] missing string scheme`;
-      const scheme = d.scheme;
-      const topic = `job.dependency.${scheme}` as const;
-      if (topic.length > 128) return "rejecting absurdly long dependency scheme";
-      if (!e.port.matches(topic)) return `dependency scheme "${scheme}" not supported`;
-      const res = e.port.callJob(topic, e.args(job, { dependency: d as { scheme: string } }));
-      const next = i + 1;
-      if (res instanceof Promise) return res.then((r) => dependencyOutcome(r, scheme) ?? this.dependencies(job, deps, next));
-      const why = dependencyOutcome(res, scheme);
-      if (why !== undefined) return why;
-    }
-    return undefined;
   }
 
   private reject(job: ActiveJob): void {
@@ -248,6 +224,31 @@ export class Submitter {
     e.port.jobGone(job.core.id);
     e.dismiss(job);
   }
+}
+
+/** One job's admission (the step loop's context). */
+interface Admission {
+  submitter: Submitter;
+  job: ActiveJob;
+}
+
+/** One job's dependency list (the step loop's context). */
+interface Dependencies {
+  e: Engine;
+  job: ActiveJob;
+  deps: unknown[];
+}
+
+/** job.dependency.<scheme> for dependency `i`: a rejection message or undefined. */
+function dependencyStep({ e, job, deps }: Dependencies, i: number): Step<string> {
+  const d: unknown = deps[i];
+  if (!isPlainObject(d) || typeof d.scheme !== "string") return `dependency[${i}] missing string scheme`;
+  const scheme = d.scheme;
+  const topic = `job.dependency.${scheme}` as const;
+  if (topic.length > 128) return "rejecting absurdly long dependency scheme";
+  if (!e.port.matches(topic)) return `dependency scheme "${scheme}" not supported`;
+  const res = e.port.callJob(topic, e.args(job, { dependency: d as { scheme: string } }));
+  return isThenable(res) ? res.then((r) => dependencyOutcome(r, scheme)) : dependencyOutcome(res, scheme);
 }
 
 /** A rejection message from one job.dependency.<scheme> stack call, or undefined. */

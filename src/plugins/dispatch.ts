@@ -130,7 +130,7 @@ export class Dispatcher {
   }
 
   private run(to: Pick<TopicHandlers, "topic" | "rule">, entries: readonly StackEntry[], args: unknown, id: JobId | undefined): Result {
-    return runStack(this.stack, stackCall(to, entries, args, id));
+    return runStack(stackCall(this.stack, to, entries, args, id));
   }
 
   /** The innermost callback running for `id` (on behalf of `plugin`), if any. */

@@ -15,6 +15,7 @@ import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import type { JobId } from "../manager/ids.js";
 import { formatJobId } from "../manager/ids.js";
 import type { StackOut, StackResult } from "../manager/port.js";
+import { isThenable, runSteps, type Step } from "../manager/steps.js";
 import type { TopicRule } from "../manager/topics.js";
 import type { PluginRecord } from "./record.js";
 import type { AnyHandler, CallInfo } from "./topics.js";
@@ -77,6 +78,7 @@ export interface HandlerRecord {
 
 /** The state of one stack call. */
 export interface StackCall {
+  host: StackHost;
   topic: string;
   rule: TopicRule;
   args: unknown;
@@ -98,6 +100,7 @@ export interface StackCall {
 
 /** Creates the state for one stack call of a topic over the given entries. */
 export function stackCall(
+  host: StackHost,
   to: { readonly topic: string; readonly rule: TopicRule },
   entries: readonly StackEntry[],
   args: unknown,
@@ -107,53 +110,52 @@ export function stackCall(
   const info: CallInfo = id === undefined ? { topic } : { topic, id };
   const stopOnError = rule.rule !== "notify";
   return {
-    topic, rule, args, id, entries, stopOnError, info, out: {}, handled: 0,
+    host, topic, rule, args, id, entries, stopOnError, info, out: {}, handled: 0,
     t0: 0, outcome: "ok", message: undefined,
   };
 }
 
-/** Runs the call from entry `start`; synchronous unless some handler returned a Promise. */
-export function runStack(
-  host: StackHost,
-  call: StackCall,
-  start = 0,
-): StackResult | Promise<StackResult> {
-  for (let i = start; i < call.entries.length; i++) {
-    const entry = call.entries[i]!;
-    if (entry.plugin.removed) continue;
-    call.handled++;
-    if (host.inspecting) begin(call);
-    const frame = host.enter(call.id, entry.plugin, call.topic);
-    let result: unknown;
-    try {
-      result = entry.fn(call.args as never, call.info);
-    } catch (e) {
-      host.leave(frame);
-      if (done(host, call, entry.plugin, fail(host, call, entry.plugin, e), false)) {
-        return finish(host, call);
-      }
-      continue;
-    }
-    if (isThenable(result)) {
-      host.suspend(frame);
-      return settle(host, call, i, frame, result);
-    }
-    host.leave(frame);
-    if (done(host, call, entry.plugin, absorb(host, call, entry.plugin, result), false)) {
-      return finish(host, call);
-    }
-  }
-  return finish(host, call);
+/** Runs the call; synchronous unless some handler returned a Promise. */
+export function runStack(call: StackCall): StackResult | Promise<StackResult> {
+  const r = runSteps<StackCall, true>(call, call.entries.length, handlerStep);
+  return r instanceof Promise ? r.then(() => finish(call.host, call)) : finish(call.host, call);
 }
 
+/** Calls entry `i`'s handler; `true` stops the stack (an error, or a rejection). */
+function handlerStep(call: StackCall, i: number): Step<true> {
+  const { host } = call;
+  const entry = call.entries[i]!;
+  if (entry.plugin.removed) return undefined;
+  call.handled++;
+  if (host.inspecting) begin(call);
+  const frame = host.enter(call.id, entry.plugin, call.topic);
+  let result: unknown;
+  try {
+    result = entry.fn(call.args as never, call.info);
+  } catch (e) {
+    host.leave(frame);
+    return stops(done(host, call, entry.plugin, fail(host, call, entry.plugin, e), false));
+  }
+  if (isThenable(result)) {
+    host.suspend(frame);
+    return settle(host, call, entry.plugin, frame, result);
+  }
+  host.leave(frame);
+  return stops(done(host, call, entry.plugin, absorb(host, call, entry.plugin, result), false));
+}
+
+function stops(stop: boolean): true | undefined {
+  return stop ? true : undefined;
+}
+
+/** An async handler: its OUT (or error) once it settles or its deadline passes. */
 async function settle(
   host: StackHost,
   call: StackCall,
-  index: number,
+  plugin: PluginRecord,
   frame: Frame | undefined,
   pending: PromiseLike<unknown>,
-): Promise<StackResult> {
-  const plugin = call.entries[index]!.plugin;
+): Promise<true | undefined> {
   let stop: boolean;
   try {
     const result = await withDeadline(host, plugin, call, pending);
@@ -163,8 +165,7 @@ async function settle(
     host.leave(frame);
     stop = fail(host, call, plugin, e);
   }
-  if (done(host, call, plugin, stop, true)) return finish(host, call);
-  return runStack(host, call, index + 1);
+  return stops(done(host, call, plugin, stop, true));
 }
 
 function begin(call: StackCall): void {
@@ -201,12 +202,6 @@ function finish(host: StackHost, call: StackCall): StackResult {
   return call.error === undefined
     ? { handled: call.handled, out: call.out }
     : { handled: call.handled, out: call.out, error: call.error };
-}
-
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return (
-    typeof v === "object" && v !== null && typeof (v as { then?: unknown }).then === "function"
-  );
 }
 
 /** Races a handler's Promise against the plugin's deadline (0 or Infinity: none). */
