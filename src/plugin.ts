@@ -17,7 +17,7 @@ export type {
   ServiceHandler,
 } from "./plugins/context.js";
 export { withRead } from "./plugins/context.js";
-export type { PluginDefinition, PluginSetup } from "./plugins/loader.js";
+export type { ConfigCheck, PluginDefinition, PluginSetup } from "./plugins/loader.js";
 export type { LoadSortOrder, ServiceCred } from "./plugins/record.js";
 export type {
   TopicMap,

@@ -107,3 +107,33 @@ export function defaultQueue(conf: Table): string | undefined {
 export function forQueue(queue: string | undefined): string {
   return queue === undefined ? "" : ` for queue ${queue}`;
 }
+
+/**
+ * A plugin's `checkConfig` from a reader that throws at its first problem: run on each view
+ * of the config (default: the whole config), every distinct problem found.
+ */
+export function checkWith(read: (conf: Table) => unknown, views: (conf: Table) => Table[] = (c) => [c]) {
+  return (conf: Table): string[] => {
+    const problems: string[] = [];
+    for (const view of views(conf)) {
+      try {
+        read(view);
+      } catch (e) {
+        const message = (e as Error).message;
+        if (!problems.includes(message)) problems.push(message);
+      }
+    }
+    return problems;
+  };
+}
+
+/**
+ * The config as a whole, then the general limits alone and each queue alone, so a bad
+ * queue does not hide a bad general limit (the limit readers stop at their first problem).
+ */
+export function limitViews(conf: Table): Table[] {
+  const queues = isTable(conf.queues) ? Object.entries(conf.queues) : [];
+  if (queues.length === 0) return [conf];
+  const { queues: _all, ...general } = conf;
+  return [conf, general, ...queues.map(([name, q]) => ({ queues: { [name]: q } }))];
+}

@@ -9,8 +9,8 @@
  * rejected; in SCHED the plugin supplies an R that names the executor and posts `alloc`.
  * Slurm, not jobtap, decides where and when the work runs.
  */
-import type { JobArgs, PluginContext } from "jobtap/plugin";
-import { ConfigError } from "../common/config.js";
+import type { ConfigCheck, JobArgs, PluginContext } from "jobtap/plugin";
+import { checkWith, ConfigError } from "../common/config.js";
 import { defaultSlurmConfig, readSlurmConfig, wantsSlurm } from "./config.js";
 import { SlurmExecutor } from "./executor.js";
 import { jobChoices } from "./submit.js";
@@ -25,6 +25,9 @@ function slurmR(job: JobArgs, now: number): Record<string, unknown> {
   const expiration = typeof d === "number" && d > 0 ? starttime + d : 0;
   return { version: 1, execution: { R_lite: [], nodelist: [], starttime, expiration, executor: SLURM_EXECUTOR } };
 }
+
+/** What conf.update would refuse in `[exec.slurm]`. */
+export const checkConfig: ConfigCheck = checkWith(readSlurmConfig);
 
 /** Registers the executor, conf.update, job.validate and job.state.sched. */
 export default function execSlurm(p: PluginContext): void {

@@ -5,10 +5,10 @@
  * a queue can lift the general limit. When a limit applies, a job with no duration
  * (unlimited) is rejected too.
  */
-import type { JobArgs, PluginContext } from "jobtap/plugin";
+import type { ConfigCheck, JobArgs, PluginContext } from "jobtap/plugin";
 import { formatFSD, parseFSD } from "jobtap/plugin";
 import { jobDuration } from "../common/jobspec.js";
-import { ConfigError, defaultQueue, forQueue, jobQueue, limitsOf, queueTables, type Table } from "../common/config.js";
+import { checkWith, ConfigError, defaultQueue, limitViews, forQueue, jobQueue, limitsOf, queueTables, type Table } from "../common/config.js";
 
 /** Parsed limits; `undefined` means "not configured here", 0 means unlimited. */
 interface DurationLimits {
@@ -45,6 +45,9 @@ export function readDurationLimits(conf: Table): DurationLimits {
 }
 
 /** Flux's check: a message if the job's duration is over its limit, else undefined. */
+/** What conf.update would refuse in `[policy.limits]` and each queue's limits. */
+export const checkConfig: ConfigCheck = checkWith(readDurationLimits, limitViews);
+
 export function checkDuration(limits: DurationLimits, job: JobArgs): string | undefined {
   const queue = jobQueue(job.jobspec, limits.defaultQueue);
   const limit = (queue !== undefined ? limits.queues.get(queue) : undefined) ?? limits.general;

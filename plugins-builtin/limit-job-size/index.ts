@@ -4,8 +4,8 @@
  * `ngpus`, and the same under `[queues.<q>.policy.limits.job-size]`. -1 is unlimited; a
  * queue's key overrides the general key of the same name (and may set -1 to lift it).
  */
-import type { JobArgs, PluginContext } from "jobtap/plugin";
-import { ConfigError, defaultQueue, forQueue, jobQueue, limitsOf, queueTables, tableAt, type Table } from "../common/config.js";
+import type { ConfigCheck, JobArgs, PluginContext } from "jobtap/plugin";
+import { checkWith, ConfigError, defaultQueue, limitViews, forQueue, jobQueue, limitsOf, queueTables, tableAt, type Table } from "../common/config.js";
 import { jobSizeCounts, type JobSizeCounts } from "../common/jobspec.js";
 
 const KEYS = ["nnodes", "ncores", "ngpus"] as const;
@@ -59,6 +59,9 @@ function configured(l: AllLimits): boolean {
 }
 
 /** Checks one job; returns Flux's message naming the first violated key, or undefined. */
+/** What conf.update would refuse in `[policy.limits]` and each queue's limits. */
+export const checkConfig: ConfigCheck = checkWith(readJobSizeLimits, limitViews);
+
 export function checkJobSize(l: AllLimits, job: JobArgs): string | undefined {
   const queue = jobQueue(job.jobspec, l.defaultQueue);
   const q = queue !== undefined ? l.queues.get(queue) : undefined;

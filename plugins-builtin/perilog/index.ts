@@ -14,8 +14,9 @@
  *   non-fatal `epilog` exception (severity 2).
  */
 import { constants, hostname } from "node:os";
-import type { EventArgs, JobArgs, JobId, PluginContext } from "jobtap/plugin";
+import type { ConfigCheck, EventArgs, JobArgs, JobId, PluginContext } from "jobtap/plugin";
 import { formatJobId } from "jobtap/plugin";
+import { checkWith } from "../common/config.js";
 import { queryConf, readPerilogConfig, type PerilogConfig } from "./config.js";
 import { PerilogProc, type ProcExit } from "./proc.js";
 
@@ -135,6 +136,9 @@ class Perilog {
     return { conf: { prolog: queryConf(this.cfg.prolog), epilog: queryConf(this.cfg.epilog) }, procs: Object.fromEntries(procs) };
   }
 }
+
+/** What conf.update would refuse in `[job-manager.prolog]`/`[job-manager.epilog]`. */
+export const checkConfig: ConfigCheck = checkWith(readPerilogConfig);
 
 /** Registers the perilog topics and plugin.query. */
 export default function perilog(p: PluginContext): void {

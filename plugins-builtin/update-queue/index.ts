@@ -13,9 +13,9 @@
  * - Services (owner only): `update-queue.enable|disable|start|stop {name?, reason?}` and
  *   `update-queue.status` (open to guests).
  */
-import type { JobArgs, PluginContext } from "jobtap/plugin";
+import type { ConfigCheck, JobArgs, PluginContext } from "jobtap/plugin";
 import { withRead } from "jobtap/plugin";
-import { ConfigError, defaultQueue, jobQueue, queueTables } from "../common/config.js";
+import { checkWith, ConfigError, defaultQueue, jobQueue, queueTables } from "../common/config.js";
 import { reasonOf, reconcile, targets, type QueueStatus, type StatusTable } from "./status.js";
 
 const STATE_KEY = "status";
@@ -50,6 +50,9 @@ export function stopQueuesOnRestart(conf: Record<string, unknown>): boolean {
 }
 
 /** Registers admission, queue start/stop, the queue update key and the services. */
+/** What conf.update would refuse in `[queues]` and the default queue. */
+export const checkConfig: ConfigCheck = checkWith(readQueueConfig);
+
 export default function updateQueue(p: PluginContext): void {
   let cfg: QueueConfig = { names: [], defaultQueue: undefined, parents: new Map() };
   let status: StatusTable = {};

@@ -4,7 +4,7 @@
  * instance configuration, `[resource] expiration = <Unix time in seconds>` (0 or absent:
  * the instance does not expire), refreshed on every config reload.
  */
-import type { PluginContext } from "jobtap/plugin";
+import type { ConfigCheck, PluginContext } from "jobtap/plugin";
 import { formatFSD } from "jobtap/plugin";
 import { jobDuration } from "../common/jobspec.js";
 import { isTable } from "../common/config.js";
@@ -21,6 +21,12 @@ export function readExpiration(conf: Record<string, unknown>): number | string {
   }
   return e;
 }
+
+/** What conf.update would refuse: a bad `[resource] expiration`. */
+export const checkConfig: ConfigCheck = (conf) => {
+  const e = readExpiration(conf);
+  return typeof e === "string" ? [e] : [];
+};
 
 /** Registers conf.update and job.validate. */
 export default function validateDuration(p: PluginContext): void {

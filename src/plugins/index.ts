@@ -74,7 +74,7 @@ export function checkPluginConfig(config: Record<string, unknown>): void {
 
 export { JobtapHost } from "./control.js";
 export type { JobtapHostOptions, LoadOptions, PluginInfo } from "./control.js";
-export { BUILTINS } from "./builtins.js";
+export { BUILTINS, checkBuiltinConfig } from "./builtins.js";
 export type { BuiltinEntry } from "./builtins.js";
 export { parseToml, readPluginConfig, reapplyPlugins } from "./config.js";
 export type { HostLogger } from "./dispatch.js";

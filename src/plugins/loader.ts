@@ -24,9 +24,18 @@ export type PluginSetup = (p: PluginContext) => void | Promise<void>;
 /** What a plugin module's default export may be. */
 export type PluginDefinition = PluginSetup | { name?: string; setup: PluginSetup };
 
+/**
+ * A plugin's configuration check, exported by its module as `checkConfig`: every problem its
+ * `conf.update` would refuse in this whole instance configuration, found without loading
+ * the plugin. The daemon and `jobtap config check` run the builtins' and the listed
+ * shipped plugins' checks before anything starts.
+ */
+export type ConfigCheck = (config: Record<string, unknown>) => string[];
+
 /** A plugin module as imported. */
 export interface PluginModule {
   default?: unknown;
+  checkConfig?: ConfigCheck;
 }
 
 /** Where a plugin comes from, after resolution. */

@@ -34,9 +34,8 @@ import { carveSlots, type SlotType } from "../manager/slots.js";
 import { dirname, resolve } from "node:path";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import { parseFSD } from "../manager/fsd.js";
-import { BUILTINS, parseToml, readPluginConfig } from "../plugins/index.js";
+import { BUILTINS, checkBuiltinConfig, parseToml, readPluginConfig } from "../plugins/index.js";
 import { resolvePlugin } from "../plugins/loader.js";
-import { checkBuiltinConfig } from "../../plugins-builtin/common/check.js";
 import { DEFAULT_MAX_REQUEST_BYTES } from "./protocol.js";
 import { KERNEL_ARGUMENT_MAX, type JobLimits } from "../manager/limits.js";
 
