@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import v8 from "node:v8";
 import { runInNewContext } from "node:vm";
-import { createJobManager, type JobManager } from "../src/manager/manager.js";
+import { createJobManager, JobManager } from "../src/manager/manager.js";
 import { jobtapPlugins } from "../src/plugins/index.js";
 import type { JobId } from "../src/manager/ids.js";
 import { arg, testJobspec as jobspec } from "./lib/common.js";
@@ -115,7 +115,7 @@ async function measure(s: Settings): Promise<Record<string, number | string>> {
       cold_submit_per_s: cold.submit_per_s,
       cold_end_to_end_per_s: cold.end_to_end_per_s,
       rss_peak_growth_bytes: Math.max(0, rss0 - rssStart),
-      cores: mgr.scheduler.pool.cores,
+      cores: JobManager.internals(mgr).scheduler.pool.cores,
       sqlite_synchronous: sync,
     };
     process.stderr.write(`${label}: ${JSON.stringify(result)}\n`);

@@ -33,7 +33,6 @@ import { JobCommands, type RaiseOptions } from "./commands.js";
 import { DEFAULT_JOB_LIMITS, type JobLimits } from "./limits.js";
 import { JobUpdater, type UpdateOptions } from "./update.js";
 import { activeInfo, inactiveInfo, waitResultOf, type JobInfo, type WaitResult } from "./views.js";
-import type { JobCore } from "./transition.js";
 import type { State } from "./states.js";
 import type { ClassAd } from "../classad/classad.js";
 import { JobAds } from "./jobads.js";
@@ -105,10 +104,10 @@ export class JobManager {
 
   /** Use `createJobManager`; the constructor does not replay or attach plugins. */
   constructor(
-    readonly engine: Engine,
-    readonly store: JobStore,
-    readonly scheduler: Scheduler,
-    readonly inactive: InactiveCache,
+    private readonly engine: Engine,
+    private readonly store: JobStore,
+    private readonly scheduler: Scheduler,
+    private readonly inactive: InactiveCache,
     readonly executors: Executors,
     ids: FluidGenerator,
     opts: JobManagerOptions,
@@ -136,7 +135,14 @@ export class JobManager {
       ...(opts.statedir ? { diskPath: opts.statedir } : {}),
     });
     const conf = opts.config ?? {};
-    this.port = new ManagerPortImpl(engine, this, () => conf, store, engine.clock, this.owner, queues, executors);
+    const inactiveJobs = {
+      inactiveCore: (id: JobId) => this.loadInactive(id)?.core,
+      inactiveArgs: (id: JobId) => {
+        const job = this.loadInactive(id);
+        return job && engine.args(job);
+      },
+    };
+    this.port = new ManagerPortImpl(engine, inactiveJobs, () => conf, store, engine.clock, this.owner, queues, executors);
   }
 
   get clock(): Clock {
@@ -269,7 +275,7 @@ export class JobManager {
     if (!a) {
       const r = this.inactive.get(id);
       if (r && resultName(r) === "COMPLETED") return Promise.resolve({ id, result: "COMPLETED", success: true });
-      const core = this.inactiveCore(id);
+      const core = this.loadInactive(id)?.core;
       if (!core) return Promise.reject(new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`));
       return Promise.resolve(waitResultOf(core));
     }
@@ -416,7 +422,7 @@ export class JobManager {
   // --- inactive jobs, read back from the store on demand --------------------------------
 
   /** A cached inactive job replayed from the store (no callbacks), or undefined. */
-  loadInactive(id: JobId): ActiveJob | undefined {
+  private loadInactive(id: JobId): ActiveJob | undefined {
     if (!this.inactive.get(id)) return undefined;
     const text = this.engine.batch.storedView(id);
     if (!text) return undefined;
@@ -427,15 +433,26 @@ export class JobManager {
     return job;
   }
 
-  /** The replayed core of a cached inactive job (read from the store), if any. */
-  inactiveCore(id: JobId): JobCore | undefined {
-    return this.loadInactive(id)?.core;
+  /** The job's R (its allocated resources), active or cached inactive; undefined before
+   *  allocation. Throws UNKNOWN_JOB like `job(id)`. */
+  jobR(id: JobId): Record<string, unknown> | undefined {
+    const core = this.engine.active.get(id)?.core ?? this.loadInactive(id)?.core;
+    if (core === undefined) this.job(id);
+    return core?.R;
   }
 
-  /** Standard IN args of a cached inactive job, for plugin lookups. */
-  inactiveArgs(id: JobId) {
-    const job = this.loadInactive(id);
-    return job && this.engine.args(job);
+  /**
+   * @internal The manager's parts, for the repository's own tests and benches only (stripped
+   * from the published declarations): the engine, the store and the scheduler.
+   */
+  static internals(m: JobManager) {
+    return {
+      engine: m.engine,
+      store: m.store,
+      scheduler: m.scheduler,
+      /** A cached inactive job replayed from the store (restart callbacks). */
+      loadInactive: (id: JobId) => m.loadInactive(id),
+    };
   }
 
   private checkOpen(): void {
@@ -489,9 +506,10 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   if (maxId !== undefined) ids.advancePast(maxId);
   const m = new JobManager(engine, store, scheduler, inactive, executors, ids, opts, { gate: queues, actions });
   m.outputDir = outputDir;
-  onPurge = (r) => purgeRecord(m, r);
+  onPurge = (r) => purgeRecord(engine, r);
   engine.port = opts.plugins ? await opts.plugins(m.port) : NO_PLUGINS;
-  await restartCallbacks({ engine, store, inactive, scheduler, actions, executors }, (id) => m.loadInactive(id));
+  const { loadInactive } = JobManager.internals(m);
+  await restartCallbacks({ engine, store, inactive, scheduler, actions, executors }, loadInactive);
   m.port.reprioritizeAll();
   return m;
 }
@@ -502,8 +520,7 @@ function outputDirOf(opts: JobManagerOptions): string {
 }
 
 /** job.inactive-remove (args read back from the store only if someone listens), then delete. */
-function purgeRecord(m: JobManager, r: InactiveRecord): void {
-  const e = m.engine;
+function purgeRecord(e: Engine, r: InactiveRecord): void {
   if (e.port.matches("job.inactive-remove")) {
     const text = e.batch.storedView(r.id);
     const replayed = text && replayJob(text);

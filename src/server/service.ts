@@ -40,10 +40,10 @@ export function createHandlers(d: ServiceDeps): Handlers {
     info: (req, ctx) => {
       const id = jobId("info", req.id);
       const info = m.job(id);
-      const core = m.engine.active.get(id)?.core ?? m.inactiveCore(id);
+      const R = m.jobR(id);
       // The environment may hold secrets: only the job's own user sees it.
       const jobspec = info.userid === who(ctx).userid ? m.jobspec(id) : redactEnvironment(m.jobspec(id));
-      return { job: fullView(m, info), jobspec, ...(core?.R ? { R: core.R } : {}) };
+      return { job: fullView(m, info), jobspec, ...(R ? { R } : {}) };
     },
     eventlog: (req, ctx) => {
       const id = jobId("eventlog", req.id);

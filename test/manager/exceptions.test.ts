@@ -4,6 +4,7 @@ import type { JobId } from "../../src/manager/ids.js";
 import { PRIORITY_UNAVAILABLE } from "../../src/manager/port.js";
 import { fakePort, type FakePort } from "./fake-port.js";
 import { names, simManager, submitNow, testJob } from "./helpers.js";
+import { JobManager } from "../../src/manager/manager.js";
 
 function codeOf(fn: () => unknown): string | undefined {
   try {
@@ -72,7 +73,7 @@ describe("exceptions in every state", () => {
     await s.clock.advance(10);
     expect(s.mgr.job(id).state).toBe("INACTIVE");
     expect(names(s, id)).not.toContain("alloc");
-    expect(s.mgr.scheduler.pending()).toEqual([]);
+    expect(JobManager.internals(s.mgr).scheduler.pending()).toEqual([]);
   });
 
   it("SCHED (waiting for resources): cancel withdraws its alloc request", async () => {
@@ -81,9 +82,9 @@ describe("exceptions in every state", () => {
     const waiting = await submitNow(s, testJob("10s"));
     await s.clock.advance(1);
     expect(s.mgr.job(waiting).state).toBe("SCHED");
-    expect(s.mgr.scheduler.pending()).toEqual([waiting]);
+    expect(JobManager.internals(s.mgr).scheduler.pending()).toEqual([waiting]);
     s.mgr.cancel(waiting);
-    expect(s.mgr.scheduler.pending()).toEqual([]);
+    expect(JobManager.internals(s.mgr).scheduler.pending()).toEqual([]);
     await s.clock.advance(20_000);
     expect(s.mgr.job(busy).result).toBe("COMPLETED");
     expect(s.mgr.job(waiting).result).toBe("CANCELED");

@@ -1,6 +1,7 @@
 /** jobs() filters and the configurable batch window. */
 import { describe, expect, it } from "vitest";
 import { simManager, submitNow, testJob } from "./helpers.js";
+import { JobManager } from "../../src/manager/manager.js";
 
 describe("jobs() listing", () => {
   it("filters by state and by user; inactive jobs are listed newest first", async () => {
@@ -32,6 +33,6 @@ describe("batch window", () => {
     await s.clock.advance(1);
     const id = await p;
     expect(acked).toBe(true);
-    expect(s.mgr.store.load(id)?.eventlog).toMatch(/"name":"submit"/);
+    expect(JobManager.internals(s.mgr).store.load(id)?.eventlog).toMatch(/"name":"submit"/);
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { JobId } from "../../src/manager/ids.js";
 import { fakePort, type FakePort } from "./fake-port.js";
 import { names, simManager, submitNow, testJob } from "./helpers.js";
+import { JobManager } from "../../src/manager/manager.js";
 
 describe("per-job mailbox", () => {
   it("events posted during a callback run after it, in FIFO order", async () => {
@@ -74,6 +75,6 @@ describe("per-job mailbox", () => {
     await s.clock.advance(1);
     const id = await p;
     expect(acked).toBe(true);
-    expect(s.mgr.store.load(id)?.eventlog).toMatch(/"name":"submit"/);
+    expect(JobManager.internals(s.mgr).store.load(id)?.eventlog).toMatch(/"name":"submit"/);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { jobspec, names, simManager, submitNow } from "./helpers.js";
+import { JobManager } from "../../src/manager/manager.js";
 
 const job = (seconds: number) => jobspec(["true"], { exec: { test: { run_duration: seconds } } });
 
@@ -18,7 +19,7 @@ describe("pauseScheduling / resumeScheduling", () => {
       expect(s.mgr.job(id).state).toBe("SCHED");
       expect(names(s, id)).not.toContain("alloc");
     }
-    expect(s.mgr.scheduler.pending()).toEqual([late, queued]);
+    expect(JobManager.internals(s.mgr).scheduler.pending()).toEqual([late, queued]);
     s.mgr.resumeScheduling();
     for (let i = 0; i < 5; i++) await s.clock.advance(1000);
     expect(s.mgr.job(late).result).toBe("COMPLETED");

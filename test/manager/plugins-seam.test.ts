@@ -5,6 +5,7 @@ import { PRIORITY_UNAVAILABLE } from "../../src/manager/port.js";
 import { jobtapPlugins } from "../../src/plugins/index.js";
 import { fakePort, type FakePort } from "./fake-port.js";
 import { jobspec, names, simManager, submitNow, testJob, tempDir } from "./helpers.js";
+import { JobManager } from "../../src/manager/manager.js";
 
 async function rejection(p: Promise<unknown>): Promise<{ code?: string; message?: string }> {
   try {
@@ -45,7 +46,7 @@ describe("submission", () => {
     expect(r).toEqual({ code: "JOB_REJECTED", message: "too many cores" });
     expect(s.mgr.jobs()).toEqual([]);
     await s.clock.advance(100);
-    expect([...s.mgr.store.loadAll()]).toEqual([]);
+    expect([...JobManager.internals(s.mgr).store.loadAll()]).toEqual([]);
   });
 
   it("an unhandled dependency scheme is rejected with Flux's message", async () => {
@@ -202,7 +203,7 @@ describe("inactive jobs", () => {
     expect(removed).toEqual([ids[0], ids[1]]);
     expect(() => s.mgr.job(ids[0]!)).toThrow(/unknown job/);
     await s.clock.advance(10);
-    expect(s.mgr.store.load(ids[0]!)).toBeUndefined();
+    expect(JobManager.internals(s.mgr).store.load(ids[0]!)).toBeUndefined();
     expect(s.mgr.job(ids[3]!).state).toBe("INACTIVE");
   });
 

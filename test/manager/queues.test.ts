@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../src/manager/clock.js";
-import { createJobManager, type JobManager } from "../../src/manager/manager.js";
+import { createJobManager, JobManager } from "../../src/manager/manager.js";
 import type { JobtapHost } from "../../src/plugins/control.js";
 import { jobtapPlugins } from "../../src/plugins/index.js";
 import { jobspec, names, simManager, submitNow, tempDir, type SimManager } from "./helpers.js";
@@ -24,9 +24,9 @@ describe("queue start/stop in the manager (ManagerPort.setQueueStarted)", () => 
     open.push(s.mgr);
     const blocker = await submitNow(s, job(10, { queue: "q" }));
     const waiting = await submitNow(s, job(1, { queue: "q" }));
-    expect(s.mgr.scheduler.pending()).toEqual([waiting]);
+    expect(JobManager.internals(s.mgr).scheduler.pending()).toEqual([waiting]);
     s.mgr.port.setQueueStarted!("q", false);
-    expect(s.mgr.scheduler.pending()).toEqual([]);
+    expect(JobManager.internals(s.mgr).scheduler.pending()).toEqual([]);
     const late = await submitNow(s, job(1, { queue: "q" }));
     const other = await submitNow(s, job(1, { queue: "r" }));
     await s.clock.advance(20_000);
@@ -89,7 +89,7 @@ describe(".update-queue uses it (builtins, SQLite, restart)", () => {
     expect(again.s.mgr.job(id).state).toBe("SCHED");
     expect(names(again.s, id)).toContain("flux-restart");
     expect(names(again.s, id)).not.toContain("alloc");
-    expect(again.s.mgr.scheduler.pending()).toEqual([]);
+    expect(JobManager.internals(again.s.mgr).scheduler.pending()).toEqual([]);
     await again.host.callService("update-queue", "start", { name: "batch" }, OWNER);
     await drive(again.s);
     expect(again.s.mgr.job(id).result).toBe("COMPLETED");

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../src/manager/clock.js";
 import { parseJobId } from "../../src/manager/ids.js";
-import { createJobManager } from "../../src/manager/manager.js";
+import { createJobManager, JobManager } from "../../src/manager/manager.js";
 import { SqliteStore } from "../../src/manager/store/sqlite.js";
 import { STATES } from "../../src/manager/states.js";
 import { fakePort } from "./fake-port.js";
@@ -56,7 +56,7 @@ describe("restart", () => {
           expect(log).toContain("validate");
         }
         // Everything not held finishes after restart: SCHED jobs got flux-restart, RUN jobs were reattached.
-        for (let i = 0; i < 200 && mgr.jobs({ states: ["PRIORITY", "RUN", "CLEANUP"] }).length + mgr.scheduler.pending().length > 0; i++) {
+        for (let i = 0; i < 200 && mgr.jobs({ states: ["PRIORITY", "RUN", "CLEANUP"] }).length + JobManager.internals(mgr).scheduler.pending().length > 0; i++) {
           await clock.advance(1000);
         }
         for (const f58 of acked) {

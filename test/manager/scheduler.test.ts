@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { JobId } from "../../src/manager/ids.js";
 import { jobspec, simManager, submitNow } from "./helpers.js";
+import { JobManager } from "../../src/manager/manager.js";
 
 const job = (seconds: number, cores = 1) => jobspec(["true"], { exec: { test: { run_duration: seconds } } }, { cores });
 
@@ -22,7 +23,7 @@ describe("scheduler", () => {
     const b = await submitNow(s, job(10), { urgency: 20 });
     const c = await submitNow(s, job(10));
     const d = await submitNow(s, job(10), { urgency: 20 });
-    expect(s.mgr.scheduler.pending()).toEqual([b, d, a, c]);
+    expect(JobManager.internals(s.mgr).scheduler.pending()).toEqual([b, d, a, c]);
     for (let i = 0; i < 5; i++) await s.clock.advance(10_000);
     expect(order).toEqual([first, b, d, a, c]);
   });
@@ -83,6 +84,6 @@ describe("scheduler at scale", () => {
     await p;
     await s.clock.advance(0);
     expect(s.mgr.jobs({ states: ["RUN"] })).toHaveLength(2500);
-    expect(s.mgr.scheduler.pending()).toEqual([]);
+    expect(JobManager.internals(s.mgr).scheduler.pending()).toEqual([]);
   });
 });

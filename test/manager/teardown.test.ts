@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { fakePort } from "./fake-port.js";
 import { simManager, submitNow, testJob } from "./helpers.js";
+import { JobManager } from "../../src/manager/manager.js";
 
 describe("teardown topics", () => {
   it("a finished job: job.state.inactive, then job.inactive-add, then job.destroy", async () => {
@@ -36,6 +37,6 @@ describe("teardown topics", () => {
     expect(journalled).toEqual(["submit", "invalidate"]);
     await s.clock.advance(100);
     expect(s.mgr.jobs()).toEqual([]);
-    expect([...s.mgr.store.loadAll()]).toEqual([]);
+    expect([...JobManager.internals(s.mgr).store.loadAll()]).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { isJobtapError } from "../../src/errors.js";
 import { PRIORITY_MAX } from "../../src/manager/states.js";
 import { names, simManager, submitNow, testJob } from "./helpers.js";
+import { JobManager } from "../../src/manager/manager.js";
 
 function errorOf(fn: () => unknown): { code?: string; message?: string } {
   try {
@@ -68,10 +69,10 @@ describe("urgency", () => {
     expect([s.mgr.job(id).state, s.mgr.job(id).priority]).toEqual(["SCHED", 16]);
     s.mgr.setUrgency(id, 0);
     expect([s.mgr.job(id).state, s.mgr.job(id).priority]).toEqual(["SCHED", 0]);
-    expect(s.mgr.scheduler.pending()).toEqual([]); // held: no alloc request
+    expect(JobManager.internals(s.mgr).scheduler.pending()).toEqual([]); // held: no alloc request
     s.mgr.setUrgency(id, 31);
     expect(s.mgr.job(id).priority).toBe(PRIORITY_MAX);
-    expect(s.mgr.scheduler.pending()).toEqual([id]);
+    expect(JobManager.internals(s.mgr).scheduler.pending()).toEqual([id]);
     expect(names(s, id).slice(4)).toEqual(["urgency", "priority", "urgency", "priority"]);
   });
 
@@ -97,6 +98,6 @@ describe("hold and expedite overrides", () => {
     const normal = await submitNow(s, testJob("1h"));
     const expedited = await submitNow(s, testJob("1h"), { urgency: 31 });
     expect([held, normal, expedited].map((id) => s.mgr.job(id).priority)).toEqual([0, 1000, PRIORITY_MAX]);
-    expect(s.mgr.scheduler.pending()).toEqual([expedited, normal]);
+    expect(JobManager.internals(s.mgr).scheduler.pending()).toEqual([expedited, normal]);
   });
 });
