@@ -24,7 +24,8 @@ import type { PluginDefinition, PluginModule } from "./loader.js";
 import type { PluginRecord, ServiceCred } from "./record.js";
 import { destroyJobAux, pluginName } from "./record.js";
 import { PluginRegistry } from "./registry.js";
-import { label, type HandlerRecord } from "./stack.js";
+import { label, settleWithin, type DeadlineTimer, type HandlerRecord } from "./stack.js";
+import { isThenable } from "../manager/steps.js";
 
 /** Default per-plugin deadline for async handlers (30 s). */
 export const DEFAULT_DEADLINE_MS = 30_000;
@@ -79,6 +80,11 @@ export class JobtapHost implements PluginPort {
   private readonly defaultDeadlineMs: number;
   private mgr: ManagerPort | undefined;
   private loads = 0;
+  /** Deadline timers on the host's clock (setup). */
+  private readonly timer: DeadlineTimer = (ms, onExpire) => {
+    const h = this.clock.setTimeout(onExpire, ms);
+    return () => this.clock.clearTimeout(h);
+  };
 
   constructor(opts: JobtapHostOptions) {
     this.builtins = opts.builtins ?? BUILTINS;
@@ -224,9 +230,16 @@ export class JobtapHost implements PluginPort {
     const shape = pluginShape(mod, path === "builtin" || path === "shipped" ? listName : path);
     const deadline = opts.deadlineMs ?? this.defaultDeadlineMs;
     const rec = newRecord(listName, shape.name, path, conf, deadline);
-    await this.setup(rec, shape.setup);
-    await this.confUpdate(rec, this.config, "load");
-    this.checkUnique(listName); // setup may have awaited while another load finished
+    try {
+      await this.setup(rec, shape.setup);
+      await this.confUpdate(rec, this.config, "load");
+      this.checkUnique(listName); // setup may have awaited while another load finished
+    } catch (e) {
+      // A failed load, or the loser of two concurrent loads of one plugin, leaves nothing
+      // behind: its timers, aux data, subscriptions and services go, its onRemove runs.
+      this.unload(rec);
+      throw e;
+    }
     this.registry.add(rec);
     if (opts.replay !== false && this.mgr !== undefined) await this.replay(rec);
     // No manager, no jobs to replay: the replay is trivially done.
@@ -234,12 +247,13 @@ export class JobtapHost implements PluginPort {
     return { name: rec.name, path: rec.path, builtin: rec.builtin };
   }
 
+  /** Runs setup; an async one must settle within the plugin's handler deadline. */
   private async setup(rec: PluginRecord, setup: (p: PluginContext) => unknown) {
     rec.inSetup = true;
     try {
-      await setup(createContext(this.contextHost, rec));
+      const r = setup(createContext(this.contextHost, rec));
+      if (isThenable(r)) await settleWithin(this.timer, rec.deadlineMs, r, () => setupExpired(rec));
     } catch (e) {
-      rec.removed = true;
       const code = isJobtapError(e) ? e.code : ErrorCode.PLUGIN_LOAD;
       throw new JobtapError(code, `${rec.name}: setup failed: ${msg(e)}`, { plugin: rec.name });
     } finally {
@@ -251,7 +265,6 @@ export class JobtapHost implements PluginPort {
   private async confUpdate(rec: PluginRecord, conf: Record<string, unknown>, why: string) {
     const r = await this.callOne(rec, "conf.update", { conf }, undefined);
     if (r?.error !== undefined) {
-      if (why === "load") rec.removed = true;
       throw new JobtapError(ErrorCode.CONFIG, r.error.message, { plugin: rec.name });
     }
   }
@@ -490,6 +503,12 @@ function memoryStateStore(): PluginStateStore {
     delete: (plugin, key) => void data.get(plugin)?.delete(key),
     keys: (plugin) => [...(data.get(plugin)?.keys() ?? [])],
   };
+}
+
+/** A setup that did not settle within the plugin's deadline. */
+function setupExpired(rec: PluginRecord): JobtapError {
+  const ms = rec.deadlineMs;
+  return new JobtapError(ErrorCode.PLUGIN_DEADLINE, `setup did not settle within ${ms} ms`, { plugin: rec.name });
 }
 
 /** Labels a service failure once: a context error already names the plugin (and maybe

@@ -212,16 +212,27 @@ function withDeadline(
   pending: PromiseLike<unknown>,
 ): Promise<unknown> {
   const ms = plugin.deadlineMs;
+  return settleWithin(host.timer, ms, pending, () =>
+    new JobtapError(ErrorCode.PLUGIN_DEADLINE, `handler did not settle within ${ms} ms`, {
+      plugin: plugin.name,
+      topic: call.topic,
+    }),
+  );
+}
+
+/**
+ * `pending`'s outcome, or a rejection with `expired()` once `ms` pass on the timer's clock
+ * (0 or Infinity: no deadline). The timer is cancelled as soon as `pending` settles.
+ */
+export function settleWithin<T>(
+  timer: DeadlineTimer,
+  ms: number,
+  pending: PromiseLike<T>,
+  expired: () => unknown,
+): Promise<T> {
   if (!(ms > 0 && Number.isFinite(ms))) return Promise.resolve(pending);
-  return new Promise((resolve, reject) => {
-    const cancel = host.timer(ms, () =>
-      reject(
-        new JobtapError(ErrorCode.PLUGIN_DEADLINE, `handler did not settle within ${ms} ms`, {
-          plugin: plugin.name,
-          topic: call.topic,
-        }),
-      ),
-    );
+  return new Promise<T>((resolve, reject) => {
+    const cancel = timer(ms, () => reject(expired()));
     pending.then(
       (v) => {
         cancel();
