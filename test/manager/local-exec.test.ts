@@ -1,7 +1,8 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { RealClock } from "../../src/manager/clock.js";
+import { formatJobId } from "../../src/manager/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
 import type { JobLimits } from "../../src/manager/limits.js";
 import { jobspec, tempDir } from "./helpers.js";
@@ -68,10 +69,12 @@ describe("local executor", () => {
   });
 
   it("SIGKILL follows SIGTERM after the grace period", async () => {
-    const { mgr } = await start({ killTimeoutMs: 100 });
-    const id = await mgr.submit(jobspec(["sh", "-c", "trap '' TERM; sleep 30 & wait; sleep 30"]));
-    for (let i = 0; i < 200 && !mgr.eventlog(id).some((e) => e.name === "start"); i++) await new Promise((r) => setTimeout(r, 10));
-    await new Promise((r) => setTimeout(r, 100)); // let the shell install its trap
+    const started = await start({ killTimeoutMs: 100 });
+    const { mgr, dir } = started;
+    const id = await mgr.submit(jobspec(["sh", "-c", "trap '' TERM; echo trapped; sleep 30 & wait; sleep 30"]));
+    // The shell says when its trap is installed: cancel only then.
+    const stdout = join(dir, "jobs", formatJobId(id), "stdout");
+    await vi.waitFor(() => expect(existsSync(stdout) ? readFileSync(stdout, "utf8") : "").toBe("trapped\n"), { timeout: 10_000 });
     mgr.cancel(id);
     await mgr.wait(id);
     expect(mgr.job(id).waitstatus).toBe(9);

@@ -57,8 +57,11 @@ describe("urgency", () => {
     });
     await expect(s.mgr.submit(testJob(0), { userid: 2000, flags: ["waitable"] })).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
     await expect(s.mgr.submit(testJob(0), { userid: 2000, flags: ["novalidate"] })).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
-    expect(await submitNow(s, testJob(0), { userid: 2000, urgency: 16 })).toBeDefined();
-    expect(await submitNow(s, testJob(0), { urgency: 31, flags: ["waitable"] })).toBeDefined(); // the owner may
+    const guest = await submitNow(s, testJob(0), { userid: 2000, urgency: 16 });
+    expect(s.mgr.job(guest)).toMatchObject({ userid: 2000, urgency: 16 });
+    const owners = await submitNow(s, testJob(0), { urgency: 31, flags: ["waitable"] }); // the owner may
+    expect(s.mgr.job(owners)).toMatchObject({ userid: 1000, urgency: 31 });
+    expect(s.mgr.eventlog(owners)[0]?.context).toMatchObject({ flags: 4 });
   });
 
   it("a change in SCHED goes back through PRIORITY; hold and expedite override the priority", async () => {

@@ -13,10 +13,13 @@ describe("inspection stream", () => {
     const records: HandlerRecord[] = [];
     const stop = host.inspect((r) => records.push(r));
     const job = mgr.lookup(mgr.add("NEW", 1))!;
+    const t0 = performance.now();
     host.callJob("job.validate", job);
     const pending = host.callJob("job.state.priority", job);
+    const t1 = performance.now();
     await mgr.clock.advance(5);
     await pending;
+    const t2 = performance.now();
     const seen = records.map((r) => [r.topic, r.plugin, r.outcome, r.async, r.id]);
     expect(seen).toEqual([
       ["job.validate", "order-a.js", "ok", false, 1n],
@@ -25,7 +28,15 @@ describe("inspection stream", () => {
       ["job.state.priority", "throws.js", "error", false, 1n],
     ]);
     expect(records[1]?.message).toBe("nope");
-    expect(records.every((r) => r.ms >= 0)).toBe(true);
+    // Each duration is that handler's own: within the window its call ran in.
+    const [a, b, async, after] = records;
+    for (const r of [a!, b!]) {
+      expect(r.ms).toBeGreaterThanOrEqual(0);
+      expect(r.ms).toBeLessThanOrEqual(t1 - t0);
+    }
+    expect(async!.ms).toBeGreaterThanOrEqual(0);
+    expect(async!.ms).toBeLessThanOrEqual(t2 - t0);
+    expect(after!.ms).toBeLessThanOrEqual(t2 - t1);
     stop();
     host.callJob("job.validate", job);
     expect(records).toHaveLength(4);

@@ -74,7 +74,10 @@ describe("daemon (in-process)", () => {
     const done = await view(fast as string);
     expect(done).toMatchObject({ state: "INACTIVE", result: "COMPLETED", ntasks: 1 });
     expect(done.t_run).toBeGreaterThanOrEqual(done.t_submit);
-    expect((await client.call("info", { id: fast as string })).R).toBeDefined();
+    expect((await client.call("info", { id: fast as string })).R).toMatchObject({
+      version: 1,
+      execution: { R_lite: [expect.objectContaining({ rank: "0", children: { core: expect.stringMatching(/^\d+$/) } })] },
+    });
   });
 
   it("list with a limit builds full views only for the rows it returns", async () => {
