@@ -1,11 +1,9 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { closeAfterEach } from "../closing.js";
 import { host, rejected, type TestHost } from "./helpers.js";
 
 let h: TestHost | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
+closeAfterEach(() => h);
 
 const queues = {
   policy: { limits: { duration: "2h", "job-size": { max: { ncores: 2 } } } },

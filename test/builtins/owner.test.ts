@@ -1,13 +1,11 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { closeAfterEach } from "../closing.js";
 import type { PluginContext } from "../../src/plugin.js";
 import { makeHost } from "../plugins/helpers.js";
 import { host, rejected, type TestHost } from "./helpers.js";
 
 let h: TestHost | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
+closeAfterEach(() => h);
 
 const R = { version: 1, execution: { R_lite: [{ rank: "0", children: { core: "0" } }], starttime: 0, expiration: 0 } };
 const PROCESS_UID = process.getuid?.() ?? 0;

@@ -1,12 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { closeAfterEach } from "../closing.js";
 import { parseToml } from "../../src/plugins/config.js";
 import { host, type TestHost } from "./helpers.js";
 
 let h: TestHost | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
+closeAfterEach(() => h);
 
 /** Advances simulated time and lets real processes (the prolog) run until `cond` holds. */
 async function settle(t: TestHost, cond: () => boolean, realMs = 10_000): Promise<void> {

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { closeAfterEach } from "../closing.js";
 import { ErrorCode } from "../../src/errors.js";
 import { formatJobId, type JobId } from "../../src/manager/ids.js";
 import type { PluginContext } from "../../src/plugin.js";
@@ -6,9 +7,7 @@ import { ownerAllowAny } from "../../plugins-builtin/update-duration/index.js";
 import { host, until, type TestHost } from "./helpers.js";
 
 let h: TestHost;
-afterEach(async () => {
-  await h?.close();
-});
+closeAfterEach(() => h);
 
 const GUEST = 5000;
 const DURATION = "attributes.system.duration";

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { closeAfterEach } from "../closing.js";
 import { RealClock } from "../../src/manager/clock.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
 import { jobtapPlugins } from "../../src/plugins/index.js";
@@ -9,10 +10,7 @@ const DURATION = "attributes.system.duration";
 
 describe("resource-update reaches the running job's executor (test executor)", () => {
   let h: TestHost | undefined;
-  afterEach(async () => {
-    await h?.close();
-    h = undefined;
-  });
+  closeAfterEach(() => h);
 
   /** A job that runs 100 s under a 10 s limit, updated after 5 s. */
   async function runningJob() {

@@ -1,14 +1,12 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { closeAfterEach } from "../closing.js";
 import { SimulatedClock } from "../../src/manager/clock.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
 import type { JobtapHost } from "../../src/plugins/control.js";
 import { jobtapPlugins } from "../../src/plugins/index.js";
 
 let mgr: JobManager | undefined;
-afterEach(async () => {
-  await mgr?.close();
-  mgr = undefined;
-});
+closeAfterEach(() => mgr);
 
 describe("ManagerPort.owner", () => {
   it("is the manager's owner, so p.owner is right with no owner option on the host", async () => {

@@ -1,13 +1,11 @@
 /** Context calls refused by phase and state with coded errors, against the real manager. */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { closeAfterEach } from "../closing.js";
 import { createTestHost, type PluginContext, type TestHost } from "jobtap/plugin";
 import { fixture } from "./helpers.js";
 
 let t: TestHost | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
+closeAfterEach(() => t);
 
 describe("plugin context checks (spec §5)", () => {
   it("refuses calls in the wrong state at once, with their codes", async () => {

@@ -1,13 +1,11 @@
 /** The docs/plugins.md walkthrough, as a test: a fair-share plugin under createTestHost. */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { closeAfterEach } from "../closing.js";
 import { createTestHost, type TestHost } from "jobtap/plugin";
 import { fixture } from "./helpers.js";
 
 let t: TestHost | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
+closeAfterEach(() => t);
 
 describe("fairshare example plugin", () => {
   it("runs a light user's job before a heavy user's backlog", async () => {

@@ -1,12 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { closeAfterEach } from "../closing.js";
 import { createTestHost, type TestHost } from "../../src/plugins/testhost.js";
 import { withRead, type JobArgs, type PluginContext } from "../../src/plugin.js";
 
 let h: TestHost | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
+closeAfterEach(() => h);
 
 /** Writes to the IN jobspec on job.new, catching (and keeping) what the write threw. */
 function mutator(caught: unknown[]) {

@@ -1,15 +1,13 @@
 /** The host against the real job manager (in memory, simulated clock, test executor). */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { closeAfterEach } from "../closing.js";
 import { createTestHost, type TestHost } from "jobtap/plugin";
 import { ErrorCode } from "../../src/errors.js";
 import { formatJobId } from "../../src/manager/ids.js";
 import { fixture } from "./helpers.js";
 
 let t: TestHost | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
+closeAfterEach(() => t);
 
 describe("plugin host with the job manager", () => {
   it("runs a job through .priority-default to completion", async () => {

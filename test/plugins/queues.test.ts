@@ -1,12 +1,10 @@
 /** p.setQueueStarted / p.setDefaultQueue through the plugin context, against the real manager. */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { closeAfterEach } from "../closing.js";
 import { createTestHost, type PluginContext, type TestHost } from "jobtap/plugin";
 
 let t: TestHost | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
-});
+closeAfterEach(() => t);
 
 describe("queue control from a plugin", () => {
   it("a stopped queue holds its jobs in SCHED; the plugin's onRemove may start it again", async () => {
