@@ -116,6 +116,11 @@ export interface TopicRule {
   readonly badPriority: "raise" | "log";
   /** Flux's message for a rejection that carried no text (spec §4.3). */
   readonly rejection: (plugin: string) => string;
+  /**
+   * A failing (or rejecting) plugin ends the stack call, as every Flux stack call does;
+   * false only where each plugin is told on its own (`plugin.replay-done`).
+   */
+  readonly stopsAtError: boolean;
 }
 
 /** One topic's declaration: the runtime rule, with IN and OUT as (phantom) types. */
@@ -133,10 +138,17 @@ interface RuleOptions {
   phase?: State;
   badPriority?: "raise" | "log";
   rejection?: (plugin: string) => string;
+  stopsAtError?: boolean;
 }
 
 function spec<A, O, K extends DispatchRule>(rule: K, job: boolean, o: RuleOptions): TopicSpec<A, O, K> {
-  const s: TopicRule = { rule, job, badPriority: o.badPriority ?? "log", rejection: o.rejection ?? byPlugin };
+  const s: TopicRule = {
+    rule,
+    job,
+    badPriority: o.badPriority ?? "log",
+    rejection: o.rejection ?? byPlugin,
+    stopsAtError: o.stopsAtError ?? true,
+  };
   return (o.phase === undefined ? s : { ...s, phase: o.phase }) as TopicSpec<A, O, K>;
 }
 
@@ -171,7 +183,7 @@ export const TOPICS = {
   "plugin.query": spec<Record<string, never>, Record<string, unknown> | Rejection, "query">("query", false, {
     rejection: () => "plugin.query failed",
   }),
-  "plugin.replay-done": spec<ReplayDoneArgs, void, "notify">("notify", false, {}),
+  "plugin.replay-done": spec<ReplayDoneArgs, void, "notify">("notify", false, { stopsAtError: false }),
 } as const;
 
 /** Topic families named by a variable suffix (`job.dependency.<scheme>` ...). */

@@ -88,9 +88,7 @@ export class Dispatcher {
       if (entry !== undefined) entries.push(entry);
     }
     if (entries.length === 0) return;
-    const call = stackCall(to, entries, this.shield.args(args), args.id);
-    call.stopOnError = true;
-    const r = runStack(this.stack, call);
+    const r = this.run(to, entries, this.shield.args(args), args.id);
     if (r instanceof Promise) return r.then(() => undefined);
   }
 

@@ -108,7 +108,7 @@ export function stackCall(
 ): StackCall {
   const { topic, rule } = to;
   const info: CallInfo = id === undefined ? { topic } : { topic, id };
-  const stopOnError = rule.rule !== "notify";
+  const stopOnError = rule.stopsAtError;
   return {
     host, topic, rule, args, id, entries, stopOnError, info, out: {}, handled: 0,
     t0: 0, outcome: "ok", message: undefined,
