@@ -50,7 +50,7 @@ export class Dispatcher {
   private readonly subscribers = new Map<JobId, Set<PluginRecord>>();
   private readonly inspectors = new Set<(record: HandlerRecord) => void>();
   /** The stack engine's view of this dispatcher. */
-  private readonly stack: StackHost;
+  private readonly stack: StackHost & { inspecting: boolean };
 
   constructor(
     private readonly registry: PluginRegistry,
@@ -165,7 +165,11 @@ export class Dispatcher {
    */
   inspect(listener: (record: HandlerRecord) => void): () => void {
     this.inspectors.add(listener);
-    return () => void this.inspectors.delete(listener);
+    this.stack.inspecting = true;
+    return () => {
+      this.inspectors.delete(listener);
+      this.stack.inspecting = this.inspectors.size > 0;
+    };
   }
 
   private report(level: "debug" | "info" | "warn" | "error", message: string): void {
@@ -174,7 +178,7 @@ export class Dispatcher {
 
   // --- the stack engine's view ---------------------------------------------------------
 
-  private stackHost(): StackHost {
+  private stackHost(): StackHost & { inspecting: boolean } {
     const { clock } = this.deps;
     const inspectors = this.inspectors;
     return {
@@ -206,9 +210,8 @@ export class Dispatcher {
         }
       },
       report: (level, message) => this.report(level, message),
-      get inspecting() {
-        return inspectors.size > 0;
-      },
+      // A plain field, read once per handler call: kept up to date by inspect().
+      inspecting: false,
       inspected: (record) => {
         for (const listener of inspectors) {
           try {
