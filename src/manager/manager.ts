@@ -20,7 +20,7 @@ import { TestExecutor } from "./exec/test-exec.js";
 import { FluidGenerator, formatJobId, type JobId } from "./ids.js";
 import { InactiveCache, resultName, type InactiveRecord } from "./inactive.js";
 import { newActiveJob, type ActiveJob } from "./job.js";
-import { ManagerPortImpl } from "./port-impl.js";
+import { ManagerPortImpl, type InactiveAccess } from "./port-impl.js";
 import { QueueGate } from "./queues.js";
 import { NO_PLUGINS, type EventEntry, type Jobspec, type ManagerPort, type PluginPort } from "./port.js";
 import { replayJob, replayStore, restartCallbacks } from "./restart.js";
@@ -135,12 +135,14 @@ export class JobManager {
       ...(opts.statedir ? { diskPath: opts.statedir } : {}),
     });
     const conf = opts.config ?? {};
-    const inactiveJobs = {
-      inactiveCore: (id: JobId) => this.loadInactive(id)?.core,
-      inactiveArgs: (id: JobId) => {
+    const inactiveJobs: InactiveAccess = {
+      inactiveCore: (id) => this.loadInactive(id)?.core,
+      inactiveArgs: (id) => {
         const job = this.loadInactive(id);
         return job && engine.args(job);
       },
+      jobAdOf: (id) => this.jobAdOf(id),
+      hostAds: this.hostAds,
     };
     this.port = new ManagerPortImpl(engine, inactiveJobs, () => conf, store, engine.clock, this.owner, queues, executors);
   }
@@ -506,7 +508,7 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   if (maxId !== undefined) ids.advancePast(maxId);
   const m = new JobManager(engine, store, scheduler, inactive, executors, ids, opts, { gate: queues, actions });
   m.outputDir = outputDir;
-  onPurge = (r) => purgeRecord(engine, r);
+  onPurge = (r) => purgeRecord(engine, m.jobAds, r);
   engine.port = opts.plugins ? await opts.plugins(m.port) : NO_PLUGINS;
   const { loadInactive } = JobManager.internals(m);
   await restartCallbacks({ engine, store, inactive, scheduler, actions, executors }, loadInactive);
@@ -520,7 +522,7 @@ function outputDirOf(opts: JobManagerOptions): string {
 }
 
 /** job.inactive-remove (args read back from the store only if someone listens), then delete. */
-function purgeRecord(e: Engine, r: InactiveRecord): void {
+function purgeRecord(e: Engine, jobAds: JobAds, r: InactiveRecord): void {
   if (e.port.matches("job.inactive-remove")) {
     const text = e.batch.storedView(r.id);
     const replayed = text && replayJob(text);
@@ -532,7 +534,7 @@ function purgeRecord(e: Engine, r: InactiveRecord): void {
     }
   }
   e.batch.storePurge(r.id);
-  m.jobAds.forget(r.id);
+  jobAds.forget(r.id);
 }
 
 function poolOf(opts: JobManagerOptions): ResourcePool {

@@ -71,7 +71,7 @@ describe("scheduling inside slots", () => {
     const pinned = await submitNow(s, testJob("1h", {}, { slot: 2 }));
     const free = await submitNow(s, testJob("1h"));
     await s.clock.advance(1);
-    const cores = (id: bigint) => ((s.mgr.engine.active.get(id as never)!.core.R!.execution as { R_lite: Array<{ children: { core: string } }> }).R_lite[0]!.children.core);
+    const cores = (id: bigint) => ((s.mgr.jobR(id as never)!.execution as { R_lite: Array<{ children: { core: string } }> }).R_lite[0]!.children.core);
     expect(cores(pinned)).toBe("2");
     expect(cores(free)).toBe("0");
     // Slot 2 has one core left; a two-core job pinned there waits although slot 1 has one free too.
