@@ -135,12 +135,9 @@ export class ManagerPortImpl implements ManagerPort {
     }
   }
 
-  private applyPriorityGet(job: ActiveJob, p: unknown): void {
+  /** `p`: the merged OUT priority, an integer (the host checks OUT against the topic table). */
+  private applyPriorityGet(job: ActiveJob, p: number | undefined): void {
     if (p === undefined || !this.e.active.has(job.core.id)) return;
-    if (typeof p !== "number" || !Number.isInteger(p)) {
-      this.e.log("error", `job ${formatJobId(job.core.id)}: job.priority.get: priority must be an integer`);
-      return;
-    }
     if (p === PRIORITY_UNAVAILABLE && job.core.state === "SCHED") {
       this.e.log("error", `BUG: job ${formatJobId(job.core.id)}: priority unavailable for a job in SCHED`);
       return;
