@@ -22,7 +22,11 @@ const BIG = "x".repeat(300 * 1024);
 
 /** Waits (real time) for a job driven by real processes to become inactive. */
 async function settle(s: SimManager, id: JobId) {
-  for (let i = 0; i < 500 && s.mgr.job(id).state !== "INACTIVE"; i++) await new Promise((r) => setTimeout(r, 10));
+  // The clock moves too: processes start once the job's alloc is committed (batch window).
+  for (let i = 0; i < 500 && s.mgr.job(id).state !== "INACTIVE"; i++) {
+    await s.clock.advance(1);
+    await new Promise((r) => setTimeout(r, 10));
+  }
   return s.mgr.wait(id);
 }
 

@@ -79,6 +79,21 @@ export class LocalExecutor implements Executor {
 
   start(job: ExecJob, report: ExecReport): void {
     const run = this.newRun(job.id, report);
+    // Processes start only once the job's `alloc` is in the store: a manager killed before
+    // that comes back with the job still waiting for resources and would run it again,
+    // while the first copy still runs (found by the crash campaign, bench/crash.ts).
+    if (report.durable) report.durable(() => this.launch(job, run));
+    else this.launch(job, run);
+  }
+
+  /** Spawns the tasks of a started job, unless it was killed or the executor closed meanwhile. */
+  private launch(job: ExecJob, run: LocalRun): void {
+    if (this.runs.get(job.id) !== run) return;
+    if (run.killed) {
+      this.release(run);
+      return;
+    }
+    const report = run.report;
     let argv: string[];
     let ntasks: number;
     let out: { stdout: string; stderr: string };

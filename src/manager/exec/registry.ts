@@ -269,6 +269,11 @@ export class Executors {
         if (!isPlainObject(data)) return e.log("error", `executor ${name}: save for job ${formatJobId(id)}: data must be an object`);
         e.post(job, EXEC_STATE_EVENT, data);
       },
+      durable(fn) {
+        e.batch.afterCommit((err) => {
+          if (!err) fn();
+        });
+      },
       log: (level, message) => e.log(level, `executor ${name}: ${message}`),
     };
   }

@@ -47,6 +47,12 @@ export interface ExecReport {
    * back as `ExecJob.saved`. Durable with the event's store batch (one batch window).
    */
   save(id: JobId, data: Record<string, unknown>): void;
+  /**
+   * Calls `fn` once every event of the jobs so far is in the store (never if the store
+   * failed): an executor whose work outlives the manager starts it only then, so that a
+   * restart never finds the job still waiting for resources while its work runs.
+   */
+  durable?(fn: () => void): void;
   log(level: "info" | "error", message: string): void;
 }
 
