@@ -196,6 +196,13 @@ async function rerunDependencies(e: Engine, job: ActiveJob): Promise<void> {
     const res = await e.port.callJob(topic, e.args(job, { dependency: d as { scheme: string } }));
     if (res.handled === 0) {
       e.raise(job, "dependency", 4, `dependency scheme "${d.scheme}" not supported (job may be stuck in DEPEND state)`);
-    } else if (res.error) e.log("error", `job ${formatJobId(job.core.id)}: ${topic}: ${res.error.message}`);
+    } else if (res.error) {
+      // The dependency can no longer be met (an afterok antecedent failed while the manager
+      // was down, or before the crash): the job ends, as when it fails while running, instead
+      // of waiting in DEPEND for ever (found by the crash campaign, bench/crash.ts).
+      const why = typeof res.out.errmsg === "string" ? res.out.errmsg : res.error.message;
+      e.log("error", `job ${formatJobId(job.core.id)}: ${topic}: ${why}`);
+      if (e.active.get(job.core.id) === job && job.core.state === "DEPEND") e.raise(job, "dependency", 0, `dependency ${why}`);
+    }
   }
 }

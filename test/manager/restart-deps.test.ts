@@ -54,4 +54,27 @@ describe("restart re-runs dependency callbacks", () => {
       cleanup();
     }
   });
+
+  it("a dependency that can no longer be met at restart ends the job with a fatal dependency exception", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const a = await simManager({ statedir: dir, store: "sqlite", plugins: afterScheme });
+      const id = await submitNow(a, depJob());
+      await a.clock.advance(50);
+      expect(a.mgr.job(id).state).toBe("DEPEND");
+      await a.mgr.close();
+
+      // While the manager was down the antecedent failed: the scheme now refuses.
+      const refuses = fakePort({ "job.dependency.after": () => ({ error: "after", out: { errmsg: "after: job x failed or was canceled" } }) });
+      const b = await simManager({ statedir: dir, store: "sqlite", clock: new SimulatedClock(a.clock.now()), plugins: refuses });
+      for (let i = 0; i < 20 && b.mgr.job(id).state !== "INACTIVE"; i++) await b.clock.advance(10);
+      expect(b.mgr.eventlog(id).filter((e) => e.name === "exception").map((e) => e.context)).toEqual([
+        { type: "dependency", severity: 0, note: "dependency after: job x failed or was canceled" },
+      ]);
+      expect(b.mgr.job(id).state).toBe("INACTIVE");
+      await b.mgr.close();
+    } finally {
+      cleanup();
+    }
+  });
 });
