@@ -10,6 +10,12 @@
  * default builtin (`jobtapPlugins({ config: {} })`) and adds its figures as `builtins_*`;
  * `--builtins only` runs just that (for profiling).
  *
+ * Each run also measures the store limit (bench/lib/storelimit.ts): the rows it wrote for N
+ * jobs, read back and written again straight through better-sqlite3 (WAL, the same
+ * `synchronous`, one transaction per 500 jobs): `store_limit_jobs_per_s`, and
+ * `fraction_of_store_limit` = end_to_end_per_s / store_limit_jobs_per_s (`builtins_*` for the
+ * run with the default builtins).
+ *
  * `rss_bytes_per_job` is the growth of RSS (after a full GC) across the memory rounds,
  * divided by the jobs they added: the cost of one more inactive job.
  */
@@ -22,6 +28,7 @@ import { createJobManager, JobManager } from "../src/manager/manager.js";
 import { jobtapPlugins } from "../src/plugins/index.js";
 import type { JobId } from "../src/manager/ids.js";
 import { arg, testJobspec as jobspec } from "./lib/common.js";
+import { measureStoreLimit } from "./lib/storelimit.js";
 
 
 /** A full GC even when node was not started with --expose-gc. */
@@ -105,6 +112,8 @@ async function measure(s: Settings): Promise<Record<string, number | string>> {
     const rss1 = rss();
     const heap1 = process.memoryUsage().heapUsed;
     await mgr.close();
+    // The ceiling: the rows this run wrote for N jobs, written again straight through SQLite.
+    const limit = measureStoreLimit(join(dir, "jobtap.db"), n, sync);
     const result = {
       jobs: n,
       submit_per_s: warm.submit_per_s,
@@ -117,6 +126,8 @@ async function measure(s: Settings): Promise<Record<string, number | string>> {
       rss_peak_growth_bytes: Math.max(0, rss0 - rssStart),
       cores: JobManager.internals(mgr).scheduler.pool.cores,
       sqlite_synchronous: sync,
+      ...limit,
+      fraction_of_store_limit: Math.round((warm.end_to_end_per_s / limit.store_limit_jobs_per_s) * 1000) / 1000,
     };
     process.stderr.write(`${label}: ${JSON.stringify(result)}\n`);
     return result;
@@ -139,7 +150,17 @@ export async function main(args: string[]): Promise<void> {
   const withBuiltins = mode === "bare" ? undefined : await measure({ ...s, builtins: true });
   const result: Record<string, number | string> = { ...(bare ?? { jobs: s.n }) };
   if (withBuiltins) {
-    for (const k of ["submit_per_s", "end_to_end_per_s", "cpu_us_per_job", "rss_bytes_per_job", "heap_bytes_per_job"]) {
+    for (const k of [
+      "submit_per_s",
+      "end_to_end_per_s",
+      "cpu_us_per_job",
+      "rss_bytes_per_job",
+      "heap_bytes_per_job",
+      "store_limit_jobs_per_s",
+      "store_chunks_per_job",
+      "store_bytes_per_job",
+      "fraction_of_store_limit",
+    ]) {
       result[`builtins_${k}`] = withBuiltins[k]!;
     }
   }

@@ -1,0 +1,93 @@
+/**
+ * The store limit: how fast better-sqlite3 alone writes the rows jobtap wrote for a run
+ * (a module under bench/lib/, so bench/run.mjs does not offer it as a bench of its own).
+ *
+ * The rows are not modelled but copied: the schema and the `jobs` and `eventlog` rows of
+ * `jobs` jobs are read back from the run's own database, then written into a fresh file
+ * with the same pragmas the store uses (WAL, the run's `synchronous`), one transaction per
+ * JOBS_PER_TXN jobs (each job's row and all its eventlog chunks), with prepared statements.
+ * Everything else jobtap does per job is absent, so jobs per second here is the ceiling the
+ * manager's own throughput is compared with.
+ */
+import Database from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** Jobs per transaction when writing straight through. */
+export const JOBS_PER_TXN = 500;
+
+interface JobRows {
+  id: bigint;
+  jobspec: string;
+  eventlog0: string;
+  chunks: Array<{ batch: number; lines: string }>;
+}
+
+export interface StoreLimit {
+  store_limit_jobs_per_s: number;
+  /** Eventlog chunk rows per job on top of the job's own row (how many batch windows it spanned). */
+  store_chunks_per_job: number;
+  store_bytes_per_job: number;
+}
+
+/** Reads `jobs` jobs' rows (the most recent ones) from the run's database `dbPath`. */
+function readRows(dbPath: string, jobs: number): { schema: string[]; rows: JobRows[] } {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    const schema = (db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL").all() as Array<{ sql: string }>).map(
+      (r) => r.sql,
+    );
+    const rows = (
+      db.prepare("SELECT id, jobspec, eventlog0 FROM jobs ORDER BY id DESC LIMIT ?").safeIntegers(true).all(jobs) as Array<{
+        id: bigint;
+        jobspec: string;
+        eventlog0: string;
+      }>
+    ).map((r) => ({ ...r, chunks: [] as JobRows["chunks"] }));
+    const chunks = db.prepare("SELECT batch, lines FROM eventlog WHERE id = ? ORDER BY batch").safeIntegers(false);
+    for (const r of rows) r.chunks = chunks.all(r.id) as JobRows["chunks"];
+    return { schema, rows: rows.reverse() };
+  } finally {
+    db.close();
+  }
+}
+
+/** Writes the rows of `jobs` jobs of the run at `dbPath` straight through better-sqlite3 and times it. */
+export function measureStoreLimit(dbPath: string, jobs: number, sync: "full" | "normal"): StoreLimit {
+  const { schema, rows } = readRows(dbPath, jobs);
+  if (rows.length === 0) throw new Error(`store limit: no jobs in ${dbPath}`);
+  const dir = mkdtempSync(join(tmpdir(), "jobtap-bench-store-"));
+  const db = new Database(join(dir, "limit.db"));
+  try {
+    db.pragma("journal_mode = WAL");
+    db.pragma(`synchronous = ${sync === "full" ? "FULL" : "NORMAL"}`);
+    for (const sql of schema) db.exec(sql);
+    const insert = db.prepare("INSERT INTO jobs (id, jobspec, eventlog0) VALUES (?, ?, ?)");
+    const append = db.prepare("INSERT INTO eventlog (id, batch, lines) VALUES (?, ?, ?)");
+    const txn = db.transaction((part: JobRows[]) => {
+      for (const r of part) {
+        insert.run(r.id, r.jobspec, r.eventlog0);
+        for (const c of r.chunks) append.run(r.id, c.batch, c.lines);
+      }
+    });
+    const t0 = performance.now();
+    for (let i = 0; i < rows.length; i += JOBS_PER_TXN) txn(rows.slice(i, i + JOBS_PER_TXN));
+    const s = (performance.now() - t0) / 1000;
+    let chunks = 0;
+    let bytes = 0;
+    for (const r of rows) {
+      chunks += r.chunks.length;
+      bytes += r.jobspec.length + r.eventlog0.length;
+      for (const c of r.chunks) bytes += c.lines.length;
+    }
+    return {
+      store_limit_jobs_per_s: Math.round(rows.length / s),
+      store_chunks_per_job: Math.round((chunks / rows.length) * 100) / 100,
+      store_bytes_per_job: Math.round(bytes / rows.length),
+    };
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
