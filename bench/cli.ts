@@ -6,6 +6,10 @@
  * - end_to_end_per_s: N jobs with the test executor (run_duration 0) submitted in one
  *   `--cc` batch, from the start of the submit until the last job is inactive.
  *
+ * - submit_process_ms: the median wall clock of one `jobtap submit` of one held job as a whole
+ *   process (start, connect, submit, exit), over `--processes P` runs (default 21);
+ *   node_process_ms is the median of bare `node -e ""` the same way, the floor under it.
+ *
  * The daemon runs as its own process on a temp statedir with a large simulated pool, as
  * Flux's throughput.py runs against a big instance: the point is the manager and the
  * socket path, not this machine's core count. Progress goes to stderr; the last stdout
@@ -23,28 +27,47 @@ const BIN = fileURLToPath(new URL("../../bin/jobtap", import.meta.url));
 interface BenchArgs {
   jobs: number;
   batches: number;
+  processes: number;
 }
 
 function parse(args: string[]): BenchArgs {
-  const out: BenchArgs = { jobs: 10_000, batches: 3 };
+  const out: BenchArgs = { jobs: 10_000, batches: 3, processes: 21 };
   for (let i = 0; i < args.length; i += 2) {
     const v = Number(args[i + 1]);
     if (args[i] === "--jobs" && v > 0) out.jobs = v;
     else if (args[i] === "--batches" && v > 0) out.batches = v;
-    else throw new Error(`bench cli: unknown argument ${args[i]} (use --jobs N --batches B)`);
+    else if (args[i] === "--processes" && v > 0) out.processes = v;
+    else throw new Error(`bench cli: unknown argument ${args[i]} (use --jobs N --batches B --processes P)`);
   }
   return out;
 }
 
 /** Runs `jobtap ARGS`; resolves with stdout, rejects on a non-zero exit. */
 function jobtap(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
+  return run(env, process.execPath, [BIN, ...args]);
+}
+
+/** The median wall clock, in ms to 0.1, of `n` sequential runs of `once`. */
+async function medianMs(n: number, once: () => Promise<unknown>): Promise<number> {
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await once();
+    ms.push(performance.now() - t0);
+  }
+  ms.sort((a, b) => a - b);
+  return Math.round(ms[Math.floor(n / 2)]! * 10) / 10;
+}
+
+/** Runs a process; resolves with stdout, rejects on a non-zero exit. */
+function run(env: NodeJS.ProcessEnv, file: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const c = spawn(file, args, { env, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     c.stdout.on("data", (d) => (out += d.toString()));
     c.stderr.on("data", (d) => (err += d.toString()));
-    c.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`jobtap ${args[0]}: ${err}`))));
+    c.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`${file} ${args.join(" ")}: ${err}`))));
   });
 }
 
@@ -98,7 +121,21 @@ export async function main(argv: string[]): Promise<void> {
     await until(async () => (await activeCount(client)) === 0);
     const e2ePerS = args.jobs / ((performance.now() - t1) / 1000);
     process.stderr.write(`end to end: ${args.jobs} jobs\n`);
-    console.log(JSON.stringify({ submit_per_s: Math.round(submitPerS), end_to_end_per_s: Math.round(e2ePerS), jobs: args.jobs, batches: args.batches }));
+
+    const submitMs = await medianMs(args.processes, () => jobtap(env, ["submit", "--urgency", "0", "true"]));
+    const nodeMs = await medianMs(args.processes, () => run(env, process.execPath, ["-e", ""]));
+    process.stderr.write(`one submit process: ${submitMs} ms (node alone ${nodeMs} ms)\n`);
+    console.log(
+      JSON.stringify({
+        submit_per_s: Math.round(submitPerS),
+        end_to_end_per_s: Math.round(e2ePerS),
+        submit_process_ms: submitMs,
+        node_process_ms: nodeMs,
+        jobs: args.jobs,
+        batches: args.batches,
+        processes: args.processes,
+      }),
+    );
   } finally {
     client.close();
     const exited = new Promise((r) => daemon.once("exit", r));
