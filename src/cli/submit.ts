@@ -5,7 +5,6 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Jobspec } from "../manager/port.js";
-import { parseClassadAssignment } from "../manager/jobad.js";
 import { optFlag, optInt, optList, optString, parseArgs, usage, type OptionSpec, type ParsedArgs } from "./args.js";
 import { parseUrgency } from "./urgency.js";
 import { exitStatusOf, withDaemon } from "./common.js";
@@ -67,7 +66,7 @@ export const submit: Subcommand = async (argv, io) => {
     io.stdout(SUBMIT_USAGE);
     return 0;
   }
-  const base = jobspecFrom(p, io);
+  const base = await jobspecFrom(p, io);
   const cc = optString(p, "cc");
   const progress = optFlag(p, "progress");
   let batches = cc === undefined ? [{ jobspecs: [base] }] : ccBatches(base, parseIdset(cc, "--cc"));
@@ -137,10 +136,13 @@ function ccBatches(base: Jobspec, ccs: number[]): Array<{ jobspecs: Jobspec[]; c
   return batches;
 }
 
-function jobspecFrom(p: ParsedArgs, io: CliIO): Jobspec {
+async function jobspecFrom(p: ParsedArgs, io: CliIO): Promise<Jobspec> {
   const jobspec = baseJobspec(p, io);
-  const classad = optList(p, "classad").map(parseClassadAssignment);
-  if (classad.length > 0) {
+  const assignments = optList(p, "classad");
+  if (assignments.length > 0) {
+    // The ClassAd parser is most of the CLI's start-up cost: loaded only when --classad is used.
+    const { parseClassadAssignment } = await import("../manager/jobad.js");
+    const classad = assignments.map(parseClassadAssignment);
     const user = (jobspec.attributes.user ??= {});
     const table = { ...(user.classad as Record<string, string> | undefined) };
     // A later assignment to the same name (in any case) replaces the earlier one.
