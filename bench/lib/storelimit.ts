@@ -7,7 +7,8 @@
  * with the same pragmas the store uses (WAL, the run's `synchronous`), one transaction per
  * JOBS_PER_TXN jobs (each job's row and all its eventlog chunks), with prepared statements.
  * Everything else jobtap does per job is absent, so jobs per second here is the ceiling the
- * manager's own throughput is compared with.
+ * manager's own throughput is compared with. A single pass lasts ~0.1 s and swings by 2× on a
+ * shared machine: the fastest of PASSES passes (each into a fresh file) is reported.
  */
 import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,6 +17,9 @@ import { join } from "node:path";
 
 /** Jobs per transaction when writing straight through. */
 export const JOBS_PER_TXN = 500;
+
+/** Passes over the rows; the fastest is the limit. */
+const PASSES = 3;
 
 interface JobRows {
   id: bigint;
@@ -57,6 +61,24 @@ function readRows(dbPath: string, jobs: number): { schema: string[]; rows: JobRo
 export function measureStoreLimit(dbPath: string, jobs: number, sync: "full" | "normal"): StoreLimit {
   const { schema, rows } = readRows(dbPath, jobs);
   if (rows.length === 0) throw new Error(`store limit: no jobs in ${dbPath}`);
+  let best = 0;
+  for (let i = 0; i < PASSES; i++) best = Math.max(best, writePass(schema, rows, sync));
+  let chunks = 0;
+  let bytes = 0;
+  for (const r of rows) {
+    chunks += r.chunks.length;
+    bytes += r.jobspec.length + r.eventlog0.length;
+    for (const c of r.chunks) bytes += c.lines.length;
+  }
+  return {
+    store_limit_jobs_per_s: Math.round(best),
+    store_chunks_per_job: Math.round((chunks / rows.length) * 100) / 100,
+    store_bytes_per_job: Math.round(bytes / rows.length),
+  };
+}
+
+/** Writes every row into a fresh file; returns jobs per second. */
+function writePass(schema: string[], rows: JobRows[], sync: "full" | "normal"): number {
   const dir = mkdtempSync(join(tmpdir(), "jobtap-bench-store-"));
   const db = new Database(join(dir, "limit.db"));
   try {
@@ -73,19 +95,7 @@ export function measureStoreLimit(dbPath: string, jobs: number, sync: "full" | "
     });
     const t0 = performance.now();
     for (let i = 0; i < rows.length; i += JOBS_PER_TXN) txn(rows.slice(i, i + JOBS_PER_TXN));
-    const s = (performance.now() - t0) / 1000;
-    let chunks = 0;
-    let bytes = 0;
-    for (const r of rows) {
-      chunks += r.chunks.length;
-      bytes += r.jobspec.length + r.eventlog0.length;
-      for (const c of r.chunks) bytes += c.lines.length;
-    }
-    return {
-      store_limit_jobs_per_s: Math.round(rows.length / s),
-      store_chunks_per_job: Math.round((chunks / rows.length) * 100) / 100,
-      store_bytes_per_job: Math.round(bytes / rows.length),
-    };
+    return rows.length / ((performance.now() - t0) / 1000);
   } finally {
     db.close();
     rmSync(dir, { recursive: true, force: true });
