@@ -22,7 +22,8 @@ export const config: Subcommand = async (argv, io) => {
     io.stdout(`${path}: ok\n`);
     return 0;
   }
-  for (const e of errors) io.stderr(`${path}: ${e.message}\n`);
+  // A TOML syntax error already starts with the file name (path:line:col).
+  for (const e of errors) io.stderr(e.message.startsWith(`${path}:`) ? `${e.message}\n` : `${path}: ${e.message}\n`);
   return 1;
 };
 

@@ -49,14 +49,66 @@ function isTable(v: unknown): v is Record<string, unknown> {
 
 /** Parses TOML text; a syntax error names `source:line:column`. */
 export function parseToml(text: string, source = "config"): Record<string, unknown> {
+  // A UTF-8 byte order mark (editors on Windows write one) is not part of the document.
+  const body = text.startsWith("\uFEFF") ? text.slice(1) : text;
+  const binary = /[\u0000\uFFFD]/.exec(body);
+  if (binary) {
+    const line = body.slice(0, binary.index).split("\n").length;
+    throw new JobtapError(ErrorCode.CONFIG, `${source}:${line}: not a TOML text file (binary or non-UTF-8 data)`, { source });
+  }
+  let doc: Record<string, unknown>;
   try {
-    return TOML.parse(text) as Record<string, unknown>;
+    doc = TOML.parse(body) as Record<string, unknown>;
   } catch (e) {
     const t = e as { line?: number; col?: number; message?: string };
     const where = t.line !== undefined ? `${source}:${t.line + 1}:${(t.col ?? 0) + 1}` : source;
-    const first = (t.message ?? String(e)).split("\n")[0] ?? "";
-    throw new JobtapError(ErrorCode.CONFIG, `${where}: ${first}`, { source });
+    // @iarna/toml appends "at row R, col C, pos P:" and the offending text: the position is
+    // already in `where`, and the text may hold anything, so both go.
+    const first = ((t.message ?? String(e)).split("\n")[0] ?? "").replace(/\s+at row \d+, col \d+, pos \d+:?\s*$/, "");
+    throw new JobtapError(ErrorCode.CONFIG, `${where}: ${printable(first)}`, { source });
   }
+  const big = findBigInt(doc, []);
+  if (big) {
+    throw new JobtapError(
+      ErrorCode.CONFIG,
+      `${tomlPath(big.path)}: integer out of range (at most ${Number.MAX_SAFE_INTEGER})`,
+      { source, path: tomlPath(big.path) },
+    );
+  }
+  return doc;
+}
+
+/** Control characters shown as escapes, so a message never writes raw bytes to a terminal. */
+function printable(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** The first integer too large for a JavaScript number (TOML's are 64-bit): its path. */
+function findBigInt(v: unknown, path: Array<string | number>): { path: Array<string | number>; value: bigint } | undefined {
+  if (typeof v === "bigint") return { path, value: v };
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const hit = findBigInt(v[i], [...path, i]);
+      if (hit) return hit;
+    }
+  } else if (typeof v === "object" && v !== null) {
+    for (const [k, x] of Object.entries(v)) {
+      const hit = findBigInt(x, [...path, k]);
+      if (hit) return hit;
+    }
+  }
+  return undefined;
+}
+
+/** `["resources", "memory"]` → `[resources].memory`; `["job-manager", "plugins", 2, "conf", "x"]`
+ *  → `[job-manager.plugins][2].conf.x`, the form every config error uses. */
+function tomlPath(path: Array<string | number>): string {
+  const firstIndex = path.findIndex((p) => typeof p === "number");
+  const tablePart = firstIndex < 0 ? path.slice(0, -1) : path.slice(0, firstIndex);
+  const rest = firstIndex < 0 ? path.slice(-1) : path.slice(firstIndex);
+  let out = tablePart.length > 0 ? `[${tablePart.join(".")}]` : "";
+  for (const p of rest) out += typeof p === "number" ? `[${p}]` : out === "" ? p : `.${p}`;
+  return out;
 }
 
 /** Validates the plugin keys of `[job-manager]` and returns them. */

@@ -37,6 +37,7 @@ import { parseFSD } from "../manager/fsd.js";
 import { BUILTINS, checkBuiltinConfig, parseToml, readPluginConfig } from "../plugins/index.js";
 import { resolvePlugin } from "../plugins/loader.js";
 import { DEFAULT_MAX_REQUEST_BYTES } from "./protocol.js";
+import { closest } from "./suggest.js";
 import { KERNEL_ARGUMENT_MAX, type JobLimits } from "../manager/limits.js";
 
 /** What SIGTERM/SIGINT does to jobs that are running. */
@@ -178,6 +179,7 @@ function table(raw: Record<string, unknown>, name: string, errors: JobtapError[]
 
 function readSettings(raw: Record<string, unknown>, errors: JobtapError[]): DaemonSettings {
   const s = defaultSettings();
+  unknownTables(raw, errors);
   const daemon = table(raw, "daemon", errors);
   unknownKeys(daemon, "daemon", DAEMON_KEYS, errors);
   const socket = daemon.socket;
@@ -272,6 +274,9 @@ function readManager(t: Record<string, unknown>, s: DaemonSettings, errors: Jobt
   for (const [key, why] of Object.entries(UNSUPPORTED_MANAGER_KEYS)) {
     if (t[key] !== undefined) errors.push(configError(`[job-manager].${key}`, why));
   }
+  // The unsupported ones are named above; any other stranger is a slip.
+  const others = Object.fromEntries(Object.entries(t).filter(([k]) => !(k in UNSUPPORTED_MANAGER_KEYS)));
+  unknownKeys(others, "job-manager", JOB_MANAGER_KEYS, errors);
   for (const [key, field] of [["queue-depth", "queueDepth"], ["inactive-num-limit", "inactiveNumLimit"]] as const) {
     const v = t[key];
     if (v === undefined) continue;
@@ -286,7 +291,42 @@ function readManager(t: Record<string, unknown>, s: DaemonSettings, errors: Jobt
 
 function unknownKeys(t: Record<string, unknown>, name: string, known: string[], errors: JobtapError[]): void {
   for (const key of Object.keys(t)) {
-    if (!known.includes(key)) errors.push(configError(`[${name}].${key}`, `unknown key (expected ${known.join(", ")})`));
+    if (known.includes(key)) continue;
+    const guess = closest(key, known);
+    const hint = guess === undefined ? "" : `; did you mean "${guess}"?`;
+    errors.push(configError(`[${name}].${key}`, `unknown key${hint} (expected ${known.join(", ")})`));
+  }
+}
+
+/**
+ * The top-level tables jobtap reads: the daemon's own, the builtins' (Flux's names), and
+ * those of the executors. A plugin's own settings go in its `conf` (see configuration.md),
+ * so any other table is a slip, reported with the closest known name.
+ */
+export const KNOWN_TABLES = ["daemon", "resources", "limits", "job-manager", "policy", "queues", "resource", "exec"];
+
+/** [job-manager] keys: the daemon's, the plugin host's, perilog's tables, .update-queue's. */
+const JOB_MANAGER_KEYS = [
+  "plugins",
+  "plugin-path",
+  "plugin-deadline",
+  "queue-depth",
+  "inactive-age-limit",
+  "inactive-num-limit",
+  "batch-window",
+  "prolog",
+  "epilog",
+  "perilog",
+  "stop-queues-on-restart",
+];
+
+function unknownTables(raw: Record<string, unknown>, errors: JobtapError[]): void {
+  for (const [key, v] of Object.entries(raw)) {
+    if (KNOWN_TABLES.includes(key)) continue;
+    const guess = closest(key, KNOWN_TABLES);
+    const hint = guess === undefined ? "" : `; did you mean [${guess}]?`;
+    const what = typeof v === "object" && v !== null && !Array.isArray(v) ? `[${key}]: unknown table` : `${key}: unknown top-level key`;
+    errors.push(new JobtapError(ErrorCode.CONFIG, `${what}${hint} (known tables: ${KNOWN_TABLES.join(", ")})`, { path: key }));
   }
 }
 

@@ -124,10 +124,47 @@ describe("daemon configuration", () => {
     expect(s.maxConnections).toBe(64);
     const bad = write("counts-bad.toml", `[limits]\njobs-per-user = 0\neventlog-entries = "many"\nconnections = 1.5\nconnection = 3\n`);
     expect(checkConfigFile(bad, {}).errors.map((e) => e.message)).toEqual([
-      "[limits].connection: unknown key (expected jobspec-size, argument-size, exec-size, jobs-per-user, eventlog-entries, connections)",
+      '[limits].connection: unknown key; did you mean "connections"? (expected jobspec-size, argument-size, exec-size, jobs-per-user, eventlog-entries, connections)',
       "[limits].jobs-per-user: must be a positive integer, got 0",
       '[limits].eventlog-entries: must be a positive integer, got "many"',
       "[limits].connections: must be a positive integer, got 1.5",
+    ]);
+  });
+
+  it("a huge integer, a BOM, a syntax error, binary garbage: each a clear one-line message", async () => {
+    const big = write("big.toml", `[resources]\nmemory = 99999999999999999999\n[job-manager]\nplugins = [{ load = "x", conf = { n = 1 } }]\n`);
+    expect(checkConfigFile(big, {}).errors.map((e) => e.message)).toEqual([
+      "[resources].memory: integer out of range (at most 9007199254740991)",
+    ]);
+    const nested = write("nested.toml", `[job-manager]\nplugins = [{ load = "x", conf = { n = 99999999999999999999 } }]\n`);
+    expect(checkConfigFile(nested, {}).errors.map((e) => e.message)).toEqual([
+      "[job-manager.plugins][0].conf.n: integer out of range (at most 9007199254740991)",
+    ]);
+    expect(checkConfigFile(write("bom.toml", "\uFEFF[resources]\ncores = 2\n"), {}).errors).toEqual([]);
+    const syntax = write("syntax.toml", "[daemon\nx = 1\n");
+    expect(checkConfigFile(syntax, {}).errors.map((e) => e.message)).toEqual([`${syntax}:1:9: Unexpected character, expected whitespace, . or ]`]);
+    writeFileSync(join(dir, "garbage.toml"), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x00, 0x1b, 0x5b, 0x32, 0x4a]));
+    expect(checkConfigFile(join(dir, "garbage.toml"), {}).errors.map((e) => e.message)).toEqual([
+      `${join(dir, "garbage.toml")}:1: not a TOML text file (binary or non-UTF-8 data)`,
+    ]);
+    // `config check` names the file once, and exits 1 without a stack trace.
+    const err: string[] = [];
+    const io: CliIO = { stdin: process.stdin, stdout: () => undefined, stderr: (t) => err.push(t), env: {}, cwd: dir };
+    expect(await runCli(["config", "check", "syntax.toml"], io)).toBe(1);
+    expect(await runCli(["config", "check", "big.toml"], io)).toBe(1);
+    expect(err).toEqual([
+      `${syntax}:1:9: Unexpected character, expected whitespace, . or ]\n`,
+      `${big}: [resources].memory: integer out of range (at most 9007199254740991)\n`,
+    ]);
+  });
+
+  it("every table is strict: an unknown table or key is named, with the closest known name", () => {
+    const path = write("typos.toml", `[job-manger]\nx = 1\n[job-manager]\nqueue_depth = 3\n[limits]\nexec-sise = 1\n[frobnicate]\n`);
+    expect(checkConfigFile(path, {}).errors.map((e) => e.message)).toEqual([
+      "[job-manger]: unknown table; did you mean [job-manager]? (known tables: daemon, resources, limits, job-manager, policy, queues, resource, exec)",
+      "[frobnicate]: unknown table (known tables: daemon, resources, limits, job-manager, policy, queues, resource, exec)",
+      '[job-manager].queue_depth: unknown key; did you mean "queue-depth"? (expected plugins, plugin-path, plugin-deadline, queue-depth, inactive-age-limit, inactive-num-limit, batch-window, prolog, epilog, perilog, stop-queues-on-restart)',
+      '[limits].exec-sise: unknown key; did you mean "exec-size"? (expected jobspec-size, argument-size, exec-size, jobs-per-user, eventlog-entries, connections)',
     ]);
   });
 });
