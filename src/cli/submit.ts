@@ -12,6 +12,7 @@ import { parseIdset } from "./idset.js";
 import type { DaemonClient } from "../server/client.js";
 import type { CliIO, Subcommand } from "./io.js";
 import { ProgressBar } from "./progress.js";
+import { describeEnd } from "./wait.js";
 import {
   applyEnvRules,
   beginTimeDependency,
@@ -99,7 +100,10 @@ export const submit: Subcommand = async (argv, io) => {
     if (!optFlag(p, "wait")) return status;
     const finished = bar("done");
     for (const id of ids) {
-      status = Math.max(status, exitStatusOf((await client.call("wait", { id })).job));
+      const { job } = await client.call("wait", { id });
+      // A job that could not even run (its command missing, a bad --cwd) says why.
+      if (job.exception !== undefined) io.stderr(`${job.id}: ${describeEnd(job)}\n`);
+      status = Math.max(status, exitStatusOf(job));
       finished?.advance();
     }
     finished?.finish();

@@ -110,6 +110,11 @@ export function checkJobspec(js: unknown): { jobspec: Jobspec; request: Resource
   if (slot !== undefined && (!Number.isInteger(slot) || (slot as number) < 1)) {
     throw badSpec(`attributes.system.slot: must be a slot number (SlotID >= 1), got ${JSON.stringify(slot)}`);
   }
+  // Flux's validator: the time limit is a number of seconds, 0 meaning none (as `-t` checks).
+  const duration = sys?.duration;
+  if (duration !== undefined && !(typeof duration === "number" && duration >= 0 && Number.isFinite(duration))) {
+    throw badSpec(`attributes.system.duration: must be a number of seconds >= 0 (0: no limit), got ${JSON.stringify(duration)}`);
+  }
   const jobspec = js as unknown as Jobspec;
   return { jobspec, request: resourceRequest(jobspec) };
 }
