@@ -8,8 +8,10 @@ import { Lexer, T } from "./lexer.js";
 import { attrRef, callNode, literal, type BinaryOp, type Expr, type UnaryOp } from "./expr.js";
 import { ERROR, UNDEFINED } from "./values.js";
 
-/** Deepest expression tree accepted (operator chains, parentheses, nested ads/lists). */
-export const MAX_DEPTH = 1000;
+/** Deepest expression tree accepted (operator chains, parentheses, nested ads/lists). A flat
+ *  chain such as `x == 1 || x == 2 || ...` is a left-deep tree, so this also bounds chains:
+ *  1,999 terms (generated requirements get long) still evaluate within the default stack. */
+export const MAX_DEPTH = 2000;
 /** Deepest parser recursion (parentheses, unary chains, calls, lists, records). */
 export const MAX_NESTING = 200;
 
@@ -92,7 +94,7 @@ export class Parser {
   }
 
   private setDepth(d: number): void {
-    if (d > MAX_DEPTH) this.lx.fail(`expression nested deeper than ${MAX_DEPTH} levels`);
+    if (d > MAX_DEPTH) this.lx.fail(`expression more than ${MAX_DEPTH} levels deep (operators chained or nested)`);
     this.depth = d;
   }
 

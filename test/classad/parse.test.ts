@@ -1,6 +1,6 @@
 /** Parser errors, printing exactly as HTCondor does, and parse → unparse → parse stability. */
 import { describe, expect, it } from "vitest";
-import { MAX_NESTING, parseExpr, unparse } from "../../src/classad/index.js";
+import { MAX_NESTING, evalExpr, parseAd, parseExpr, unparse, unparseValue } from "../../src/classad/index.js";
 import { isJobtapError } from "../../src/errors.js";
 
 function syntaxError(text: string, old = false): { message: string; details?: Record<string, unknown> } {
@@ -36,7 +36,7 @@ describe("syntax errors", () => {
     const deep = "(".repeat(MAX_NESTING + 5) + "1" + ")".repeat(MAX_NESTING + 5);
     expect(syntaxError(deep).message).toMatch(/nested deeper than/);
     expect(syntaxError("-".repeat(5000) + "x").message).toMatch(/nested deeper than/);
-    expect(syntaxError(Array(1500).fill("1").join(" + ")).message).toMatch(/nested deeper than 1000/);
+    expect(syntaxError(Array(2500).fill("1").join(" + ")).message).toMatch(/more than 2000 levels deep \(operators chained or nested\)/);
     expect(() => parseExpr("(".repeat(150) + "1" + ")".repeat(150))).not.toThrow();
   });
 
@@ -119,4 +119,11 @@ describe("round trip parse → unparse → parse", () => {
       }
     });
   }
+});
+
+describe("a long flat chain is not nesting", () => {
+  it("a 1,001-term x==1 || ... chain parses and evaluates", () => {
+    const chain = Array.from({ length: 1001 }, (_, i) => `x == ${i}`).join(" || ");
+    expect(unparseValue(evalExpr(chain, { my: parseAd("[x = 1000]") }))).toBe("true");
+  });
 });
