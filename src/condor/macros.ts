@@ -68,12 +68,31 @@ export function matchParen(text: string, open: number): number {
 
 const MACRO_START = /\$([A-Za-z_]*)\(/y;
 
+/** How deep `$(` may sit inside `$(`, macro levels included (a chain of macros alone stops
+ *  at MACRO_DEPTH_LIMIT first, with its own message). */
+export const MACRO_NESTING_LIMIT = 2 * MACRO_DEPTH_LIMIT;
+
 /** One expansion run; the stack of names being expanded detects recursion. */
 export class Expander {
+  /** How deep `$(` sits inside `$(` right now (`$($($(X)))`), bounded like macro depth. */
+  private nesting = 0;
+
   constructor(readonly scope: MacroScope) {}
 
   /** Expands `text` with `stack` holding the (lower-cased) names currently being expanded. */
   expand(text: string, stack: readonly string[]): string {
+    if (this.nesting >= MACRO_NESTING_LIMIT) {
+      this.fail(`$( nested deeper than ${MACRO_NESTING_LIMIT} levels inside ${stack.length > 0 ? `macro ${stack[stack.length - 1]}` : "this value"}`);
+    }
+    this.nesting++;
+    try {
+      return this.expandText(text, stack);
+    } finally {
+      this.nesting--;
+    }
+  }
+
+  private expandText(text: string, stack: readonly string[]): string {
     let out = "";
     let i = 0;
     while (i < text.length) {

@@ -7,6 +7,8 @@
  * quantifier. `\0`..`\9` in the replacement pattern name the match and its groups.
  */
 
+import { foldCase, unboundedBacktracking } from "../classad/regex-safety.js";
+
 /** A compiled attribute-name pattern. */
 export interface AttrRegex {
   /** The pattern as written between the slashes. */
@@ -26,8 +28,14 @@ export function parseAttrRegex(token: string): AttrRegex {
   if (bad !== "") throw new Error(`invalid regex: unknown flag "${bad}" (allowed: g m i U)`);
   if (source === "") throw new Error("invalid regex: empty pattern");
   const pattern = flags.includes("U") ? flipGreediness(source) : source;
+  const unbounded = unboundedBacktracking(pattern);
+  if (unbounded !== undefined) throw new Error(`regex refused: ${unbounded}`);
+  // Always caseless: folded into the pattern where it can be, so V8's linear-time fallback
+  // applies (see regex-safety.ts); a pattern with back references keeps the i flag.
+  const backrefs = /\\[1-9]|\\k</.test(pattern);
+  const regexFlags = (backrefs ? "i" : "") + (flags.includes("m") ? "m" : "");
   try {
-    return { source, flags, regex: new RegExp(pattern, flags.includes("m") ? "im" : "i") };
+    return { source, flags, regex: new RegExp(backrefs ? pattern : foldCase(pattern), regexFlags) };
   } catch (e) {
     throw new Error(`regex does not compile: ${(e as Error).message}`);
   }

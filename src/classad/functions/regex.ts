@@ -6,6 +6,7 @@
  */
 import { ERROR, ListValue, MAX_STRING_LENGTH, UNDEFINED, type Value } from "../values.js";
 import { isErr, isUndef, splitStringList, type Registry } from "./util.js";
+import { foldCase, unboundedBacktracking } from "../regex-safety.js";
 
 /** Registers the regexp builtins; compiled patterns are cached per evaluator instance. */
 export function registerRegex(r: Registry): void {
@@ -46,8 +47,14 @@ export function buildRegExp(pat: string, opts: string): RegExp | null {
   if (opts.includes("m")) flags += "m";
   if (opts.includes("s")) flags += "s";
   if (opts.includes("g")) flags += "g";
-  const source = opts.includes("x") ? stripExtended(pat) : pat;
+  let source = opts.includes("x") ? stripExtended(pat) : pat;
   if (badBackReference(source)) return null;
+  // Matching time must stay bounded (regex-safety.ts): refused patterns are an error value.
+  if (unboundedBacktracking(source) !== undefined) return null;
+  if (flags.includes("i") && !/\\[1-9]|\\k</.test(source)) {
+    source = foldCase(source);
+    flags = flags.replace("i", "");
+  }
   try {
     return new RegExp(source, flags);
   } catch {
