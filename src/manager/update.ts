@@ -12,6 +12,7 @@
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import type { Engine } from "./engine.js";
 import { formatJobId, type JobId } from "./ids.js";
+import { parseUserAttributes } from "./jobad.js";
 import { redactJobspec, applyJobspecUpdates, isPlainObject, resourceRequest, validateJobspec, type ResourceRequest } from "./jobspec.js";
 import type { ActiveJob } from "./job.js";
 import type { JobArgs, Jobspec, StackResult } from "./port.js";
@@ -124,6 +125,7 @@ export class JobUpdater {
     let jobspec: Jobspec;
     try {
       jobspec = validateJobspec(applyJobspecUpdates(job.core.jobspec, updates));
+      parseUserAttributes(jobspec);
     } catch (err) {
       throw this.rejected(job, isJobtapError(err) ? err.message : String(err));
     }

@@ -112,6 +112,20 @@ describe("job update (JobManager.update)", () => {
     expect(seen).toEqual([{ "attributes.system.job.name": "B", "attributes.user.renamed": true }]);
   });
 
+  it("an update storing attributes.user.classad text that does not parse is refused like at submit", async () => {
+    const plugin = (p: PluginContext) => {
+      p.on("job.update.attributes.user.classad.Rank", () => ({}));
+    };
+    h = await host({}, { plugin });
+    const id = await h.submit({ urgency: 0 });
+    expect(await code(h.manager.update(id, { "attributes.user.classad.Rank": "Memory +* 2" }))).toMatch(
+      /^JOB_REJECTED: .*attributes\.user\.classad\.Rank: ClassAd syntax error at column \d+/,
+    );
+    expect(h.events(id)).not.toContain("jobspec-update");
+    await h.manager.update(id, { "attributes.user.classad.Rank": "Memory * 2" });
+    expect(h.events(id)).toContain("jobspec-update");
+  });
+
   it("feasibility: the updated job is checked against the whole resource pool", async () => {
     // A site plugin lets the owner resize a pending job and asks for feasibility, as
     // Flux's update-queue does for a queue change.
