@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, expect } from "vitest";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const BIN = join(ROOT, "bin", "jobtap");
@@ -53,6 +54,13 @@ export class DaemonUnderTest {
       await closed;
       throw new Error(`daemon exited at start; its log:\n${this.log}`);
     }
+  }
+
+  /** `jobtap submit ARGS` that must be accepted: fails the test on any stderr; the ids printed. */
+  submit(args: string[]): string {
+    const r = this.cli(["submit", ...args]);
+    expect(r.stderr).toBe("");
+    return r.stdout.trim();
   }
 
   /** Runs `jobtap ARGS` against this daemon (synchronously: one short-lived process). */
@@ -152,4 +160,21 @@ export async function waitFor(cond: () => boolean, deadlineMs: number, what: str
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * One daemon for a whole describe block: built before the first test (after `before`, which
+ * may write a config into the statedir and return the daemon's extra arguments), disposed of
+ * after the last.
+ */
+export function daemonForSuite(before: (d: DaemonUnderTest) => string[] = () => []): DaemonUnderTest {
+  const d = new DaemonUnderTest();
+  beforeAll(async () => {
+    requireBuild();
+    await d.start(before(d));
+  }, 60_000);
+  afterAll(async () => {
+    await d.dispose();
+  });
+  return d;
 }

@@ -4,25 +4,13 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DaemonUnderTest, requireBuild, waitFor } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { daemonForSuite, waitFor } from "./harness.js";
 
 describe("job kill / job purge / submit --watch", { timeout: 90_000 }, () => {
-  let d: DaemonUnderTest;
-  beforeAll(async () => {
-    requireBuild();
-    d = new DaemonUnderTest();
-    await d.start();
-  }, 60_000);
-  afterAll(async () => {
-    await d?.dispose();
-  });
+  const d = daemonForSuite();
 
-  const submit = (args: string[]): string => {
-    const r = d.cli(["submit", ...args]);
-    expect(r.stderr).toBe("");
-    return r.stdout.trim();
-  };
+  const submit = (args: string[]): string => d.submit(args);
 
   it("kill -s USR1 reaches the job's process; bad signals and states are refused clearly", async () => {
     const ready = join(d.statedir, "ready");

@@ -2,20 +2,11 @@
  * Messages that say what went wrong: a job whose process cannot start (a missing working
  * directory, a missing command) under `submit --wait`, and a time limit given the wrong way.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DaemonUnderTest, requireBuild } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { daemonForSuite } from "./harness.js";
 
 describe("messages from submit", { timeout: 60_000 }, () => {
-  let d: DaemonUnderTest;
-
-  beforeAll(async () => {
-    requireBuild();
-    d = new DaemonUnderTest();
-    await d.start();
-  }, 60_000);
-  afterAll(async () => {
-    await d?.dispose();
-  });
+  const d = daemonForSuite();
 
   it("submit --wait says why a job could not run: a missing --cwd, a missing command", () => {
     const cwd = d.cli(["submit", "--wait", "--cwd", "/nonexistent/dir", "true"]);

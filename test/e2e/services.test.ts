@@ -5,8 +5,8 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DaemonUnderTest, requireBuild, waitFor } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { daemonForSuite, waitFor } from "./harness.js";
 
 const TEST_EXEC = ["--setattr", "exec.test.run_duration=0.01s"];
 const CONFIG = `[queues.batch]
@@ -16,24 +16,12 @@ queue = "batch"
 `;
 
 describe("plugin services from the command line", { timeout: 90_000 }, () => {
-  let d: DaemonUnderTest;
-
-  beforeAll(async () => {
-    requireBuild();
-    d = new DaemonUnderTest();
-    const file = join(d.statedir, "queues.toml");
+  const d = daemonForSuite((daemon) => {
+    const file = join(daemon.statedir, "queues.toml");
     writeFileSync(file, CONFIG);
-    await d.start(["--config", file]);
-  }, 60_000);
-  afterAll(async () => {
-    await d?.dispose();
+    return ["--config", file];
   });
-
-  const submit = (args: string[]): string => {
-    const r = d.cli(["submit", ...args]);
-    expect(r.stderr).toBe("");
-    return r.stdout.trim();
-  };
+  const submit = (args: string[]): string => d.submit(args);
 
   it("plugin call reaches a service and prints its JSON; errors name the service", () => {
     const r = d.cli(["plugin", "call", "update-queue", "status"]);
@@ -95,16 +83,9 @@ describe("plugin services from the command line", { timeout: 90_000 }, () => {
 });
 
 describe("plugin load --remove", { timeout: 90_000 }, () => {
-  let d: DaemonUnderTest;
-
-  beforeAll(async () => {
-    requireBuild();
-    d = new DaemonUnderTest();
-    await d.start();
-    for (const n of ["a", "b", "c"]) writeFileSync(join(d.statedir, `${n}.mjs`), "export default () => {};\n");
-  }, 60_000);
-  afterAll(async () => {
-    await d?.dispose();
+  const d = daemonForSuite((daemon) => {
+    for (const n of ["a", "b", "c"]) writeFileSync(join(daemon.statedir, `${n}.mjs`), "export default () => {};\n");
+    return [];
   });
 
   it("removes first, then loads, as flux jobtap load --remove", () => {

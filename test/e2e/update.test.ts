@@ -1,18 +1,9 @@
 /** `jobtap update` end to end: duration updates through the real daemon and its plugins. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DaemonUnderTest, requireBuild, waitFor } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { daemonForSuite, waitFor } from "./harness.js";
 
 describe("jobtap update", { timeout: 90_000 }, () => {
-  let d: DaemonUnderTest;
-
-  beforeAll(async () => {
-    requireBuild();
-    d = new DaemonUnderTest();
-    await d.start();
-  }, 60_000);
-  afterAll(async () => {
-    await d?.dispose();
-  });
+  const d = daemonForSuite();
 
   const duration = (id: string) => JSON.parse(d.cli(["job", "info", id, "jobspec"]).stdout).attributes.system.duration as number;
 
