@@ -55,7 +55,7 @@ export default function execSlurm(p: PluginContext): void {
     return undefined;
   });
   p.on("job.state.sched", (job) => {
-    if (!wantsSlurm(job.jobspec) || !job.flags.includes("alloc-bypass")) return undefined;
+    if (!job.flags.includes("alloc-bypass") || !wantsSlurm(job.jobspec)) return undefined;
     // Queued behind this callback: the manager has taken R from the OUT by then.
     p.postEvent(job.id, "alloc", { bypass: true });
     return { R: slurmR(job, p.clock.now()) };
