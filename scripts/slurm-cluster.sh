@@ -62,7 +62,8 @@ all_gone() {
   done
 }
 
-node_state() { sinfo -h -N -o %t 2>/dev/null; }
+# One line per partition the node is in: the same state, printed once.
+node_state() { sinfo -h -N -o %t 2>/dev/null | sort -u; }
 node_idle() { [ "$(node_state)" = idle ]; }
 probe_done() { [ "$(squeue -h -t all -j "$1" -o %T 2>/dev/null)" = COMPLETED ]; }
 
@@ -114,8 +115,13 @@ MinJobAge=600
 MaxJobCount=100000
 SlurmctldTimeout=30
 SlurmdTimeout=30
+# Two partitions on the one node: a job in "urgent" preempts (cancels) jobs of "debug"
+# that hold the resources it needs, so preemption can be tried on a single node.
+PreemptType=preempt/partition_prio
+PreemptMode=CANCEL
 $nodeline NodeAddr=127.0.0.1 State=UNKNOWN
-PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=urgent Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=2
 EOF
   # The node line names the real host; keep it (slurmd finds itself by hostname).
   sed -i "s/^NodeName=[^ ]*/NodeName=$host/" "$dir/slurm.conf"

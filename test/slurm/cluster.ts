@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { waitFor } from "../e2e/harness.js";
 
 export const CLUSTER_SCRIPT = fileURLToPath(new URL("../../scripts/slurm-cluster.sh", import.meta.url));
 const SBIN_PATH = `${process.env.PATH ?? ""}:/usr/sbin:/sbin`;
@@ -45,6 +46,22 @@ export class TestCluster {
     const r = spawnSync(cmd, args, { env: { ...this.env, ...extraEnv }, encoding: "utf8" });
     if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")}: ${r.stderr || r.error?.message}`);
     return r.stdout;
+  }
+
+  /** The cluster's one node (sinfo lists it once per partition). */
+  nodeName(): string {
+    return this.run("sinfo", ["-h", "-N", "-o", "%N"]).trim().split("\n")[0]!;
+  }
+
+  /** Brings a node a test set down back, and waits until it is idle. */
+  async resumeNode(node: string): Promise<void> {
+    try {
+      this.run("scontrol", ["update", `nodename=${node}`, "state=resume"]);
+    } catch {
+      // already back (ReturnToService)
+    }
+    const idle = () => this.run("sinfo", ["-h", "-N", "-o", "%t"]).trim().split("\n").every((s) => s === "idle");
+    await waitFor(idle, 30_000, "the node to be idle again");
   }
 
   /** Starts slurmctld again after a test stopped it (it recovers its jobs from its state). */

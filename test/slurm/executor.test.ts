@@ -2,7 +2,9 @@
  * The slurm executor against a real local cluster (scripts/slurm-cluster.sh), driven
  * directly with a recording report: submission, output and exit status, failures, cancel,
  * the time limit, Slurm-side cancels, refused jobs, reattach by the saved id or by the
- * comment, and slurmctld being down. Conditions are polled with deadlines; no timings.
+ * comment, and slurmctld being down (Slurm-side ends, TIMEOUT, PREEMPTED and NODE_FAIL, are
+ * tested through the manager: manager.test.ts). Conditions are polled with deadlines; no
+ * timings.
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -239,30 +241,6 @@ describe.skipIf(skipSlurm)("slurm executor on a real cluster", { timeout: 60_000
     await waitFor(() => rec.released(j.id), 30_000, "the job to be released");
     expect(rec.names(j.id)).toEqual(["exception", "finish", "release"]);
     expect(String(rec.of(j.id)[0]!.context!.note)).toMatch(/Slurm job 987654 vanished/);
-  });
-
-  it("a node failure is a node-fail exception", async () => {
-    const rec = new Recorder();
-    const ex = newExecutor(rec);
-    // --no-requeue: Slurm would otherwise put the job back in its queue.
-    const j = job(["sleep", "300"], { system: { exec: { name: "slurm", slurm: { args: ["--no-requeue"] } } } });
-    ex.start(j, rec);
-    await waitFor(() => rec.names(j.id).includes("start"), 30_000, "the job to start");
-    const node = cluster.run("sinfo", ["-h", "-N", "-o", "%N"]).trim();
-    cluster.run("scontrol", ["update", `nodename=${node}`, "state=down", "reason=jobtap-test"]);
-    try {
-      await waitFor(() => rec.released(j.id), 30_000, "the job to be released");
-    } finally {
-      try {
-        cluster.run("scontrol", ["update", `nodename=${node}`, "state=resume"]);
-      } catch {
-        // already back (ReturnToService)
-      }
-      await waitFor(() => cluster.run("sinfo", ["-h", "-o", "%t"]).trim() === "idle", 30_000, "the node to be idle again");
-    }
-    expect(rec.names(j.id)).toEqual(["exec-state", "start", "exception", "finish", "release"]);
-    expect(rec.of(j.id)[2]!.context).toMatchObject({ type: "node-fail" });
-    expect(String(rec.of(j.id)[2]!.context!.note)).toMatch(/its node failed/);
   });
 
   it("slurmctld down: jobs keep their state, polls back off, then the job is followed again", async () => {

@@ -102,6 +102,64 @@ describe.skipIf(skipSlurm)("jobs on Slurm through the job manager", { timeout: 9
     cleanup();
   });
 
+  /** The job's fatal exception (type, note) once it is INACTIVE. */
+  const fatal = (m: JobManager, id: JobId) => m.eventlog(id).find((e) => e.name === "exception" && e.context?.severity === 0)?.context;
+  const slurmState = (m: JobManager, id: JobId) => cluster.run("squeue", ["-h", "-t", "all", "-j", slurmId(m, id)!, "-o", "%T"]).trim();
+
+  it("Slurm's own time limit (TIMEOUT) is a timeout exception; the job ran, so it has start and finish", async () => {
+    const cleanup = freshStatedir();
+    const m = await start();
+    // No jobtap duration (jobtap's own timer stays off): Slurm alone ends the job. Its
+    // --time is whole minutes; the limit is then cut to 0 as an admin would, which
+    // slurmctld enforces at its next time-limit pass (every 30 s).
+    const a = await m.submit(jobspec(["sleep", "300"], { exec: { name: "slurm", slurm: { args: ["--time=1"] } } }));
+    await waitFor(() => names(m, a).includes("start"), 30_000, "the job to start");
+    cluster.run("scontrol", ["update", `jobid=${slurmId(m, a)!}`, "timelimit=0"]);
+    await waitFor(() => m.job(a).state === "INACTIVE", 60_000, "Slurm to time the job out");
+    expect(slurmState(m, a)).toBe("TIMEOUT");
+    expect(fatal(m, a)).toMatchObject({ type: "timeout" });
+    expect(String(fatal(m, a)?.note)).toMatch(/reached its Slurm time limit/);
+    expect(m.job(a).result).toBe("TIMEOUT");
+    expect(names(m, a)).toEqual(expect.arrayContaining(["start", "exception", "finish", "release"]));
+    cleanup();
+  });
+
+  it("a job preempted in Slurm (PREEMPTED) is a preempt exception", async () => {
+    const cleanup = freshStatedir();
+    const m = await start();
+    // The test cluster's "urgent" partition preempts (cancels) "debug" jobs in its way;
+    // both jobs want the whole node.
+    const low = await m.submit(jobspec(["sleep", "300"], { exec: { name: "slurm", slurm: { args: ["--exclusive"] } } }));
+    await waitFor(() => names(m, low).includes("start"), 30_000, "the low-tier job to start");
+    const high = await m.submit(jobspec(["true"], { exec: { name: "slurm", slurm: { partition: "urgent", args: ["--exclusive"] } } }));
+    await waitFor(() => [low, high].every((id) => m.job(id).state === "INACTIVE"), 60_000, "both jobs to end");
+    expect(slurmState(m, low)).toBe("PREEMPTED");
+    expect(fatal(m, low)).toMatchObject({ type: "preempt" });
+    expect(String(fatal(m, low)?.note)).toMatch(/was preempted/);
+    expect(names(m, low)).toEqual(expect.arrayContaining(["start", "exception", "finish", "release"]));
+    expect(m.job(high)).toMatchObject({ result: "COMPLETED" });
+    cleanup();
+  });
+
+  it("the job's node set down in Slurm (NODE_FAIL) is a node-fail exception", async () => {
+    const cleanup = freshStatedir();
+    const m = await start();
+    // --no-requeue: Slurm would otherwise put the job back in its queue.
+    const a = await m.submit(jobspec(["sleep", "300"], { exec: { name: "slurm", slurm: { args: ["--no-requeue"] } } }));
+    await waitFor(() => names(m, a).includes("start"), 30_000, "the job to start");
+    const node = cluster.nodeName();
+    cluster.run("scontrol", ["update", `nodename=${node}`, "state=down", "reason=jobtap-test"]);
+    try {
+      await waitFor(() => m.job(a).state === "INACTIVE", 30_000, "the job to end");
+    } finally {
+      await cluster.resumeNode(node);
+    }
+    expect(slurmState(m, a)).toBe("NODE_FAIL");
+    expect(fatal(m, a)).toMatchObject({ type: "node-fail" });
+    expect(String(fatal(m, a)?.note)).toMatch(/its node failed/);
+    cleanup();
+  });
+
   it("a restart reattaches jobs running on Slurm by their saved id; nothing is submitted twice", async () => {
     const cleanup = freshStatedir();
     const first = await start();
