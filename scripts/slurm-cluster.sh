@@ -104,6 +104,9 @@ SelectTypeParameters=CR_Core_Memory
 SchedulerType=sched/backfill
 # Schedule batch jobs as they arrive (the default waits up to 3 s to batch them).
 SchedulerParameters=batch_sched_delay=0
+# A job no partition could ever run (too many cores, too much memory) is refused at sbatch,
+# as most sites configure it, instead of pending for ever.
+EnforcePartLimits=ALL
 # A job that asks for no memory gets a little, not the whole node.
 DefMemPerCPU=100
 MpiDefault=none

@@ -14,7 +14,9 @@
  * - slurmctld down or slow: a failed poll or a refused connection leaves every job as it
  *   is; polls back off (doubling, up to `maxPollPeriodMs`) and go on. An sbatch whose
  *   outcome is unknown is never simply retried: the job is first looked up by its
- *   `--comment=jobtap:<id>` and resubmitted only if Slurm has no such job.
+ *   `--comment=jobtap:<id>` and resubmitted only if two lookups, a poll period apart, both
+ *   find no such job (a stalled slurmctld may still act on the request of an sbatch that
+ *   was killed, just after it answers the first lookup).
  * - reattach: by the saved Slurm id; a job without one is looked up by its comment the same
  *   way, so a restart between sbatch and the save submits nothing twice.
  * - close: timers stop; Slurm jobs keep running (a restarted jobtap reattaches them).
@@ -46,6 +48,8 @@ interface SlurmRun {
   /** R's starttime (s): a resource-update's expiration counts from it, not from start. */
   readonly allocStart?: number;
   phase: Phase;
+  /** Lookups by comment that found nothing (resubmitted at LOOKUP_MISSES). */
+  misses: number;
   slurmId?: string;
   request?: SbatchRequest;
   /** Request building failed: the message, reported when the job is submitted. */
@@ -60,6 +64,9 @@ interface SlurmRun {
 
 /** States in which the job's work certainly ran, even if no poll saw it RUNNING. */
 const RAN = new Set(["COMPLETED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED"]);
+
+/** Successful lookups by comment, a poll apart, that must find nothing before a resubmit. */
+const LOOKUP_MISSES = 2;
 
 /** Runs jobs on a Slurm cluster; see the file comment for the guarantees. */
 export class SlurmExecutor implements Executor {
@@ -149,7 +156,7 @@ export class SlurmExecutor implements Executor {
 
   private newRun(job: ExecJob, report: ExecReport, phase: Phase): SlurmRun {
     const starttime = (job.R?.execution as { starttime?: unknown } | undefined)?.starttime;
-    const run: SlurmRun = { id: job.id, report, duration: job.duration, phase, started: false, killed: false, ended: false };
+    const run: SlurmRun = { id: job.id, report, duration: job.duration, phase, misses: 0, started: false, killed: false, ended: false };
     if (typeof starttime === "number") Object.assign(run, { allocStart: starttime });
     this.runs.set(job.id, run);
     return run;
@@ -199,6 +206,7 @@ export class SlurmExecutor implements Executor {
       // Perhaps submitted, perhaps not: find out by the comment before any retry.
       this.log("error", `job ${formatJobId(run.id)}: sbatch did not complete (${oneLine(r)}); looking it up before retrying`);
       run.phase = "lookup";
+      run.misses = 0;
       this.failures++;
       this.schedulePoll(this.backoffMs());
     } else {
@@ -294,7 +302,7 @@ export class SlurmExecutor implements Executor {
       const found = byComment.get(jobtapComment(formatJobId(run.id, "dec")));
       if (found !== undefined) this.track(run, found);
       else if (run.killed) this.end(run, undefined);
-      else {
+      else if (++run.misses >= LOOKUP_MISSES) {
         run.phase = "queued";
         this.submitQueue.push(run);
       }

@@ -135,6 +135,37 @@ describe.skipIf(skipSlurm)("slurm executor on a real cluster", { timeout: 60_000
     expect(String(rec.of(j.id)[0]!.context!.note)).toMatch(/sbatch refused the job: .*invalid partition/i);
   });
 
+  it("sbatch refusing too many cores is an exception naming Slurm's message", async () => {
+    const rec = new Recorder();
+    const ex = newExecutor(rec);
+    const j = job(["true"]);
+    j.jobspec.resources = [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: 10_000 }] }];
+    ex.start(j, rec);
+    await waitFor(() => rec.released(j.id), 30_000, "the refused job to be released");
+    expect(rec.names(j.id)).toEqual(["exception", "release"]);
+    expect(String(rec.of(j.id)[0]!.context!.note)).toMatch(/sbatch refused the job: .*more processors requested than permitted/i);
+  });
+
+  it("slurmctld stalled while sbatch runs: the killed sbatch's job is found by comment, never submitted twice", async () => {
+    const rec = new Recorder();
+    // sbatch is killed after 1 s; the stalled slurmctld still holds its request.
+    const ex = newExecutor(rec, { site: { slurmConf: cluster.conf, commandTimeoutMs: 1_000 } });
+    const j = job(["true"]);
+    const comment = `jobtap:${j.id}`;
+    const pid = Number(readFileSync(join(cluster.dir, "run", "slurmctld.pid"), "utf8").trim());
+    process.kill(pid, "SIGSTOP");
+    try {
+      ex.start(j, rec);
+      await waitFor(() => rec.logs.some((m) => /sbatch did not complete/.test(m)), 30_000, "sbatch to be killed");
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    await waitFor(() => rec.released(j.id), 30_000, "the job to be released");
+    expect(rec.names(j.id)).toEqual(["exec-state", "start", "finish", "release"]);
+    const withComment = cluster.run("squeue", ["-h", "-t", "all", "-O", "JobID:|,Comment:|"]).split("\n").filter((l) => l.split("|")[1] === comment);
+    expect(withComment).toHaveLength(1);
+  });
+
   it("cancel: kill scancels the Slurm job; finish carries the signal", async () => {
     const rec = new Recorder();
     const ex = newExecutor(rec);
