@@ -1,22 +1,32 @@
 /**
- * `npm run bench -- slurm [--jobs N (1000)] [--concurrency C (4)] [--poll P (0.5s)] [--cpus S (64)]`
+ * `npm run bench -- slurm [--jobs N (1000)] [--concurrency C (4)] [--poll P (0.5s)] [--cpus S (64)] [--runs R (1)]`
  *
  * jobtap's overhead on top of Slurm: N jobs (`true`) submitted through jobtap's slurm
  * executor against the same N submitted with sbatch alone (the same batch script, C sbatch
  * processes at once in both), each on a fresh single-node cluster started by
  * scripts/slurm-cluster.sh with S job slots (needs slurm-wlm and munge; slurmctld starts jobs
- * once a second, so the real two cores would make both sides wait on that alone). One run
- * each; both sides are watched the same way (one squeue every 100 ms). Measured:
+ * once a second, so the real two cores would make both sides wait on that alone). R runs of
+ * each, alternating (sbatch alone, jobtap, sbatch alone, ...), so load from elsewhere falls
+ * on both sides alike; rates are the medians. Both sides are watched the same way: one
+ * squeue every 100 ms from a separate small watcher process (so the watcher costs the same
+ * whichever process is measured). Measured:
  *   submit_per_s      jobs handed to slurmctld per second (first submit → last Slurm id)
  *   end_to_end_per_s  jobs per second from the first submit until the last one is done
  *                     (squeue shows all ended; for jobtap also all INACTIVE)
  *   overhead          1 − jobtap rate / sbatch rate (goal: ≤ 0.10)
+ *   client_cpu_ms_per_job  CPU time per job, during submission, of the submitting side:
+ *                     the bench process and its processes (sbatch alone: the sbatch
+ *                     processes; jobtap: the manager, its helper and the sbatch/squeue it
+ *                     runs), watcher excluded; from /proc, so load elsewhere does not count
+ *   own_cpu_ms_per_job     of which the bench process itself (sbatch alone: spawning;
+ *                     jobtap: the manager and executor, spawning included)
+ *   ctld_cpu_ms_per_job    slurmctld's and munged's CPU time per job in the same window
  *   squeue_calls      squeue processes jobtap ran (one per poll, never one per job)
  * Last stdout line: one JSON object with all of it.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { JobId } from "../src/manager/ids.js";
@@ -61,31 +71,154 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, input?: string
 
 const SCRIPT_TEXT = "#!/bin/sh\n# submitted by jobtap\nexec true\n";
 
+/** The watcher: one squeue every 100 ms, printing "<jobs> <ended>" after each. */
+const WATCHER = `
+const { execFile } = require("node:child_process");
+const ENDED = new Set(${JSON.stringify(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "OUT_OF_MEMORY", "DEADLINE"])});
+const tick = () => execFile("squeue", ["--noheader", "--states=all", "--Format=State"], { maxBuffer: 1 << 26 }, (err, out) => {
+  const lines = err ? [] : out.split("\\n").map((l) => l.trim()).filter((l) => l !== "");
+  process.stdout.write(lines.length + " " + lines.filter((l) => ENDED.has(l)).length + "\\n");
+  setTimeout(tick, 100);
+});
+tick();
+process.stdin.on("end", () => process.exit(0)).resume();
+`;
+
 /**
- * Watches the cluster the same way for both sides: one squeue every 100 ms, noting when
- * slurmctld has all N jobs (submitted) and when none is left unfinished.
+ * Watches the cluster the same way for both sides (a separate process, see WATCHER). Resolves
+ * once it has seen one squeue; `until(n, done)` then resolves with the seconds since `t0` at
+ * which slurmctld first had all `n` jobs (submitted) and at which none was left unfinished
+ * and `done()` held (ended). `atSubmitted` runs once, when all are submitted.
  */
-async function watchSlurm(n: number, conf: string, t0: number, done: () => boolean): Promise<{ submitS: number; endS: number }> {
-  const env = { ...process.env, SLURM_CONF: conf };
-  let submitS = 0;
-  for (;;) {
-    const lines = (await run("squeue", ["--noheader", "--states=all", "--Format=State"], env)).trim().split("\n").filter((l) => l.trim() !== "");
-    const now = (performance.now() - t0) / 1000;
-    if (submitS === 0 && lines.length >= n) submitS = now;
-    if (submitS > 0 && lines.every((l) => ENDED.has(l.trim())) && done()) return { submitS, endS: now };
-    await new Promise((r) => setTimeout(r, 100));
+async function startWatcher(conf: string): Promise<{
+  pid: number;
+  until: (n: number, t0: number, done: () => boolean, atSubmitted: () => void) => Promise<{ submitS: number; endS: number }>;
+  stop: () => void;
+}> {
+  const child = spawn(process.execPath, ["-e", WATCHER], { env: { ...process.env, SLURM_CONF: conf }, stdio: ["pipe", "pipe", "inherit"] });
+  let onLine: (jobs: number, ended: number) => void = () => undefined;
+  let buf = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      const [jobs, ended] = buf.slice(0, i).split(" ").map(Number);
+      buf = buf.slice(i + 1);
+      onLine(jobs!, ended!);
+    }
+  });
+  await new Promise<void>((r) => (onLine = () => r()));
+  return {
+    pid: child.pid!,
+    until: (n, t0, done, atSubmitted) =>
+      new Promise((resolve) => {
+        let submitS = 0;
+        onLine = (jobs, ended) => {
+          const now = (performance.now() - t0) / 1000;
+          if (submitS === 0 && jobs >= n) {
+            submitS = now;
+            atSubmitted();
+          }
+          if (submitS > 0 && ended === jobs && done()) {
+            onLine = () => undefined;
+            resolve({ submitS, endS: now });
+          }
+        };
+      }),
+    stop: () => child.stdin.end(),
+  };
+}
+
+/** utime+stime+cutime+cstime of a process, in ms (0 if it is gone). */
+function procCpuMs(pid: number | "self"): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / TICKS;
+  } catch {
+    return 0;
+  }
+}
+const TICKS = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
+
+/**
+ * CPU ms of this process and every live descendant, except the subtree of `exclude`.
+ * Children already reaped are in this process's (or a descendant's) cutime/cstime.
+ */
+function clientCpuMs(exclude: number): number {
+  const parent = new Map<number, number>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "latin1");
+      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const inTree = (pid: number): boolean => {
+    for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) {
+      if (p === exclude) return false;
+      if (p === process.pid) return true;
+    }
+    return false;
+  };
+  let ms = procCpuMs("self");
+  for (const pid of parent.keys()) if (pid !== exclude && inTree(pid)) ms += procCpuMs(pid);
+  return ms;
+}
+
+/** CPU ms of the cluster's controller side (slurmctld and munged). */
+function ctldCpuMs(dir: string): number {
+  let ms = 0;
+  for (const d of ["slurmctld", "munged"]) ms += procCpuMs(Number(readFileSync(join(dir, "run", `${d}.pid`), "utf8").trim()));
+  return ms;
+}
+
+/** One side's figures for one run. */
+interface RunFigures {
+  submitS: number;
+  endS: number;
+  clientCpuMs: number;
+  ownCpuMs: number;
+  ctldCpuMs: number;
+}
+
+/** Measures one side: `submit` starts at t0; CPU is counted from t0 until all are submitted. */
+async function measure(
+  n: number,
+  cluster: { dir: string; conf: string },
+  submit: () => Promise<void>,
+  done: () => boolean,
+): Promise<RunFigures> {
+  const watcher = await startWatcher(cluster.conf);
+  try {
+    const ownMs = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    };
+    const cpu0 = { client: clientCpuMs(watcher.pid), own: ownMs(), ctld: ctldCpuMs(cluster.dir) };
+    const cpu = { client: 0, own: 0, ctld: 0 };
+    const atSubmitted = () => {
+      cpu.client = clientCpuMs(watcher.pid) - cpu0.client;
+      cpu.own = ownMs() - cpu0.own;
+      cpu.ctld = ctldCpuMs(cluster.dir) - cpu0.ctld;
+    };
+    const t0 = performance.now();
+    // n + 1: the cluster's probe job is listed too.
+    const [times] = await Promise.all([watcher.until(n + 1, t0, done, atSubmitted), submit()]);
+    return { ...times, clientCpuMs: cpu.client, ownCpuMs: cpu.own, ctldCpuMs: cpu.ctld };
+  } finally {
+    watcher.stop();
   }
 }
 
-const ENDED = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "OUT_OF_MEMORY", "DEADLINE"]);
-
 /** sbatch alone: N submissions, C at a time. */
-async function sbatchAlone(n: number, concurrency: number, cpus: number): Promise<{ submitS: number; endS: number }> {
+async function sbatchAlone(n: number, concurrency: number, cpus: number): Promise<RunFigures> {
   const cluster = startCluster(cpus);
   try {
     const env = { ...process.env, SLURM_CONF: cluster.conf };
     const args = ["--parsable", "--ntasks=1", "--cpus-per-task=1", "--output=/dev/null", "--export=ALL"];
-    const t0 = performance.now();
     let next = 0;
     const worker = async () => {
       while (next < n) {
@@ -93,9 +226,8 @@ async function sbatchAlone(n: number, concurrency: number, cpus: number): Promis
         await run("sbatch", args, env, SCRIPT_TEXT);
       }
     };
-    const submitted = Promise.all(Array.from({ length: concurrency }, worker));
-    const [times] = await Promise.all([watchSlurm(n + 1, cluster.conf, t0, () => true), submitted]);
-    return times;
+    const submit = async () => void (await Promise.all(Array.from({ length: concurrency }, worker)));
+    return await measure(n, cluster, submit, () => true);
   } finally {
     cluster.stop();
   }
@@ -116,7 +248,7 @@ function countingBindir(dir: string): { bindir: string; squeueCalls: () => numbe
 }
 
 /** The same N jobs through jobtap (SQLite store, builtins, the slurm executor). */
-async function throughJobtap(n: number, concurrency: number, poll: string, cpus: number): Promise<{ submitS: number; endS: number; squeueCalls: number }> {
+async function throughJobtap(n: number, concurrency: number, poll: string, cpus: number): Promise<RunFigures & { squeueCalls: number }> {
   const cluster = startCluster(cpus);
   const statedir = mkdtempSync(join(tmpdir(), "jobtap-bench-slurm-state-"));
   try {
@@ -135,19 +267,37 @@ async function throughJobtap(n: number, concurrency: number, poll: string, cpus:
         },
       },
     };
-    const t0 = performance.now();
     let ids: JobId[] = [];
-    const submitted = m.submitMany(Array.from({ length: n }, () => ({ jobspec }))).then((o) => (ids = o.map((x) => (x as { id: JobId }).id)));
+    const submit = () => m.submitMany(Array.from({ length: n }, () => ({ jobspec }))).then((o) => void (ids = o.map((x) => (x as { id: JobId }).id)));
     const allInactive = () => ids.length === n && ids.every((id) => m.job(id).state === "INACTIVE");
-    const [{ submitS, endS }] = await Promise.all([watchSlurm(n + 1, cluster.conf, t0, allInactive), submitted]);
+    const figures = await measure(n, cluster, submit, allInactive);
     const failed = ids.filter((id) => m.job(id).result !== "COMPLETED").length;
     if (failed > 0) throw new Error(`${failed} jobs did not complete`);
     await m.close();
-    return { submitS, endS, squeueCalls: squeueCalls() };
+    return { ...figures, squeueCalls: squeueCalls() };
   } finally {
     cluster.stop();
     rmSync(statedir, { recursive: true, force: true });
   }
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+const round = (x: number, places = 1) => Math.round(x * 10 ** places) / 10 ** places;
+
+/** One side's summary over its runs (medians). */
+function summary(n: number, runs: RunFigures[]) {
+  return {
+    submit_per_s: round(median(runs.map((r) => n / r.submitS))),
+    end_to_end_per_s: round(median(runs.map((r) => n / r.endS))),
+    client_cpu_ms_per_job: round(median(runs.map((r) => r.clientCpuMs / n)), 2),
+    own_cpu_ms_per_job: round(median(runs.map((r) => r.ownCpuMs / n)), 2),
+    ctld_cpu_ms_per_job: round(median(runs.map((r) => r.ctldCpuMs / n)), 2),
+    runs_submit_per_s: runs.map((r) => round(n / r.submitS)),
+  };
 }
 
 /** Entry point (bench/run.mjs). */
@@ -156,22 +306,33 @@ export async function main(args: string[]): Promise<void> {
   const concurrency = Number(arg(args, "concurrency", "4"));
   const poll = arg(args, "poll", "0.5s");
   const cpus = Number(arg(args, "cpus", "64"));
-  console.error(`slurm bench: ${n} jobs, ${concurrency} sbatch at once, jobtap polls every ${poll}`);
-  const alone = await sbatchAlone(n, concurrency, cpus);
-  console.error(`sbatch alone: submitted in ${alone.submitS.toFixed(2)} s, all ended after ${alone.endS.toFixed(2)} s`);
-  const jt = await throughJobtap(n, concurrency, poll, cpus);
-  console.error(`through jobtap: submitted in ${jt.submitS.toFixed(2)} s, all INACTIVE after ${jt.endS.toFixed(2)} s, ${jt.squeueCalls} squeue calls`);
-  const rate = (s: number) => Math.round((n / s) * 10) / 10;
-  const overhead = (a: number, b: number) => Math.round((1 - rate(b) / rate(a)) * 1000) / 1000;
+  const runs = Number(arg(args, "runs", "1"));
+  console.error(`slurm bench: ${n} jobs, ${concurrency} sbatch at once, jobtap polls every ${poll}, ${runs} run(s) each`);
+  const alone: RunFigures[] = [];
+  const jt: (RunFigures & { squeueCalls: number })[] = [];
+  for (let i = 0; i < runs; i++) {
+    const a = await sbatchAlone(n, concurrency, cpus);
+    alone.push(a);
+    console.error(`sbatch alone: submitted in ${a.submitS.toFixed(2)} s, all ended after ${a.endS.toFixed(2)} s, client CPU ${(a.clientCpuMs / n).toFixed(2)} ms/job (own ${(a.ownCpuMs / n).toFixed(2)})`);
+    const j = await throughJobtap(n, concurrency, poll, cpus);
+    jt.push(j);
+    console.error(
+      `through jobtap: submitted in ${j.submitS.toFixed(2)} s, all INACTIVE after ${j.endS.toFixed(2)} s, client CPU ${(j.clientCpuMs / n).toFixed(2)} ms/job (own ${(j.ownCpuMs / n).toFixed(2)}), ${j.squeueCalls} squeue calls`,
+    );
+  }
+  const a = summary(n, alone);
+  const j = summary(n, jt);
   console.log(
     JSON.stringify({
       jobs: n,
       concurrency,
       poll,
       cluster_cpus: cpus,
-      sbatch_alone: { submit_per_s: rate(alone.submitS), end_to_end_per_s: rate(alone.endS) },
-      jobtap: { submit_per_s: rate(jt.submitS), end_to_end_per_s: rate(jt.endS), squeue_calls: jt.squeueCalls },
-      overhead: { submit: overhead(alone.submitS, jt.submitS), end_to_end: overhead(alone.endS, jt.endS) },
+      runs,
+      load_average: loadavg().map((x) => round(x, 2)),
+      sbatch_alone: a,
+      jobtap: { ...j, squeue_calls: median(jt.map((r) => r.squeueCalls)) },
+      overhead: { submit: round(1 - j.submit_per_s / a.submit_per_s, 3), end_to_end: round(1 - j.end_to_end_per_s / a.end_to_end_per_s, 3) },
     }),
   );
 }
