@@ -1,9 +1,9 @@
 /**
- * Running Slurm's client commands (sbatch, squeue, scancel, sacct): argv without a shell,
- * the configured binaries' directory and SLURM_CONF, a time limit, output captured. A
+ * How Slurm's client commands (sbatch, squeue, scancel, sacct) are found and run: the
+ * configured binaries' directory and SLURM_CONF, and what their messages mean. They run in
+ * helper processes (spawner.ts): argv without a shell, a time limit, output captured; a
  * command that cannot run or times out is a result with `status: null`, never a throw.
  */
-import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 
@@ -22,39 +22,6 @@ export interface CommandResult {
   status: number | null;
   stdout: string;
   stderr: string;
-}
-
-/** Runs one Slurm command; `env` replaces the daemon's environment when given. */
-export function runSlurm(
-  site: SlurmSite,
-  cmd: string,
-  args: readonly string[],
-  opts: { env?: NodeJS.ProcessEnv; input?: string } = {},
-): Promise<CommandResult> {
-  const env = commandEnv(site, opts.env);
-  const file = commandPath(site, cmd);
-  return new Promise((resolve) => {
-    let stdout = "";
-    let stderr = "";
-    let child;
-    try {
-      child = spawn(file, args, { env, stdio: ["pipe", "pipe", "pipe"], timeout: site.commandTimeoutMs });
-    } catch (e) {
-      resolve({ status: null, stdout, stderr: `cannot run ${file}: ${(e as Error).message}` });
-      return;
-    }
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.stdin.on("error", () => undefined);
-    child.stdin.end(opts.input ?? "");
-    child.on("error", (e) => {
-      stderr += `cannot run ${file}: ${e.message}`;
-    });
-    child.on("close", (code, signal) => {
-      if (signal !== null && !stderr) stderr = `${cmd} killed by ${signal} (time limit ${site.commandTimeoutMs} ms)`;
-      resolve({ status: signal !== null ? null : code, stdout, stderr: stderr.trim() });
-    });
-  });
 }
 
 /** Slurm's words for "the controller did not answer": try again later, nothing was done. */

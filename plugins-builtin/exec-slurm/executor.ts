@@ -22,7 +22,7 @@
  * - close: timers stop; Slurm jobs keep running (a restarted jobtap reattaches them).
  */
 import { formatJobId, type Clock, type ExecJob, type ExecReport, type Executor, type JobId } from "jobtap/plugin";
-import { commandEnv, commandPath, controllerUnreachable, runSlurm, type CommandResult, type SlurmSite } from "./commands.js";
+import { commandEnv, commandPath, controllerUnreachable, type CommandResult, type SlurmSite } from "./commands.js";
 import { SpawnPool } from "./spawner.js";
 import { outcomeOf, parseSacct, parseSqueue, sacctArgs, squeueArgs, type SlurmJobStatus } from "./status.js";
 import { jobtapComment, sbatchRequest, type SbatchRequest, type SlurmChoices } from "./submit.js";
@@ -78,8 +78,14 @@ export class SlurmExecutor implements Executor {
   private polling = false;
   private failures = 0;
   private closed = false;
-  /** sbatch runs in small helper processes (see spawner.ts). */
+  /** sbatch runs in small helper processes (see spawner.ts)... */
   private readonly pool: SpawnPool;
+  /**
+   * ...and so do squeue, scancel and sacct, in a helper of their own: the daemon itself
+   * never forks (a large process forks slowly, and its event loop waits meanwhile), and a
+   * burst of submissions never holds up a poll or a cancel.
+   */
+  private readonly commands = new SpawnPool(1);
 
   constructor(
     private readonly clock: Clock,
@@ -142,6 +148,7 @@ export class SlurmExecutor implements Executor {
   close(): void {
     this.closed = true;
     this.pool.close();
+    this.commands.close();
     if (this.pollTimer) this.clock.clearTimeout(this.pollTimer);
     this.pollTimer = undefined;
     for (const run of this.runs.values()) this.clearLimit(run);
@@ -225,6 +232,12 @@ export class SlurmExecutor implements Executor {
     this.schedulePoll(this.config.pollPeriodMs);
   }
 
+  /** Runs squeue, scancel or sacct (with the daemon's environment) in the commands' helper. */
+  private command(cmd: string, args: string[]): Promise<CommandResult> {
+    const site = this.config.site;
+    return this.commands.run({ file: commandPath(site, cmd), args, env: commandEnv(site), input: "", timeoutMs: site.commandTimeoutMs });
+  }
+
   // --- polling ---
 
   private schedulePoll(ms: number): void {
@@ -261,7 +274,7 @@ export class SlurmExecutor implements Executor {
     const tracked = [...this.runs.values()].filter((r) => r.phase === "tracked" && !r.ended);
     if (tracked.length === 0) return true;
     const ids = [...new Set(tracked.map((r) => r.slurmId!))];
-    const r = await runSlurm(this.config.site, "squeue", squeueArgs(ids));
+    const r = await this.command("squeue", squeueArgs(ids));
     if (this.closed) return true;
     let statuses: Map<string, SlurmJobStatus>;
     if (r.status === 0) statuses = parseSqueue(r.stdout);
@@ -276,7 +289,7 @@ export class SlurmExecutor implements Executor {
 
   /** sacct for jobs slurmctld forgot; an empty map when accounting is off or fails. */
   private async accounting(ids: string[]): Promise<Map<string, SlurmJobStatus>> {
-    const r = await runSlurm(this.config.site, "sacct", sacctArgs(ids));
+    const r = await this.command("sacct", sacctArgs(ids));
     return r.status === 0 ? parseSacct(r.stdout) : new Map();
   }
 
@@ -290,7 +303,7 @@ export class SlurmExecutor implements Executor {
   private async lookups(): Promise<boolean> {
     const waiting = [...this.runs.values()].filter((r) => r.phase === "lookup");
     if (waiting.length === 0) return true;
-    const r = await runSlurm(this.config.site, "squeue", ["--noheader", "--states=all", "--me", "--Format=JobID:|,Comment:|"]);
+    const r = await this.command("squeue", ["--noheader", "--states=all", "--me", "--Format=JobID:|,Comment:|"]);
     if (this.closed) return true;
     if (r.status !== 0) return this.pollFailed("squeue (looking up jobs by comment)", r);
     const byComment = new Map<string, string>();
@@ -354,7 +367,7 @@ export class SlurmExecutor implements Executor {
     if (this.toCancel.size === 0) return true;
     const ids = [...this.toCancel];
     this.toCancel.clear();
-    const r = await runSlurm(this.config.site, "scancel", ids);
+    const r = await this.command("scancel", ids);
     if (r.status === 0 || (!controllerUnreachable(r.stderr) && r.status !== null)) {
       // A job that already ended makes scancel complain; the poll reports what happened.
       this.schedulePoll(0);
