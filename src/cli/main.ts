@@ -72,7 +72,7 @@ const SUBCOMMANDS: Record<string, SubcommandEntry> = {
     summary: "list/load/remove/query plugins",
     usage: [
       "jobtap plugin list [--all] [--json]",
-      "jobtap plugin load [-r NAME|GLOB|all] PATH|NAME [KEY=VAL...]   (owner only)",
+      "jobtap plugin load [-r NAME|GLOB|all] [--isolate] PATH|NAME [KEY=VAL...]   (owner only)",
       "jobtap plugin remove NAME|GLOB|all                             (owner only)",
       "jobtap plugin query NAME",
       "jobtap plugin call NAME METHOD [JSON]",

@@ -13,10 +13,11 @@ import { resolve } from "node:path";
 import { optFlag, optString, parseArgs, usage } from "./args.js";
 import { withDaemon } from "./common.js";
 import type { DaemonClient } from "../server/client.js";
+import type { PluginView } from "../server/protocol.js";
 import type { CliIO, Subcommand } from "./io.js";
 import { jsonOrString } from "./jobspec.js";
 
-const USAGE = "usage: jobtap plugin list [--all] [--json] | load [-r NAME] PATH|NAME [KEY=VAL...] | remove NAME|GLOB|all | query NAME | call NAME METHOD [JSON]";
+const USAGE = "usage: jobtap plugin list [--all] [--json] | load [-r NAME] [--isolate] PATH|NAME [KEY=VAL...] | remove NAME|GLOB|all | query NAME | call NAME METHOD [JSON]";
 
 /** `a.b=1 c=x` → `{a: {b: 1}, c: "x"}`; a key set twice, or both leaf and table, is an error. */
 export function confFromPairs(pairs: string[]): Record<string, unknown> {
@@ -77,15 +78,22 @@ async function list(argv: string[], io: CliIO): Promise<number> {
   return withDaemon(io, async (client) => {
     const { plugins } = await client.call("plugin.list", { all: optFlag(p, "all") });
     if (optFlag(p, "json")) io.stdout(JSON.stringify(plugins) + "\n");
-    else io.stdout(plugins.map((pl) => pl.name + "\n").join(""));
+    else io.stdout(plugins.map((pl) => `${pl.name}${isolation(pl)}\n`).join(""));
     return 0;
   });
 }
 
+/** After an isolated plugin's name: `  (isolated)`, or why the restart policy unloaded it. */
+function isolation(pl: PluginView): string {
+  if (pl.isolated === undefined) return "";
+  if (pl.isolated === "failed") return `  (isolated, failed: ${pl.reason ?? "unknown"})`;
+  return pl.isolated === "running" ? "  (isolated)" : `  (isolated, ${pl.isolated})`;
+}
+
 async function load(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, [{ name: "remove", short: "r", value: true }]);
+  const p = parseArgs(argv, [{ name: "remove", short: "r", value: true }, { name: "isolate" }]);
   const [target, ...pairs] = p.positionals;
-  if (target === undefined) throw usage("usage: jobtap plugin load [--remove=NAME|GLOB|all] PATH|NAME [KEY=VAL...]");
+  if (target === undefined) throw usage("usage: jobtap plugin load [--remove=NAME|GLOB|all] [--isolate] PATH|NAME [KEY=VAL...]");
   const conf = confFromPairs(pairs);
   const remove = optString(p, "remove");
   return withDaemon(io, async (client) => {
@@ -93,6 +101,7 @@ async function load(argv: string[], io: CliIO): Promise<number> {
       path: pluginPathArg(target, io),
       ...(pairs.length > 0 ? { conf } : {}),
       ...(remove === undefined ? {} : { remove }),
+      ...(optFlag(p, "isolate") ? { isolate: true } : {}),
     };
     await client.call("plugin.load", req);
     return 0;

@@ -7,6 +7,7 @@
  *   plugins = [
  *     { remove = "all" },
  *     { load = "fairshare.ts", conf = { decay = 0.5 }, deadline = "5s" },
+ *     { load = "policy.js", isolate = true, heap-mb = 256, restart = { max = 3, window = "60s" } },
  *   ]
  *
  * Directives are processed once, in order, at start (remove before load within one entry).
@@ -18,6 +19,7 @@ import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import { parseFSD } from "../manager/fsd.js";
 import type { JobtapHost } from "./control.js";
 import { msg } from "./dispatch.js";
+import type { IsolateOptions } from "./isolate.js";
 import { resolvePlugin } from "./loader.js";
 
 /** One `[job-manager] plugins` entry, validated. */
@@ -28,6 +30,8 @@ export interface PluginDirective {
   load?: string;
   conf?: Record<string, unknown>;
   deadlineMs?: number;
+  /** Run in a worker thread (`isolate = true`, with `heap-mb` and `restart`). */
+  isolate?: IsolateOptions;
 }
 
 /** The plugin-related part of `[job-manager]`. */
@@ -37,7 +41,7 @@ export interface PluginConfig {
   deadlineMs?: number;
 }
 
-const DIRECTIVE_KEYS = new Set(["load", "remove", "conf", "deadline"]);
+const DIRECTIVE_KEYS = new Set(["load", "remove", "conf", "deadline", "isolate", "heap-mb", "restart"]);
 
 function configError(path: string, why: string): JobtapError {
   return new JobtapError(ErrorCode.CONFIG, `${path}: ${why}`, { path });
@@ -153,7 +157,7 @@ function readDirective(entry: unknown, i: number): PluginDirective {
   if (!isTable(entry)) throw configError(at, "must be a table such as { load = \"name\" }");
   for (const key of Object.keys(entry)) {
     if (!DIRECTIVE_KEYS.has(key)) {
-      throw configError(`${at}.${key}`, "unknown key (expected load, remove, conf, deadline)");
+      throw configError(`${at}.${key}`, "unknown key (expected load, remove, conf, deadline, isolate, heap-mb, restart)");
     }
   }
   const d: PluginDirective = { index: i };
@@ -174,7 +178,44 @@ function readDirective(entry: unknown, i: number): PluginDirective {
     d.conf = entry.conf;
   }
   if (entry.deadline !== undefined) d.deadlineMs = duration(entry.deadline, `${at}.deadline`);
+  const iso = readIsolate(entry, at);
+  if (iso !== undefined) {
+    if (d.load === undefined) throw configError(`${at}.isolate`, "isolate is only valid with load");
+    d.isolate = iso;
+  }
   return d;
+}
+
+/** `isolate = true` and its options; `heap-mb` and `restart` need it. */
+function readIsolate(entry: Record<string, unknown>, at: string): IsolateOptions | undefined {
+  const { isolate, restart } = entry;
+  const heap = entry["heap-mb"];
+  if (isolate !== undefined && typeof isolate !== "boolean") throw configError(`${at}.isolate`, "must be true or false");
+  if (isolate !== true) {
+    const extra = heap !== undefined ? "heap-mb" : restart !== undefined ? "restart" : undefined;
+    if (extra !== undefined) throw configError(`${at}.${extra}`, "only valid with isolate = true");
+    return undefined;
+  }
+  const out: IsolateOptions = {};
+  if (heap !== undefined) {
+    if (typeof heap !== "number" || !Number.isInteger(heap) || heap < 16) {
+      throw configError(`${at}.heap-mb`, "must be an integer number of MiB >= 16");
+    }
+    out.heapMb = heap;
+  }
+  if (restart !== undefined) {
+    if (!isTable(restart)) throw configError(`${at}.restart`, "must be a table such as { max = 3, window = \"60s\" }");
+    for (const k of Object.keys(restart)) {
+      if (k !== "max" && k !== "window") throw configError(`${at}.restart.${k}`, "unknown key (expected max, window)");
+    }
+    const max = restart.max ?? 3;
+    if (typeof max !== "number" || !Number.isInteger(max) || max < 0) {
+      throw configError(`${at}.restart.max`, "must be an integer >= 0");
+    }
+    const windowMs = restart.window === undefined ? 60_000 : duration(restart.window, `${at}.restart.window`);
+    out.restart = { max, windowMs };
+  }
+  return out;
 }
 
 /**
@@ -198,7 +239,8 @@ export async function applyDirectives(
     if (d.load === undefined) continue;
     try {
       const deadline = d.deadlineMs === undefined ? {} : { deadlineMs: d.deadlineMs };
-      await host.load(d.load, d.conf ?? {}, { replay, ...deadline });
+      const isolate = d.isolate === undefined ? {} : { isolate: d.isolate };
+      await host.load(d.load, d.conf ?? {}, { replay, ...deadline, ...isolate });
     } catch (e) {
       const cause = isJobtapError(e) ? e.code : ErrorCode.INTERNAL;
       throw new JobtapError(ErrorCode.CONFIG, `${at}.load: ${msg(e)}`, { path: `${at}.load`, cause });

@@ -20,6 +20,13 @@ import { readPluginConfig, type PluginDirective } from "./config.js";
 import { createContext, type ContextHost, type PluginContext } from "./context.js";
 import { Dispatcher, msg, type HostLogger } from "./dispatch.js";
 import { fileListName, importPlugin, internalName, pluginShape, resolvePlugin } from "./loader.js";
+import {
+  DEFAULT_HEAP_MB,
+  DEFAULT_RESTART,
+  isolatedDefinition,
+  type IsolateOptions,
+  type Isolation,
+} from "./isolate.js";
 import type { PluginDefinition, PluginModule } from "./loader.js";
 import type { PluginRecord, ServiceCred } from "./record.js";
 import { destroyJobAux, pluginName } from "./record.js";
@@ -54,6 +61,8 @@ export interface LoadOptions {
   deadlineMs?: number;
   /** Replay active jobs to the new plugin (runtime load). False while the manager starts. */
   replay?: boolean;
+  /** Run the plugin in a worker thread (isolate.ts); plugin files only. */
+  isolate?: boolean | IsolateOptions;
 }
 
 /** One row of `list`. */
@@ -61,6 +70,10 @@ export interface PluginInfo {
   name: string;
   path: string;
   builtin: boolean;
+  /** Set for an isolated plugin: `running`, `restarting`, or `failed` (unloaded by the
+   *  restart policy; listed until removed or loaded again, with `reason`). */
+  isolated?: "running" | "restarting" | "failed";
+  reason?: string;
 }
 
 /** The plugin host: one per job manager; no module-level state. */
@@ -80,6 +93,8 @@ export class JobtapHost implements PluginPort {
   private readonly defaultDeadlineMs: number;
   private mgr: ManagerPort | undefined;
   private loads = 0;
+  /** Isolated plugins the restart policy unloaded: listed until removed or loaded again. */
+  private readonly failed = new Map<string, PluginInfo>();
   /** Deadline timers on the host's clock (setup). */
   private readonly timer: DeadlineTimer = (ms, onExpire) => {
     const h = this.clock.setTimeout(onExpire, ms);
@@ -165,6 +180,13 @@ export class JobtapHost implements PluginPort {
     return this.dispatcher.inspect(listener);
   }
 
+  /** Calls sent to isolated plugins' workers and not yet answered (tests, diagnostics). */
+  isolatedInFlight(): number {
+    let n = 0;
+    for (const p of this.registry.plugins) n += p.isolation?.inFlight() ?? 0;
+    return n;
+  }
+
   /** The innermost callback running for `id` on behalf of `plugin` (tests, diagnostics). */
   currentTopic(id: JobId, plugin: string): string | undefined {
     const rec = this.find(plugin);
@@ -195,6 +217,21 @@ export class JobtapHost implements PluginPort {
     const source = resolvePlugin(nameOrPath, this.builtins, this.searchPath, this.shipped);
     const listName = source.kind === "file" ? fileListName(source.path) : source.name;
     this.checkUnique(listName);
+    if (opts.isolate !== undefined && opts.isolate !== false) {
+      if (source.kind !== "file") {
+        throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `${listName}: builtin and shipped plugins run in the manager's thread; isolate applies to plugin files`);
+      }
+      const o = opts.isolate === true ? {} : opts.isolate;
+      const iso: Isolation = {
+        heapMb: o.heapMb ?? DEFAULT_HEAP_MB,
+        restart: o.restart ?? DEFAULT_RESTART,
+        deaths: [],
+        state: "running",
+        inFlight: () => 0,
+      };
+      this.failed.delete(listName);
+      return this.install(listName, source.path, { default: this.isolated(listName, source.path, conf, opts, iso) }, conf, opts, iso);
+    }
     const mod = await importPlugin(source, ++this.loads);
     const path = source.kind === "file" ? source.path : source.kind;
     return this.install(listName, path, mod, conf, opts);
@@ -226,25 +263,78 @@ export class JobtapHost implements PluginPort {
     mod: PluginModule,
     conf: Record<string, unknown>,
     opts: LoadOptions,
+    iso?: Isolation,
+    restartOf?: PluginRecord,
   ): Promise<PluginInfo> {
     const shape = pluginShape(mod, path === "builtin" || path === "shipped" ? listName : path);
     const deadline = opts.deadlineMs ?? this.defaultDeadlineMs;
     const rec = newRecord(listName, shape.name, path, conf, deadline);
+    if (iso !== undefined) rec.isolation = iso;
     try {
       await this.setup(rec, shape.setup);
+      if (iso?.ownName !== undefined) rec.internalName = internalName(listName, iso.ownName);
       await this.confUpdate(rec, this.config, "load");
-      this.checkUnique(listName); // setup may have awaited while another load finished
+      // setup may have awaited while another load finished
+      if (restartOf === undefined) this.checkUnique(listName);
     } catch (e) {
       // A failed load, or the loser of two concurrent loads of one plugin, leaves nothing
       // behind: its timers, aux data, subscriptions and services go, its onRemove runs.
       this.unload(rec);
       throw e;
     }
-    this.registry.add(rec);
+    if (restartOf === undefined) this.registry.add(rec);
+    else {
+      this.registry.replace(restartOf, rec);
+      this.unload(restartOf);
+      iso!.state = "running";
+    }
     if (opts.replay !== false && this.mgr !== undefined) await this.replay(rec);
     // No manager, no jobs to replay: the replay is trivially done.
     else if (opts.replay !== false) await this.callOne(rec, "plugin.replay-done", { reason: "load" }, undefined);
     return { name: rec.name, path: rec.path, builtin: rec.builtin };
+  }
+
+  /** The in-process stand-in of an isolated plugin (isolate.ts). */
+  private isolated(listName: string, path: string, conf: Record<string, unknown>, opts: LoadOptions, iso: Isolation): PluginDefinition {
+    const spec = {
+      path,
+      name: listName,
+      conf,
+      owner: this.owner,
+      heapMb: iso.heapMb,
+      deadlineMs: opts.deadlineMs ?? this.defaultDeadlineMs,
+      seq: ++this.loads,
+    };
+    const died = (reason: string) => {
+      const rec = this.find(listName);
+      if (rec?.isolation === iso) this.isolatedDied(rec, reason, opts);
+    };
+    return isolatedDefinition(spec, { clock: this.clock, log: this.log, died }, iso);
+  }
+
+  /**
+   * An isolated plugin's worker died: restart it (a fresh worker, its persistent state
+   * kept, job.new replayed to it as a runtime load does) unless it died more than its
+   * restart policy's `max` times within the window; then it is unloaded and listed as failed.
+   */
+  private isolatedDied(rec: PluginRecord, reason: string, opts: LoadOptions): void {
+    const iso = rec.isolation!;
+    const now = this.clock.now();
+    iso.deaths = iso.deaths.filter((t) => now - t < iso.restart.windowMs);
+    iso.deaths.push(now);
+    if (iso.deaths.length > iso.restart.max) {
+      const why = `isolated worker died ${iso.deaths.length} times within ${iso.restart.windowMs / 1000} s (restart max ${iso.restart.max}); last: ${reason}`;
+      this.unload(rec);
+      this.failed.set(rec.name, { name: rec.name, path: rec.path, builtin: false, isolated: "failed", reason: why });
+      this.report("error", `plugin ${rec.name}: unloaded: ${why}`, rec.name);
+      return;
+    }
+    iso.state = "restarting";
+    this.report("warn", `plugin ${rec.name}: restarting its worker (${iso.deaths.length} of ${iso.restart.max} restarts within ${iso.restart.windowMs / 1000} s)`, rec.name);
+    const def = this.isolated(rec.name, rec.path, rec.conf, opts, iso);
+    this.install(rec.name, rec.path, { default: def }, rec.conf, { ...opts, replay: true }, iso, rec).catch((e: unknown) => {
+      if (this.find(rec.name) === rec) this.isolatedDied(rec, `restart failed: ${msg(e)}`, opts);
+    });
   }
 
   /** Runs setup; an async one must settle within the plugin's handler deadline. */
@@ -318,14 +408,16 @@ export class JobtapHost implements PluginPort {
    */
   remove(nameOrGlob: string): string[] {
     const victims = this.registry.matching(nameOrGlob);
-    if (victims.length === 0 && nameOrGlob !== "all") {
+    const failed = [...this.failed.keys()].filter((n) => nameOrGlob === "all" || this.registry.matchesName(nameOrGlob, n));
+    for (const n of failed) this.failed.delete(n);
+    if (victims.length === 0 && failed.length === 0 && nameOrGlob !== "all") {
       throw new JobtapError(
         ErrorCode.PLUGIN_NOT_FOUND,
         `${nameOrGlob}: Failed to find plugin to remove`,
       );
     }
     for (const rec of victims) this.unload(rec);
-    return victims.map((p) => p.name);
+    return [...victims.map((p) => p.name), ...failed];
   }
 
   private unload(rec: PluginRecord): void {
@@ -357,9 +449,13 @@ export class JobtapHost implements PluginPort {
 
   /** Loaded plugins in load order; builtins only with `all`. */
   list(opts: { all?: boolean } = {}): PluginInfo[] {
-    return this.registry.plugins
+    const loaded = this.registry.plugins
       .filter((p) => opts.all === true || !p.builtin)
-      .map((p) => ({ name: p.name, path: p.path, builtin: p.builtin }));
+      .map((p): PluginInfo => {
+        const info = { name: p.name, path: p.path, builtin: p.builtin };
+        return p.isolation === undefined ? info : { ...info, isolated: p.isolation.state };
+      });
+    return [...loaded, ...this.failed.values()];
   }
 
   /** `plugin.query`: `{ name, path }` merged with what the plugin returns. */

@@ -6,6 +6,7 @@ import { minimatch } from "minimatch";
 import { ErrorCode, JobtapError } from "../errors.js";
 import type { JobId } from "../manager/ids.js";
 import type { TimerHandle } from "../manager/clock.js";
+import type { Isolation } from "./isolate.js";
 import type { AnyHandler } from "./topics.js";
 
 /** Name a plugin is listed, matched and removed by (`.priority-default`, `fairshare.js`). */
@@ -69,6 +70,8 @@ export interface PluginRecord {
   /** True while setup runs: `on`, `serviceRegister` and `setLoadSortOrder` are allowed. */
   inSetup: boolean;
   removed: boolean;
+  /** Set for a plugin running in a worker thread (isolate.ts). */
+  isolation?: Isolation;
 }
 
 const GLOB_CHARS = /[*?[]/;

@@ -48,9 +48,20 @@ export class PluginRegistry {
     return this.list.filter((p) => match(p.name));
   }
 
+  /** True if a plugin named `name` would match `nameOrGlob` (as `matching` decides). */
+  matchesName(nameOrGlob: string, name: string): boolean {
+    return compileNameGlob(nameOrGlob)(name);
+  }
+
   /** Appends a plugin to the load order. */
   add(rec: PluginRecord): void {
     this.list.push(rec);
+    this.invalidate();
+  }
+
+  /** Puts `rec` where `old` is in the load order (an isolated plugin's restart). */
+  replace(old: PluginRecord, rec: PluginRecord): void {
+    this.list = this.list.map((p) => (p === old ? rec : p));
     this.invalidate();
   }
 

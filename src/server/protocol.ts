@@ -53,6 +53,9 @@ export interface PrintedAd {
 export interface PluginView {
   name: string;
   path: string;
+  /** An isolated plugin's state: `running`, `restarting`, or `failed` (with `reason`). */
+  isolated?: "running" | "restarting" | "failed";
+  reason?: string;
 }
 
 /** The request and result types of every method, one table for server and client. */
@@ -97,7 +100,8 @@ export interface Methods {
   "exec-override": { req: { id: string; event: string; status?: number }; res: Record<string, never> };
   "plugin.list": { req: { all?: boolean }; res: { plugins: PluginView[] } };
   /** `remove` (a name, glob or "all") is removed before the load. */
-  "plugin.load": { req: { path: string; conf?: Record<string, unknown>; remove?: string }; res: { name: string } };
+  /** `isolate`: run the plugin in a worker thread (docs/plugins.md, "Isolated plugins"). */
+  "plugin.load": { req: { path: string; conf?: Record<string, unknown>; remove?: string; isolate?: boolean }; res: { name: string } };
   "plugin.remove": { req: { name: string }; res: { removed: string[] } };
   "plugin.query": { req: { name: string }; res: Record<string, unknown> };
   /**

@@ -116,7 +116,7 @@ export function createHandlers(d: ServiceDeps): Handlers {
       return {};
     },
     "plugin.list": (req) => ({
-      plugins: host(d).list({ all: req.all === true }).map((p) => ({ name: p.name, path: p.path })),
+      plugins: host(d).list({ all: req.all === true }).map(({ builtin: _, ...view }) => view),
     }),
     "plugin.load": async (req, ctx) => {
       ownerOnly(ctx, "plugin load", "load plugins");
@@ -130,7 +130,8 @@ export function createHandlers(d: ServiceDeps): Handlers {
         if (removed.length > 0) d.log("info", `plugins removed at runtime: ${removed.join(", ")}`);
       }
       try {
-        const info = await host(d).load(path, conf);
+        if (req.isolate !== undefined && typeof req.isolate !== "boolean") bad("plugin.load", "isolate must be a boolean");
+        const info = await host(d).load(path, conf, req.isolate === true ? { isolate: true } : {});
         d.log("info", `plugin ${info.name} loaded from ${info.path} at runtime`);
         return { name: info.name };
       } catch (e) {

@@ -49,7 +49,7 @@ describe("daemon configuration", () => {
       '[daemon].shutdown: must be "kill" or "wait", got "sometimes"',
       "[resources].cores: must be a non-negative integer",
       "[job-manager.plugins][1].load: nosuch-plugin.js: No such plugin found",
-      "[job-manager.plugins][2].bogus: unknown key (expected load, remove, conf, deadline)",
+      "[job-manager.plugins][2].bogus: unknown key (expected load, remove, conf, deadline, isolate, heap-mb, restart)",
     ]);
     expect(() => loadConfigFile(path, {})).toThrow("configuration rejected");
   });

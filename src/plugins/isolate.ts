@@ -1,0 +1,443 @@
+/**
+ * Isolated plugins (beyond Flux): a plugin loaded with `isolate = true` runs in a worker
+ * thread of its own tinypool pool. The host keeps an ordinary record for it in the load
+ * order, whose handlers and services are proxies: each call is a message to the worker
+ * (batched per turn of the event loop), and its result comes back as a settled Promise, so
+ * the dispatcher treats it as an async handler — the job's mailbox holds until it settles,
+ * which keeps per-job ordering, and the frame stays current so the plugin's context calls
+ * pass the same phase checks as in process. Those calls (worker-protocol.ts) are run by the
+ * host on the record's ordinary context.
+ *
+ * Containment: a handler past its deadline (an endless loop included) gets the worker
+ * terminated; `process.exit`, an uncaught error, a heap past `heapMb` end it. Every call in
+ * flight then fails with a labelled error (the job gets what a failing handler of that topic
+ * gets), the death is logged with the plugin's name and the host applies the restart policy.
+ */
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { MessageChannel, type MessagePort, type Worker } from "node:worker_threads";
+import Tinypool from "tinypool";
+import { adFromJSON, adToJSON } from "../classad/json.js";
+import { ErrorCode, JobtapError } from "../errors.js";
+import type { Clock, TimerHandle } from "../manager/clock.js";
+import type { JobId } from "../manager/ids.js";
+import { isThenable } from "../manager/steps.js";
+import type { CallInfo } from "../manager/topics.js";
+import type { PluginContext } from "./context.js";
+import type { HostLogger } from "./dispatch.js";
+import type { PluginDefinition } from "./loader.js";
+import type { ServiceCred } from "./record.js";
+import {
+  errorData,
+  type ContextMessage,
+  type Outcome,
+  type ReadyMessage,
+  type SessionEnd,
+  type ToHost,
+  type ToWorker,
+} from "./worker-protocol.js";
+
+/** How often an isolated plugin's worker may die before the plugin is unloaded. */
+export interface RestartPolicy {
+  /** Restarts allowed within `windowMs`; one more death unloads the plugin. */
+  max: number;
+  windowMs: number;
+}
+
+/** Per-load options of an isolated plugin (TOML: `isolate`, `heap-mb`, `restart`). */
+export interface IsolateOptions {
+  /** The worker's heap cap in MiB (V8's old generation). */
+  heapMb?: number;
+  restart?: RestartPolicy;
+}
+
+export const DEFAULT_HEAP_MB = 512;
+export const DEFAULT_RESTART: RestartPolicy = { max: 3, windowMs: 60_000 };
+
+/** The host's state of one isolated plugin; shared by the records of its restarts. */
+export interface Isolation {
+  heapMb: number;
+  restart: RestartPolicy;
+  /** Host-clock times of the worker's deaths within the restart window. */
+  deaths: number[];
+  /** `restarting` from a death until the new worker's setup is done. */
+  state: "running" | "restarting";
+  /** The plugin's own name (`{ name, setup }`), learnt when its worker is ready. */
+  ownName?: string;
+  /** Calls and services sent to the current worker and not yet answered. */
+  inFlight(): number;
+}
+
+/** What a session needs from the host. */
+export interface SessionHooks {
+  clock: Clock;
+  log: HostLogger;
+  /** The worker died (not removed): apply the restart policy. */
+  died(reason: string): void;
+}
+
+/** What identifies the plugin to its worker. */
+export interface SessionSpec {
+  path: string;
+  name: string;
+  conf: Record<string, unknown>;
+  owner: number;
+  heapMb: number;
+  deadlineMs: number;
+  seq: number;
+}
+
+interface Pending {
+  what: string;
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+  cancel: (() => void) | undefined;
+}
+
+/** Key under which the host tracks jobs whose aux values live in the worker. */
+const AUX_TRACK = "\0isolated-aux";
+
+/** The compiled worker module (tests run the TypeScript sources: use the build's). */
+function workerFile(): string {
+  const here = fileURLToPath(import.meta.url);
+  const file = here.endsWith(".js")
+    ? join(dirname(here), "isolate-worker.js")
+    : resolve(dirname(here), "../../dist/src/plugins/isolate-worker.js");
+  if (!existsSync(file)) {
+    throw new JobtapError(ErrorCode.PLUGIN_LOAD, `isolated plugins need the compiled worker ${file} (npm run build)`);
+  }
+  return file;
+}
+
+/**
+ * The in-process definition standing for an isolated plugin: its setup starts the worker,
+ * waits for the plugin's own setup there, then registers one proxy per handler and service.
+ */
+export function isolatedDefinition(spec: SessionSpec, hooks: SessionHooks, iso: Isolation): PluginDefinition {
+  return async (p) => {
+    const session = new IsolatedSession(spec, hooks);
+    iso.inFlight = () => session.inFlight;
+    p.onRemove(() => session.close());
+    const ready = await session.start(p);
+    if (ready.ownName !== undefined) iso.ownName = ready.ownName;
+    ready.handlers.forEach((glob, i) => {
+      p.on(glob, ((args: unknown, info: CallInfo) => session.call(i, args, info)) as never);
+    });
+    for (const s of ready.services) {
+      p.serviceRegister(s.method, (payload, cred) => session.service(s.method, payload, cred), { guests: s.guests });
+    }
+    p.setLoadSortOrder(ready.sortOrder);
+  };
+}
+
+/** One worker running one plugin, from start to removal or death. */
+export class IsolatedSession {
+  private pool: Tinypool | undefined;
+  private port: MessagePort | undefined;
+  private replyPort: MessagePort | undefined;
+  private readonly signal = new Int32Array(new SharedArrayBuffer(4));
+  private outbox: ToWorker[] = [];
+  private flushing = false;
+  private readonly pending = new Map<number, Pending>();
+  private seq = 0;
+  private ctx: PluginContext | undefined;
+  private readonly timers = new Map<number, TimerHandle>();
+  private ready: ((m: ReadyMessage) => void) | undefined;
+  private loadFailed: ((e: unknown) => void) | undefined;
+  /** Why the worker is gone (set once). */
+  private ended: string | undefined;
+
+  constructor(
+    private readonly spec: SessionSpec,
+    private readonly hooks: SessionHooks,
+  ) {}
+
+  /** Starts the worker and the plugin's setup in it; resolves when it is ready. */
+  start(ctx: PluginContext): Promise<ReadyMessage> {
+    this.ctx = ctx;
+    const started = new Promise<ReadyMessage>((res, rej) => {
+      this.ready = res;
+      this.loadFailed = rej;
+    });
+    const channel = new MessageChannel();
+    const reply = new MessageChannel();
+    this.port = channel.port1;
+    this.replyPort = reply.port1;
+    this.port.on("message", (batch: ToHost[]) => this.receive(batch));
+    const pool = (this.pool = new Tinypool({
+      filename: workerFile(),
+      minThreads: 1,
+      maxThreads: 1,
+      concurrentTasksPerWorker: 1,
+      idleTimeout: 0,
+      useAtomics: false,
+      resourceLimits: { maxOldGenerationSizeMb: this.spec.heapMb },
+    }));
+    const { path, name, conf, owner, seq } = this.spec;
+    const task = { path, name, conf, owner, seq, now: this.hooks.clock.now(), port: channel.port2, replyPort: reply.port2, signal: this.signal };
+    pool.run(task, { transferList: [channel.port2, reply.port2] as never }).then(
+      (end: SessionEnd) => void end,
+      (e: unknown) => this.die(deathReason(e, this.spec.heapMb), ErrorCode.PLUGIN_CALL),
+    );
+    const thread = (pool.threads[0] as unknown as { thread?: Worker } | undefined)?.thread;
+    thread?.once("error", (e) => this.die(deathReason(e, this.spec.heapMb), ErrorCode.PLUGIN_CALL));
+    // After an error (heap cap, uncaught) comes an exit too: the error names the cause.
+    thread?.once("exit", (code) => setImmediate(() => this.die(`the worker exited with code ${code}`, ErrorCode.PLUGIN_CALL)));
+    return started;
+  }
+
+  /** Calls and services not yet answered (a setup under way counts as one). */
+  get inFlight(): number {
+    return this.pending.size + (this.ready === undefined ? 0 : 1);
+  }
+
+  /** Runs handler number `handler` in the worker. */
+  call(handler: number, args: unknown, info: CallInfo): Promise<unknown> {
+    return this.request(info.topic, (seq) => ({ t: "call", seq, handler, args, info }));
+  }
+
+  /** Runs a service in the worker. */
+  service(method: string, payload: unknown, cred: ServiceCred): Promise<unknown> {
+    return this.request(`service ${method}`, (seq) => ({ t: "service", seq, method, payload, cred }));
+  }
+
+  /** The plugin was removed (or its load failed): ends the session and the worker. */
+  close(): void {
+    if (this.ended !== undefined) return;
+    this.ended = "the plugin was removed";
+    this.failAll(ErrorCode.PLUGIN_CALL, "the plugin was removed");
+    for (const h of this.timers.values()) this.hooks.clock.clearTimeout(h);
+    if (this.ready !== undefined) {
+      // Setup never finished (a failed load): nothing in the worker to run onRemove for.
+      void this.terminate();
+      return;
+    }
+    this.send({ t: "remove" });
+    this.flush();
+    // A worker stuck in a handler never reads the message: terminate it after a grace.
+    const grace = setTimeout(() => void this.terminate(), 2000);
+    grace.unref();
+    this.port?.once("close", () => {
+      clearTimeout(grace);
+      void this.terminate();
+    });
+  }
+
+  private request(what: string, make: (seq: number) => ToWorker): Promise<unknown> {
+    if (this.ended !== undefined) {
+      return Promise.reject(new JobtapError(ErrorCode.PLUGIN_CALL, `isolated worker is gone: ${this.ended}`));
+    }
+    const seq = ++this.seq;
+    return new Promise((resolve, reject) => {
+      const cancel = this.deadline(seq, what);
+      this.pending.set(seq, { what, resolve, reject, cancel });
+      this.send(make(seq));
+    });
+  }
+
+  /** The per-call deadline: past it the worker is terminated (it may be in an endless loop). */
+  private deadline(seq: number, what: string): (() => void) | undefined {
+    const ms = this.spec.deadlineMs;
+    if (!(ms > 0 && Number.isFinite(ms))) return undefined;
+    const { clock } = this.hooks;
+    const h = clock.setTimeout(() => {
+      const p = this.pending.get(seq);
+      if (p === undefined) return;
+      this.pending.delete(seq);
+      const why = `${what} did not settle within ${ms} ms; the worker was terminated`;
+      p.reject(new JobtapError(ErrorCode.PLUGIN_DEADLINE, why, { plugin: this.spec.name }));
+      this.die(why, ErrorCode.PLUGIN_CALL);
+    }, ms);
+    return () => clock.clearTimeout(h);
+  }
+
+  private send(m: ToWorker): void {
+    this.outbox.push(m);
+    if (this.flushing) return;
+    this.flushing = true;
+    queueMicrotask(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushing = false;
+    if (this.outbox.length === 0 || this.port === undefined) return;
+    const messages = this.outbox;
+    this.outbox = [];
+    try {
+      this.port.postMessage({ now: this.hooks.clock.now(), messages });
+    } catch (e) {
+      // Arguments that cannot be cloned (the manager's are plain data; a plugin's `call`
+      // args may not be): fail those calls, send the rest.
+      for (const m of messages) this.sendAlone(m, e);
+    }
+  }
+
+  private sendAlone(m: ToWorker, batchError: unknown): void {
+    try {
+      this.port!.postMessage({ now: this.hooks.clock.now(), messages: [m] });
+    } catch {
+      if (m.t !== "call" && m.t !== "service") return;
+      this.settle(m.seq, { ok: false, error: errorData(batchError, ErrorCode.INVALID_ARGUMENT) });
+    }
+  }
+
+  private receive(batch: ToHost[]): void {
+    for (const m of batch) {
+      switch (m.t) {
+        case "ready":
+          this.ready?.(m);
+          this.ready = this.loadFailed = undefined;
+          break;
+        case "load-failed":
+          this.loadFailed?.(JobtapError.from(m.error));
+          this.ready = this.loadFailed = undefined;
+          break;
+        case "result":
+          this.settle(m.seq, m.result);
+          break;
+        case "ctx":
+          this.contextCall(m);
+          break;
+      }
+    }
+  }
+
+  private settle(seq: number, result: Outcome): void {
+    const p = this.pending.get(seq);
+    if (p === undefined) return;
+    this.pending.delete(seq);
+    p.cancel?.();
+    if (result.ok) p.resolve(result.value);
+    else p.reject(JobtapError.from(result.error));
+  }
+
+  /** Runs a context call on the plugin's host-side context and answers it. */
+  private contextCall(m: ContextMessage): void {
+    let value: unknown;
+    try {
+      value = this.runContext(m);
+    } catch (e) {
+      this.answer(m, { ok: false, error: errorData(e, ErrorCode.PLUGIN_CALL) });
+      return;
+    }
+    if (isThenable(value)) {
+      value.then(
+        (v) => this.answer(m, { ok: true, value: v }),
+        (e: unknown) => this.answer(m, { ok: false, error: errorData(e, ErrorCode.PLUGIN_CALL) }),
+      );
+    } else this.answer(m, { ok: true, value });
+  }
+
+  private answer(m: ContextMessage, result: Outcome): void {
+    if (m.mode === "async") {
+      this.send({ t: "answer", seq: m.seq, result });
+    } else if (m.mode === "sync") {
+      const now = this.hooks.clock.now();
+      try {
+        this.replyPort!.postMessage({ now, result });
+      } catch (e) {
+        this.replyPort!.postMessage({ now, result: { ok: false, error: errorData(e, ErrorCode.PLUGIN_CALL) } });
+      }
+      Atomics.store(this.signal, 0, 1);
+      Atomics.notify(this.signal, 0);
+    } else if (!result.ok) {
+      this.hooks.log("warn", `plugin ${this.spec.name}: ${m.method}: ${result.error.message}`, this.spec.name);
+    }
+  }
+
+  private runContext(m: ContextMessage): unknown {
+    const p = this.ctx!;
+    const a = (i: number) => m.args[i] as never;
+    switch (m.method) {
+      case "stateGet":
+        return p.state.get(a(0));
+      case "stateSet":
+        return p.state.set(a(0), a(1));
+      case "stateDelete":
+        return p.state.delete(a(0));
+      case "stateKeys":
+        return p.state.keys();
+      case "auxTrack": {
+        const id = a(0) ;
+        return p.auxSet(id, AUX_TRACK, true, () => this.send({ t: "aux-gone", id }));
+      }
+      case "jobAd":
+        return adToJSON(p.jobAd(a(0)));
+      case "machineAd":
+        return adToJSON(p.machineAd());
+      case "slotAds":
+        return p.slotAds().map(adToJSON);
+      case "slotAd": {
+        const ad = p.slotAd(a(0));
+        return ad === undefined ? undefined : adToJSON(ad);
+      }
+      case "publishAd":
+        return p.publishAd(a(0), adFromJSON(a(1)), a(2));
+      case "log":
+        return p.log[a(0) as "debug" | "info" | "warn" | "error"](a(1));
+      case "setTimeout": {
+        const id = a(0) as number;
+        const h = p.clock.setTimeout(() => {
+          this.timers.delete(id);
+          this.send({ t: "timer", timer: id });
+        }, a(1));
+        this.timers.set(id, h);
+        return undefined;
+      }
+      case "clearTimeout": {
+        const h = this.timers.get(a(0));
+        this.timers.delete(a(0));
+        if (h !== undefined) p.clock.clearTimeout(h);
+        return undefined;
+      }
+      default: {
+        const fn = p[m.method] as (...args: unknown[]) => unknown;
+        return fn(...m.args);
+      }
+    }
+  }
+
+  /** The worker is gone (not removed): fail what is in flight, log, tell the host. */
+  private die(reason: string, code: ErrorCode): void {
+    if (this.ended !== undefined) return;
+    this.ended = reason;
+    if (this.loadFailed !== undefined) {
+      this.loadFailed(new JobtapError(ErrorCode.PLUGIN_LOAD, `the isolated worker died during setup: ${reason}`));
+      this.ready = this.loadFailed = undefined;
+      void this.terminate();
+      return;
+    }
+    this.failAll(code, `the isolated worker died: ${reason}`);
+    for (const h of this.timers.values()) this.hooks.clock.clearTimeout(h);
+    this.timers.clear();
+    void this.terminate();
+    this.hooks.log("error", `plugin ${this.spec.name}: isolated worker died: ${reason}`, this.spec.name);
+    this.hooks.died(reason);
+  }
+
+  private failAll(code: ErrorCode, why: string): void {
+    const calls = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of calls) {
+      p.cancel?.();
+      p.reject(new JobtapError(code, why, { plugin: this.spec.name }));
+    }
+  }
+
+  private async terminate(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    this.port?.close();
+    this.replyPort?.close();
+    await pool?.destroy().catch(() => undefined);
+  }
+}
+
+/** A worker death in words: the heap cap, an exit, or the uncaught error's message. */
+function deathReason(e: unknown, heapMb: number): string {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (code === "ERR_WORKER_OUT_OF_MEMORY") return `its heap passed the ${heapMb} MB limit (heap-mb)`;
+  const why = e instanceof Error ? e.message : String(e);
+  return `uncaught error: ${why}`;
+}
