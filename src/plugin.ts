@@ -3,7 +3,7 @@
  * helpers for testing a plugin. Names are listed explicitly.
  */
 export { PRIORITY_UNAVAILABLE } from "./manager/port.js";
-export type { EventEntry, Jobspec, JobArgs, StackOut } from "./manager/port.js";
+export type { EventEntry, Jobspec, JobArgs, StackOut, PluginSubmitOptions } from "./manager/port.js";
 export type { JobId } from "./manager/ids.js";
 export type { State, JobResult } from "./manager/states.js";
 

@@ -13,6 +13,7 @@ import type { ConfigCheck, JobArgs, PluginContext } from "jobtap/plugin";
 import { checkWith, ConfigError } from "../common/config.js";
 import { defaultSlurmConfig, readSlurmConfig, wantsSlurm } from "./config.js";
 import { SlurmExecutor } from "./executor.js";
+import { parseSlurmGridResource, slurmRouting, type RoutedAdValues } from "./route.js";
 import { jobChoices } from "./submit.js";
 
 /** The executor name jobs ask for. */
@@ -53,6 +54,14 @@ export default function execSlurm(p: PluginContext): void {
     }
     p.setFlag(job.id, "alloc-bypass");
     return undefined;
+  });
+  // The job router's Slurm destination: condor-router calls this topic with a route's
+  // GridResource and the routed ad's Batch* values; the answer is the copy's exec choice.
+  p.on("exec-slurm.route", (args) => {
+    const grid = parseSlurmGridResource(String(args.grid_resource ?? ""));
+    if (grid === undefined) return {};
+    const routing = "error" in grid ? grid : slurmRouting(grid, (args.ad ?? {}) as RoutedAdValues);
+    return "error" in routing ? { error: routing.error } : { routing };
   });
   p.on("job.state.sched", (job) => {
     if (!job.flags.includes("alloc-bypass") || !wantsSlurm(job.jobspec)) return undefined;

@@ -144,7 +144,9 @@ export class JobManager {
       jobAdOf: (id) => this.jobAdOf(id),
       hostAds: this.hostAds,
     };
-    this.port = new ManagerPortImpl(engine, inactiveJobs, () => conf, store, engine.clock, this.owner, queues, executors);
+    const port = new ManagerPortImpl(engine, inactiveJobs, () => conf, store, engine.clock, this.owner, queues, executors);
+    port.submitter = (jobspec, o) => this.submit(jobspec, o);
+    this.port = port;
   }
 
   get clock(): Clock {

@@ -15,8 +15,8 @@ import { SETTABLE_FLAGS } from "./events.js";
 import { formatJobId, type JobId } from "./ids.js";
 import type { ActiveJob } from "./job.js";
 import { checkJobspecUpdate } from "./jobspec.js";
-import { PRIORITY_UNAVAILABLE, type JobArgs, type ManagerPort, type PluginStateStore } from "./port.js";
-import type { JobResult } from "./states.js";
+import { PRIORITY_UNAVAILABLE, type JobArgs, type Jobspec, type ManagerPort, type PluginStateStore, type PluginSubmitOptions } from "./port.js";
+import type { JobResult, State } from "./states.js";
 import type { QueueGate } from "./queues.js";
 import type { JobStore } from "./store/types.js";
 import { eventPosted, resultOf, type JobCore } from "./transition.js";
@@ -77,6 +77,31 @@ export class ManagerPortImpl implements ManagerPort {
 
   get hostAds(): HostAds {
     return this.inactive.hostAds;
+  }
+
+  /** Set by the manager: its submitter (ManagerPort.submitJob). */
+  submitter?: (jobspec: Jobspec, opts: { userid?: number; urgency?: number }) => Promise<JobId>;
+
+  jobIds(state?: State): JobId[] {
+    const out: JobId[] = [];
+    for (const j of this.e.active.values()) {
+      const s = j.core.state;
+      if (s !== "NEW" && (state === undefined || s === state)) out.push(j.core.id);
+    }
+    return out;
+  }
+
+  submitJob(jobspec: Jobspec, opts: PluginSubmitOptions): Promise<JobId> {
+    if (!this.submitter) return Promise.reject(new JobtapError(ErrorCode.NOT_SUPPORTED, "this job manager cannot submit for plugins"));
+    let js = jobspec;
+    if (opts.environmentFrom !== undefined) {
+      const env = this.job(opts.environmentFrom).core.jobspec.attributes.system?.environment;
+      if (env !== undefined) js = { ...js, attributes: { ...js.attributes, system: { ...js.attributes.system, environment: env } } };
+    }
+    return this.submitter(js, {
+      ...(opts.userid !== undefined ? { userid: opts.userid } : {}),
+      ...(opts.urgency !== undefined ? { urgency: opts.urgency } : {}),
+    });
   }
 
   activeJobs(): JobArgs[] {

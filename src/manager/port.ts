@@ -156,6 +156,18 @@ export interface ManagerPort {
   readonly hostAds?: HostAds;
   /** Active jobs (not INACTIVE), for the runtime-load replay. */
   activeJobs(): JobArgs[];
+  /**
+   * Ids of the active jobs in `state` (all active states past NEW when absent), in
+   * submission order. Cheap: no IN args are built. Optional: bare fakes lack it.
+   */
+  jobIds?(state?: State): JobId[];
+  /**
+   * Submits a new job on a plugin's behalf (the job router's routed copy), as user
+   * `userid`; resolves with its id once its eventlog is durable. `environmentFrom` copies
+   * the (redacted from plugins) environment of that active job into the new jobspec.
+   * Optional: bare fakes lack it.
+   */
+  submitJob?(jobspec: Jobspec, opts: PluginSubmitOptions): Promise<JobId>;
   postEvent(id: JobId, name: string, context?: Record<string, unknown>): void;
   raiseException(id: JobId, type: string, severity: number, note: string): void;
   /** NEW or DEPEND only. See docs/semantics.md for the duplicate rule. */
@@ -198,6 +210,15 @@ export interface ManagerPort {
    * or taken name. Returns the unregister function. Optional: bare fakes lack it.
    */
   registerExecutor?(name: string, executor: Executor, plugin?: string): () => void;
+}
+
+/** Options of a plugin's submit (`p.submit`). */
+export interface PluginSubmitOptions {
+  /** The submitting user (default: the instance owner). */
+  userid?: number;
+  urgency?: number;
+  /** An active job whose `attributes.system.environment` the new job gets. */
+  environmentFrom?: JobId;
 }
 
 /** Per-plugin key/value state in the job store; writes are durable when the call returns. */

@@ -86,6 +86,7 @@ export const SHIPPED: readonly ShippedEntry[] = [
   { name: "perilog", load: () => import("../../plugins-builtin/perilog/index.js"), checkConfig: perilogCheck },
   { name: "submit-hold", load: () => import("../../plugins-builtin/submit-hold/index.js") },
   { name: "condor-cron", load: () => import("../../plugins-builtin/condor-cron/index.js") },
+  { name: "condor-router", load: () => import("../../plugins-builtin/condor-router/index.js") },
 ];
 
 /**

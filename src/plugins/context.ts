@@ -23,9 +23,9 @@ import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import type { Clock } from "../manager/clock.js";
 import { formatJobId, type JobId } from "../manager/ids.js";
 import { checkJobspecUpdate } from "../manager/jobspec.js";
-import type { JobArgs, ManagerPort, PluginStateStore, StackResult } from "../manager/port.js";
+import type { JobArgs, Jobspec, ManagerPort, PluginStateStore, PluginSubmitOptions, StackResult } from "../manager/port.js";
 import { PRIORITY_UNAVAILABLE } from "../manager/port.js";
-import type { JobResult } from "../manager/states.js";
+import type { JobResult, State } from "../manager/states.js";
 import type { Executor } from "../manager/exec/types.js";
 import { auxDelete, auxSet, pluginState } from "./aux.js";
 import { msg, type HostLogger } from "./dispatch.js";
@@ -131,6 +131,18 @@ export interface PluginContext extends AdsApi {
    * For any other job: posted at once (not run through job.validate).
    */
   jobspecUpdate(id: JobId, updates: Record<string, unknown>): void;
+  /**
+   * Ids of the active jobs in `state` (every active state when absent), in submission
+   * order; pair with `jobAd`/`lookup`. Any time after setup.
+   */
+  jobIds(state?: State): JobId[];
+  /**
+   * Submits a new job (the job router's routed copy) as `opts.userid` (default: the
+   * owner), through job.validate like any submission; resolves with its id once durable.
+   * `opts.environmentFrom` gives it the environment of that active job (plugins never see
+   * environments themselves). Any time after setup.
+   */
+  submit(jobspec: Jobspec, opts?: PluginSubmitOptions): Promise<JobId>;
   /** Calls a custom topic (not `job.*`) on every plugin, `id` (if given) being current. */
   call(
     topic: string,
@@ -381,6 +393,22 @@ function jobApi(host: ContextHost, rec: PluginRecord, g: Guards): JobApi {
       // Staged, yet checked now as Flux does, so the caller gets the error, not the log.
       job("jobspecUpdate", id, (m) => checkJobspecUpdate(formatJobId(id), activeOrThrow(m, id).state, updates));
       frame.staged = { ...frame.staged, ...updates };
+    },
+    jobIds(state) {
+      g.live("jobIds");
+      const m = host.manager(`plugin ${rec.name}: jobIds`);
+      if (typeof m.jobIds !== "function") throw g.phase("jobIds", "this job manager cannot list jobs");
+      return m.jobIds(state);
+    },
+    submit(jobspec, opts = {}) {
+      g.live("submit");
+      const m = host.manager(`plugin ${rec.name}: submit`);
+      if (typeof m.submitJob !== "function") return Promise.reject(g.phase("submit", "this job manager cannot submit for plugins"));
+      try {
+        return m.submitJob(jobspec, opts);
+      } catch (e) {
+        return Promise.reject(host.wrapError(rec, opts.environmentFrom, "submit", e));
+      }
     },
     call(topic, args = {}, id) {
       g.live("call");

@@ -1,0 +1,61 @@
+/**
+ * condor-router (loadable by name, not a builtin): HTCondor's job router (spec htcondor.md
+ * §4, §5) on the manager's clock. Idle jobs that match a route are claimed and a routed
+ * copy, transformed by the route, is submitted to run on this host or on Slurm; the
+ * original mirrors the copy through ordinary events. Configured from the plugin's `conf`
+ * (TOML routes or a pasted HTCondor config, config.ts). Services: `condor-router.q` (owner
+ * and guests: counts only). docs/condor-router.md.
+ */
+import type { Executor, PluginContext } from "jobtap/plugin";
+import { readRouterPluginConfig } from "./config.js";
+import { MIRROR_EXECUTOR, Router } from "./router.js";
+
+/** Seconds a router hook may run (0: no limit, HTCondor's behaviour). */
+function hookTimeLimit(conf: Readonly<Record<string, unknown>>): number {
+  const v = conf.hook_time_limit;
+  if (v === undefined) return 0;
+  if (typeof v !== "number" || !(v >= 0)) throw new Error(`conf.hook_time_limit: must be a number of seconds >= 0, got ${JSON.stringify(v)}`);
+  return v * 1000;
+}
+
+function readConf(conf: Readonly<Record<string, unknown>>) {
+  const { hook_time_limit: _t, ...rest } = conf;
+  return { cfg: readRouterPluginConfig(rest), timeLimitMs: hookTimeLimit(conf) };
+}
+
+/** Registers the mirror executor, conf.update (first: start), priority, events and services. */
+export default function condorRouter(p: PluginContext): void {
+  let router: Router | undefined;
+  const mirror: Executor = {
+    start: (job, report) => router?.mirrorAttached(job.id, report, false),
+    reattach: (job, report) => router?.mirrorAttached(job.id, report, job.startedAt !== undefined),
+    kill: (id) => router?.mirrorKilled(id),
+  };
+  p.registerExecutor(MIRROR_EXECUTOR, mirror);
+  p.on("conf.update", () => {
+    let read;
+    try {
+      read = readConf(p.conf);
+    } catch (e) {
+      return p.reject(`condor-router: ${(e as Error).message}`);
+    }
+    if (router === undefined) {
+      router = new Router(p, read.cfg, read.timeLimitMs);
+      void router.start();
+    } else router.reconfigure(read.cfg);
+    return undefined;
+  });
+  // Claimed originals wait for their copy: priority 0 keeps the local scheduler off them.
+  const priority = (job: Parameters<Router["claimed"]>[0]) => (router?.claimed(job) ? { priority: 0 } : undefined);
+  p.on("job.state.priority", priority);
+  p.on("job.priority.get", priority);
+  p.on("job.event.*", (job) => router?.onEvent(job));
+  const q = () => ({ routes: router?.routeSummary() ?? [] });
+  p.serviceRegister("q", q, { guests: true });
+  p.serviceRegister("poll", async () => {
+    await router?.pollOnce();
+    return q();
+  });
+  p.on("plugin.query", q);
+  p.onRemove(() => router?.stop());
+}
