@@ -62,6 +62,8 @@ interface Managed {
   copyFinish?: { status: number; usage?: ExecUsage };
   /** The copy is inactive. */
   copyDone: boolean;
+  /** The copy ended with a fatal exception (removed), not with its own finish. */
+  copyRemoved: boolean;
   /** Original removed or held by its user: neither success nor failure. */
   interrupted: boolean;
   /** The original's mirror executor handle, once it runs. */
@@ -279,7 +281,7 @@ export class Router {
 
   private track(orig: JobId, route: string): Managed {
     const m: Managed = {
-      orig, key: formatJobId(orig), route, state: "claimed", copyStarted: false, copyDone: false,
+      orig, key: formatJobId(orig), route, state: "claimed", copyStarted: false, copyDone: false, copyRemoved: false,
       interrupted: false, since: this.p.clock.now(),
     };
     this.byOrig.set(orig, m);
@@ -406,6 +408,7 @@ export class Router {
       return;
     }
     m.copyStarted = Number(ad.evaluate("NumJobStarts") ?? 0) > 0;
+    m.copyRemoved = ad.evaluate("JobStatus") === 3n;
     if (ad.evaluate("JobStatus") === 4n) {
       const sig = ad.evaluate("ExitSignal");
       const code = ad.evaluate("ExitCode");
@@ -460,7 +463,11 @@ export class Router {
         this.routes.get(m.route) && this.recount();
         this.mirrorStart(m);
         break;
+      case "exception":
+        if (entry.context?.severity === 0 && m.copyFinish === undefined) m.copyRemoved = true;
+        break;
       case "finish":
+        if (m.copyRemoved) break;
         m.copyFinish = { status: Number(entry.context?.status ?? 0), ...(usageOf(entry) ? { usage: usageOf(entry)! } : {}) };
         break;
       case "clean":
@@ -543,7 +550,7 @@ export class Router {
       return;
     }
     if (m.interrupted) return this.finishCleanup(m, "interrupted");
-    if (m.copyFinish === undefined) {
+    if (m.copyFinish === undefined || m.copyRemoved) {
       // The copy was removed (cancelled, refused, failed to run): a route failure.
       if (m.copyStarted) m.endNote = `routed copy ${formatJobId(m.copy!)} was removed after it started`;
       return this.finishCleanup(m, "failure");
