@@ -39,14 +39,14 @@ export function readRouterPluginConfig(conf: Readonly<Table>, env: Record<string
     let config = file === undefined ? new CondorConfig({ env }) : readCondorConfigFile(file, { env });
     if (text !== undefined) config = parseCondorConfig(text, { env, into: config, file: "conf.condor_config_text" });
     return {
-      router: readRouterConfig(config),
+      router: readRouterConfig(config, { skipBadRoutes: true }),
       hookPath: (kw, type) => hooks.get(`${kw}_HOOK_${type}`.toUpperCase()) ?? nonEmpty(config.get(`${kw}_HOOK_${type}`)),
       source: file ?? "conf.condor_config_text",
     };
   }
   const { hooks: _h, ...routes } = conf;
   return {
-    router: routerConfigFromToml(routes, "conf"),
+    router: routerConfigFromToml(routes, "conf", { skipBadRoutes: true }),
     hookPath: (kw, type) => hooks.get(`${kw}_HOOK_${type}`.toUpperCase()),
     source: "conf",
   };

@@ -767,6 +767,11 @@ export class Router {
     return t?.Managed === '"External"' && t.ManagedManager === JSON.stringify(this.name);
   }
 
+  /** What the admin should know about the loaded table (ignored routes, ...). */
+  warnings(): string[] {
+    return [...this.cfg.router.warnings];
+  }
+
   /** Per route: limits, counts and throttle (`jobtap router q`). */
   routeSummary(): Array<Record<string, unknown>> {
     return this.order.map((st) => ({

@@ -73,9 +73,10 @@ function nameList(config: CondorConfig, knob: string): { names: string[]; where:
 /**
  * Reads the route table from an HTCondor configuration. Throws CONDOR_TRANSFORM errors
  * naming the file and line for a bad route, a listed route that is not defined, or a
- * missing pre/post transform.
+ * missing pre/post transform. With `skipBadRoutes` a route that does not load is left out
+ * with a warning instead (HTCondor's router behaviour).
  */
-export function readRouterConfig(config: CondorConfig): RouterConfig {
+export function readRouterConfig(config: CondorConfig, opts: { skipBadRoutes?: boolean } = {}): RouterConfig {
   const settings = routerSettingsFromConfig(config);
   const routes = knobsWithPrefix(config, "JOB_ROUTER_ROUTE_");
   routes.delete("NAMES");
@@ -98,6 +99,7 @@ export function readRouterConfig(config: CondorConfig): RouterConfig {
     transforms: knobsWithPrefix(config, "JOB_ROUTER_TRANSFORM_"),
     fallback: config.macroScope("config"),
     warnings,
+    skipBadRoutes: opts.skipBadRoutes === true,
   });
 }
 

@@ -89,9 +89,10 @@ function names(table: Table, key: string, path: string): { names: string[]; wher
 /**
  * Builds the route table from a parsed TOML table (`path` names it in errors). Produces the
  * same RouterConfig as the HTCondor config form; TOML shape errors are CONFIG errors, bad
- * transform text is a CONDOR_TRANSFORM error naming `<path>.routes.<name>.transform:<line>`.
+ * transform text is a CONDOR_TRANSFORM error naming `<path>.routes.<name>.transform:<line>`
+ * (with `skipBadRoutes`: a warning, and the route is left out).
  */
-export function routerConfigFromToml(table: unknown, path = "router"): RouterConfig {
+export function routerConfigFromToml(table: unknown, path = "router", opts: { skipBadRoutes?: boolean } = {}): RouterConfig {
   if (!isTable(table)) fail(path, "expected a table");
   const routes = transformTables(table.routes, `${path}.routes`);
   return buildRouterConfig({
@@ -102,5 +103,6 @@ export function routerConfigFromToml(table: unknown, path = "router"): RouterCon
     postNames: names(table, "post_route_transform_names", path) ?? { names: [], where: path },
     transforms: transformTables(table.transforms, `${path}.transforms`),
     warnings: [],
+    skipBadRoutes: opts.skipBadRoutes === true,
   });
 }

@@ -106,6 +106,11 @@ export interface RouterInput {
   /** Macro fallback for route macro values (the daemon configuration), if any. */
   fallback?: MacroScope;
   warnings: string[];
+  /**
+   * A route that does not load is left out with a warning naming it and its line, as
+   * HTCondor's router ignores it, instead of failing the whole table (default false).
+   */
+  skipBadRoutes?: boolean;
 }
 
 function fail(where: string, problem: string): never {
@@ -129,7 +134,15 @@ export function buildRouterConfig(input: RouterInput): RouterConfig {
     if (name.toUpperCase() === "NAMES") continue;
     const source = findNamed(input.routes, name);
     if (!source) fail(input.routeNames!.where, `route ${name} is listed but never defined`);
-    routes.push(buildRoute(name, source, input));
+    if (!input.skipBadRoutes) {
+      routes.push(buildRoute(name, source, input));
+      continue;
+    }
+    try {
+      routes.push(buildRoute(name, source, input));
+    } catch (e) {
+      warnings.push(`route ${name} ignored: ${(e as Error).message}`);
+    }
   }
   return {
     settings: input.settings,
