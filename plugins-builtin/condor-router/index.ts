@@ -50,7 +50,7 @@ export default function condorRouter(p: PluginContext): void {
   p.on("job.state.priority", priority);
   p.on("job.priority.get", priority);
   p.on("job.event.*", (job) => router?.onEvent(job));
-  const q = () => ({ routes: router?.routeSummary() ?? [], warnings: router?.warnings() ?? [] });
+  const q = () => ({ rows: router?.statusRows() ?? [], routes: router?.routeSummary() ?? [], warnings: router?.warnings() ?? [] });
   p.serviceRegister("q", q, { guests: true });
   p.serviceRegister("poll", async () => {
     await router?.pollOnce();

@@ -27,9 +27,12 @@ import {
   JOB_AD_ATTRIBUTES,
   parseExpr,
   parseJobId,
+  printOldAd,
+  ROUTER_HOOK_SEPARATOR,
   TransformRun,
   unparse,
   waitStatus,
+  writeHookAds,
   type ClassAdExpr,
   type EventEntry,
   type ExecReport,
@@ -70,8 +73,10 @@ interface Managed {
   report?: ExecReport;
   /** Clock ms when the record was made (mirror lag). */
   since: number;
-  /** Cleanup's outcome, once decided. */
+  /** Cleanup's outcome, once done. */
   outcome?: "success" | "failure" | "interrupted";
+  /** The outcome cleanup is working on (a failed JOB_CLEANUP retries only cleanup). */
+  pending?: "success" | "failure" | "interrupted";
   /** Why the original must end with an exception (copy removed after it started, finalize failure). */
   endNote?: string;
 }
@@ -535,6 +540,7 @@ export class Router {
   /** What happened to the copy decides the original's fate (§4.6 CheckStatus → Finalize / Cleanup). */
   private async check(m: Managed): Promise<void> {
     if (m.outcome !== undefined || this.hooks.running(m.key)) return;
+    if (m.pending !== undefined) return this.finishCleanup(m, m.pending);
     if (m.state === "claimed") {
       // A claim without a copy: only after a restart (the copy, if any, is found as an orphan).
       if (this.p.clock.now() - m.since > 0 && this.polls > 1) return this.finishCleanup(m, "interrupted");
@@ -567,7 +573,7 @@ export class Router {
     } catch {
       return;
     }
-    const out = await this.hooks.run(m.key, this.p.jobAd(m.orig), "UPDATE_JOB_INFO", printAd(copyAd));
+    const out = await this.hooks.run(m.key, this.p.jobAd(m.orig), "UPDATE_JOB_INFO", printOldAd(copyAd));
     if (out.kind === "failed") return void this.p.log.warn(`job ${m.key}: ${out.why}`);
     if (out.kind !== "ok" || out.empty) return;
     const updates = differences(copyAd, mergedAd(copyAd, out.ad));
@@ -588,7 +594,7 @@ export class Router {
     } catch {
       copyAd = undefined;
     }
-    const stdin = copyAd === undefined ? printAd(original) : `${printAd(original)}------\n${printAd(copyAd)}`;
+    const stdin = writeHookAds(copyAd === undefined ? [original] : [original, copyAd], ROUTER_HOOK_SEPARATOR);
     const out = await this.hooks.run(m.key, original, "JOB_FINALIZE", stdin);
     if (out.kind === "failed") {
       m.endNote = out.why;
@@ -597,7 +603,7 @@ export class Router {
     if (out.kind === "ok" && !out.empty) {
       // A running job's jobspec is fixed: the hook's updates are kept in the eventlog.
       const attrs: Record<string, string> = {};
-      for (const name of out.ad.names()) attrs[name] = printValue(out.ad, name);
+      for (const [name, expr] of out.ad.attributes()) attrs[name] = unparse(expr, true);
       try {
         this.p.postEvent(m.orig, "router-finalize", { attributes: attrs });
       } catch {
@@ -613,6 +619,7 @@ export class Router {
    */
   private async finishCleanup(m: Managed, outcome: "success" | "failure" | "interrupted"): Promise<void> {
     m.state = "cleanup";
+    m.pending = outcome;
     if (m.copy !== undefined) {
       let copyAd: ClassAd | undefined;
       try {
@@ -627,7 +634,7 @@ export class Router {
         } catch {
           original = copyAd;
         }
-        const out = await this.hooks.run(m.key, original, "JOB_CLEANUP", printAd(copyAd));
+        const out = await this.hooks.run(m.key, original, "JOB_CLEANUP", printOldAd(copyAd));
         if (out.kind === "failed") {
           this.p.log.warn(`job ${m.key}: ${out.why}; cleanup retried next poll`);
           return;
@@ -772,6 +779,28 @@ export class Router {
     return [...this.cfg.router.warnings];
   }
 
+  /**
+   * `condor_router_q -S`: the routed copies in the queue (RouteName defined) counted per
+   * (status letter, route, GridResource), sorted by route.
+   */
+  statusRows(): Array<{ count: number; status: string; route: string; grid_resource: string }> {
+    const counts = new Map<string, { count: number; status: string; route: string; grid_resource: string }>();
+    for (const id of this.p.jobIds()) {
+      const ad = this.adOrUndefined(id);
+      if (ad === undefined || !ad.has("RouteName")) continue;
+      const route = String(ad.evaluate("RouteName"));
+      const js = ad.evaluate("JobStatus");
+      const status = "UIRXCHE"[typeof js === "bigint" ? Number(js) : 0] ?? "U";
+      const grid = ad.has("GridResource") ? ad.evaluate("GridResource") : "";
+      const gridText = typeof grid === "string" ? grid : "";
+      const key = `${route}\0${status}\0${gridText}`;
+      const row = counts.get(key) ?? { count: 0, status, route, grid_resource: gridText };
+      row.count++;
+      counts.set(key, row);
+    }
+    return [...counts.values()].sort((a, b) => a.route.localeCompare(b.route) || a.status.localeCompare(b.status));
+  }
+
   /** Per route: limits, counts and throttle (`jobtap router q`). */
   routeSummary(): Array<Record<string, unknown>> {
     return this.order.map((st) => ({
@@ -797,21 +826,6 @@ function parseId(text: string): JobId | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** An ad as hook stdin (old-style lines). */
-function printAd(ad: ClassAd): string {
-  let s = "";
-  for (const name of ad.names()) s += `${name} = ${printValue(ad, name)}\n`;
-  return s;
-}
-
-function printValue(ad: ClassAd, name: string): string {
-  return unparseExpr(ad.lookup(name)!);
-}
-
-function unparseExpr(e: ClassAdExpr): string {
-  return unparse(e, true);
 }
 
 /** `base` with `update`'s attributes over it. */

@@ -89,6 +89,11 @@ const SUBCOMMANDS: Record<string, SubcommandEntry> = {
     usage: "jobtap cron list [--json]",
     load: async () => (await import("./cron.js")).cron,
   },
+  router: {
+    summary: "the condor-router plugin's routes and routed jobs (like condor_router_q, condor_router_history)",
+    usage: "jobtap router q [--json] | router history [--json] [--show-records] [--age DAYS]",
+    load: async () => (await import("./router.js")).router,
+  },
   ads: { summary: "machine and slot ads (like condor_status)", load: async () => (await import("./ads.js")).ads },
   history: { summary: "your recent job ids, newest first", usage: "jobtap history [SLICE]", load: async () => (await import("./history.js")).history },
   "job-exec-override": {
