@@ -112,8 +112,18 @@ const SYSTEM_DROPPED = new Set(["cwd", "shell", "queue", "dependencies", "enviro
  * The copy's jobspec: `jobspecFromAd` of its ad, plus the original's other system
  * attributes (executor choice, duration, name) and the destination's choices.
  */
-export function copyJobspec(ad: ClassAd, original: Jobspec, system: Record<string, unknown>): Jobspec {
+export function copyJobspec(ad: ClassAd, original: Jobspec, originalAd: ClassAd, system: Record<string, unknown>): Jobspec {
   const kept: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(original.attributes.system ?? {})) if (!SYSTEM_DROPPED.has(k)) kept[k] = v;
-  return jobspecFromAd(ad, { system: { ...kept, ...system } });
+  // Out/Err the original only has by default (its own output directory) are not the
+  // copy's: the copy gets its own default, unless a route or hook chose a path.
+  const output = ((original.attributes.system?.shell as { options?: { output?: Record<string, unknown> } } | undefined)?.options?.output ?? {});
+  let copyAd = ad;
+  for (const [attr, stream] of [["Out", "stdout"], ["Err", "stderr"]] as const) {
+    if (output[stream] !== undefined || !ad.has(attr)) continue;
+    if (ad.evaluate(attr) !== (originalAd.has(attr) ? originalAd.evaluate(attr) : undefined)) continue;
+    if (copyAd === ad) copyAd = plainCopy(ad);
+    copyAd.delete(attr);
+  }
+  return jobspecFromAd(copyAd, { system: { ...kept, ...system } });
 }

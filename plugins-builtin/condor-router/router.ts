@@ -73,6 +73,8 @@ interface Managed {
   report?: ExecReport;
   /** Clock ms when the record was made (mirror lag). */
   since: number;
+  /** routeJob is between the claim and the copy's submission. */
+  routing: boolean;
   /** Cleanup's outcome, once done. */
   outcome?: "success" | "failure" | "interrupted";
   /** The outcome cleanup is working on (a failed JOB_CLEANUP retries only cleanup). */
@@ -286,7 +288,7 @@ export class Router {
 
   private track(orig: JobId, route: string): Managed {
     const m: Managed = {
-      orig, key: formatJobId(orig), route, state: "claimed", copyStarted: false, copyDone: false, copyRemoved: false,
+      orig, key: formatJobId(orig), route, state: "claimed", copyStarted: false, copyDone: false, copyRemoved: false, routing: false,
       interrupted: false, since: this.p.clock.now(),
     };
     this.byOrig.set(orig, m);
@@ -305,11 +307,14 @@ export class Router {
       return;
     }
     this.p.state.set(STATE_PREFIX + m.key, { route: route.name } satisfies RoutingRecord);
+    m.routing = true;
     try {
       await this.submitCopy(m, st, this.p.jobAd(orig));
     } catch (e) {
       this.p.log.error(`job ${m.key}: route ${route.name}: ${(e as Error).message}`);
       await this.finishCleanup(m, "failure");
+    } finally {
+      m.routing = false;
     }
   }
 
@@ -359,7 +364,7 @@ export class Router {
     const system = await this.destinationSystem(built.ad, route);
     const args = this.lookup(m.orig);
     if (args === undefined || m.interrupted) return this.finishCleanup(m, "interrupted");
-    const jobspec = copyJobspec(built.ad, args.jobspec, system);
+    const jobspec = copyJobspec(built.ad, args.jobspec, original, system);
     const copy = await this.p.submit(jobspec, { userid: args.userid, environmentFrom: m.orig });
     this.p.state.set(STATE_PREFIX + m.key, { route: route.name, copy: formatJobId(copy) } satisfies RoutingRecord);
     this.attachCopy(m, copy);
@@ -541,11 +546,9 @@ export class Router {
   private async check(m: Managed): Promise<void> {
     if (m.outcome !== undefined || this.hooks.running(m.key)) return;
     if (m.pending !== undefined) return this.finishCleanup(m, m.pending);
-    if (m.state === "claimed") {
-      // A claim without a copy: only after a restart (the copy, if any, is found as an orphan).
-      if (this.p.clock.now() - m.since > 0 && this.polls > 1) return this.finishCleanup(m, "interrupted");
-      return;
-    }
+    // Claimed, copy not submitted yet: routeJob is at work (or, after a restart, the
+    // orphan scan decides).
+    if (m.state === "claimed") return;
     const orig = this.lookup(m.orig);
     if (orig === undefined || orig.state === "INACTIVE") {
       m.interrupted = true;
@@ -729,7 +732,7 @@ export class Router {
    */
   private adoptOrphans(): void {
     const claimedWithoutCopy = new Set<JobId>();
-    for (const m of this.byOrig.values()) if (m.copy === undefined && m.state === "claimed") claimedWithoutCopy.add(m.orig);
+    for (const m of this.byOrig.values()) if (m.copy === undefined && m.state === "claimed" && !m.routing) claimedWithoutCopy.add(m.orig);
     for (const id of this.p.jobIds()) {
       if (this.byCopy.has(id)) continue;
       const ad = this.adOrUndefined(id);
@@ -738,6 +741,7 @@ export class Router {
         const from = ad.evaluate("RoutedFromJobId");
         const orig = typeof from === "string" ? parseId(from) : undefined;
         const known = orig === undefined ? undefined : this.byOrig.get(orig);
+        if (known?.routing) continue; // its copy is being submitted right now
         const origArgs = orig === undefined ? undefined : this.lookup(orig);
         if (orig !== undefined && origArgs !== undefined && origArgs.state !== "INACTIVE" && (known === undefined || known.copy === undefined)) {
           const routeName = ad.evaluate("RouteName");

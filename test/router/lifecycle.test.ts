@@ -29,6 +29,8 @@ describe("condor-router: the routed copy", () => {
     expect(attr(t, copy, "RouteName")).toBe("Spill");
     expect(attr(t, copy, "Spilled")).toBe(true);
     expect(attr(t, copy, "Managed")).toBeUndefined();
+    // Output goes to the copy's own default place, not into the original's directory.
+    expect(attr(t, copy, "Out")).toMatch(new RegExp(`${formatJobId(copy)}/stdout$`));
     expect(attr(t, ids[1]!, "Managed")).toBe("External");
     expect(attr(t, ids[1]!, "ManagedManager")).toBe("jobrouter");
     expect(attr(t, ids[1]!, "RoutedToJobId")).toBe(formatJobId(copy));
