@@ -114,6 +114,11 @@ export class Router {
   private sourceConstraint: ClassAdExpr | undefined;
   private readonly requirements = new Map<string, ClassAdExpr>();
   private pollRunning: Promise<void> | undefined;
+  /** Job ads (by identity) that no route could take under table `tableEpoch`. */
+  private noMatch = new WeakMap<ClassAd, number>();
+  private tableEpoch = 0;
+  /** False when a constraint reads the clock or randomness: then nothing is remembered. */
+  private cacheable = true;
 
   constructor(
     private readonly p: PluginContext,
@@ -153,6 +158,9 @@ export class Router {
     this.order = next;
     const sc = this.cfg.router.settings.sourceJobConstraint;
     this.sourceConstraint = sc === undefined ? undefined : parseExpr(sc, true);
+    this.tableEpoch++;
+    const texts = [sc ?? "", ...this.cfg.router.routes.map((r) => r.transform.requirements ?? "")];
+    this.cacheable = !texts.some((t) => /time\s*\(|CurrentTime|random|\$/i.test(t));
     for (const w of this.cfg.router.warnings) this.p.log.warn(w);
   }
 
@@ -240,10 +248,19 @@ export class Router {
       } catch {
         continue;
       }
-      if (!this.isCandidate(ad)) continue;
+      // A job ad is one frozen object until the job's next event: a job that no route
+      // could take stays so until then, unless the constraints read the clock.
+      if (this.noMatch.get(ad) === this.tableEpoch) continue;
+      if (!this.isCandidate(ad)) {
+        if (this.cacheable) this.noMatch.set(ad, this.tableEpoch);
+        continue;
+      }
       const route = this.pickRoute(ad);
       if (route === "full") break;
-      if (route === undefined) continue;
+      if (route === undefined) {
+        if (this.cacheable && this.order.every((r) => r.accepting())) this.noMatch.set(ad, this.tableEpoch);
+        continue;
+      }
       route.current++;
       route.recentRouted++;
       out.push([id, route]);
