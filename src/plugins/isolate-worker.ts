@@ -321,6 +321,8 @@ class WorkerSession {
       setFlag: sync("setFlag"),
       jobspecUpdate: sync("jobspecUpdate"),
       call: (topic, args, id) => s.async("call", [topic, args, id]) as never,
+      jobIds: sync("jobIds"),
+      submit: (jobspec, opts) => s.async("submit", [jobspec, opts]) as never,
       auxGet: (id, key) => s.aux.get(id)?.get(key)?.value as never,
       auxSet(id, key, value, destructor) {
         s.sync("auxTrack", [id]);

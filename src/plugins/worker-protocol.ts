@@ -147,7 +147,7 @@ export const CONTEXT_METHODS = [
   "reprioritizeJob", "reprioritizeAll", "setQueueStarted", "setDefaultQueue",
   "dependencyAdd", "dependencyRemove", "raiseException", "postEvent", "subscribe",
   "unsubscribe", "prologStart", "prologFinish", "epilogStart", "epilogFinish", "lookup",
-  "jobResult", "eventPosted", "setFlag", "jobspecUpdate", "call",
+  "jobResult", "eventPosted", "setFlag", "jobspecUpdate", "call", "jobIds", "submit",
   // Worker-side aux values: the host only checks the job and tracks it for aux-gone.
   "auxTrack",
   "stateGet", "stateSet", "stateDelete", "stateKeys",
