@@ -9,6 +9,10 @@
  * exits, any process left in its group gets SIGKILL — HTCondor kills a hook's leftover
  * process family when it reaps the hook, and so do we. (A process that leaves the group with
  * setsid escapes this; its hold on our pipes ends after the kill grace period.)
+ *
+ * The process is started either here (`spawnDirect`) or by a spawn helper process
+ * (spawn-helper.ts); either way one Supervisor owns the timers, kills and capture, so the
+ * guarantees are the same.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
@@ -71,40 +75,107 @@ export function killGroup(pgid: number, sig: NodeJS.Signals): void {
 /** Where a run reports what the caller should log: kills (warn), a failing onStdout (error). */
 export type ProcessNote = (level: "warn" | "error", message: string) => void;
 
+/** How a spawn failed: the fields of a Node spawn error that the result keeps. */
+export interface SpawnFailure {
+  code?: string;
+  syscall?: string;
+  message?: string;
+}
+
+/**
+ * What starts a hook process and feeds its events to a Supervisor, in this order: `spawned`
+ * (or `failed`), `output`/`stdoutEnd` and `exited` in any order, then `closed`. `release`
+ * stops reading the pipes when a process that escaped the group keeps them open.
+ */
+export interface ProcessStarter {
+  start(run: ProcessRun, events: ProcessEvents): void;
+}
+
+/** The Supervisor's side of a started process. */
+export interface ProcessEvents {
+  spawned(pid: number, release: () => void): void;
+  failed(e: SpawnFailure): void;
+  output(stream: "stdout" | "stderr", chunk: Buffer): void;
+  stdoutEnd(): void;
+  exited(code: number | null, signal: NodeJS.Signals | null): void;
+  /** Both pipes are closed; `dropped` counts bytes a helper read past the caps and did not send. */
+  closed(dropped?: { stdout: number; stderr: number }): void;
+  /** The process was started by a helper that died: its fate is unknown. */
+  lost(reason: string): void;
+}
+
 /** Runs one hook process to completion; resolves, never rejects. */
-export function runProcess(run: ProcessRun, clock: Clock, note: ProcessNote): Promise<HookRan | HookSpawnError> {
+export function runProcess(run: ProcessRun, clock: Clock, note: ProcessNote, starter: ProcessStarter = DIRECT): Promise<HookRan | HookSpawnError> {
   return new Promise((resolve) => {
-    let child: ChildProcess;
+    const sup = new Supervisor(run, clock, note, resolve);
     try {
-      child = spawn(run.path, run.args as string[], {
-        argv0: run.path,
-        env: run.env as NodeJS.ProcessEnv | undefined,
-        cwd: run.cwd,
-        detached: true,
-        stdio: [run.stdin ? "pipe" : "ignore", "pipe", "pipe"],
-        windowsHide: true,
-      });
+      starter.start(run, sup);
     } catch (e) {
-      // Invalid arguments (a NUL byte in argv or env) throw synchronously.
-      resolve(spawnError(run, e));
-      return;
+      sup.failed(e as SpawnFailure);
     }
-    new Supervisor(run, clock, child, note, resolve).start();
   });
 }
 
-function spawnError(run: ProcessRun, e: unknown): HookSpawnError {
-  const err = e as NodeJS.ErrnoException;
+/** Spawns the process from this (the daemon's) process. */
+export const DIRECT: ProcessStarter = {
+  start(run, events) {
+    let child: ChildProcess;
+    try {
+      child = spawn(run.path, run.args as string[], spawnOptions(run));
+    } catch (e) {
+      // Invalid arguments (a NUL byte in argv or env) throw synchronously.
+      events.failed(e as SpawnFailure);
+      return;
+    }
+    child.once("error", (e) => {
+      // After a successful spawn, "error" only reports a failed kill; the exit still comes.
+      if (child.pid === undefined) events.failed(e);
+    });
+    if (child.pid === undefined) return; // the "error" event follows
+    child.once("exit", (code, signal) => events.exited(code, signal));
+    child.once("close", () => events.closed());
+    events.spawned(child.pid, () => {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      events.closed();
+    });
+    child.stdout!.on("data", (b: Buffer) => events.output("stdout", b));
+    child.stdout!.once("end", () => events.stdoutEnd());
+    child.stderr!.on("data", (b: Buffer) => events.output("stderr", b));
+    if (run.stdin && child.stdin) {
+      child.stdin.on("error", () => undefined); // EPIPE: the hook did not read all of stdin
+      child.stdin.end(run.stdin);
+    }
+  },
+};
+
+/** The options of the spawn call itself (the same here and in a spawn helper). */
+export function spawnOptions(run: Pick<ProcessRun, "path" | "env" | "cwd" | "stdin">) {
+  return {
+    argv0: run.path,
+    env: run.env as NodeJS.ProcessEnv | undefined,
+    cwd: run.cwd,
+    detached: true,
+    stdio: [run.stdin ? "pipe" : "ignore", "pipe", "pipe"] as ("pipe" | "ignore")[],
+    windowsHide: true,
+  };
+}
+
+/** The result of a spawn that failed. */
+export function spawnError(run: Pick<ProcessRun, "name" | "path">, err: SpawnFailure | undefined): HookSpawnError {
   const code = err?.code ?? "EUNKNOWN";
   const syscall = err?.syscall ? `${err.syscall}: ` : "";
   return { kind: "spawn-error", name: run.name, path: run.path, code, reason: `${syscall}${code}${err?.message && !err.message.includes(code) ? ` (${err.message})` : ""}` };
 }
 
-/** Watches one spawned child: timers, kills, capture, and the final result. */
-class Supervisor {
+/** Watches one started process: timers, kills, capture, and the final result. */
+class Supervisor implements ProcessEvents {
   private readonly out: OutputCapture;
   private readonly err: OutputCapture;
   private readonly startedAt: number;
+  private readonly decoder: StringDecoder | undefined;
+  private pid: number | undefined;
+  private release: (() => void) | undefined;
   private limitTimer: TimerHandle | undefined;
   private graceTimer: TimerHandle | undefined;
   private closeTimer: TimerHandle | undefined;
@@ -116,43 +187,81 @@ class Supervisor {
   constructor(
     private readonly run: ProcessRun,
     private readonly clock: Clock,
-    private readonly child: ChildProcess,
     private readonly note: ProcessNote,
     private readonly resolve: (r: HookRan | HookSpawnError) => void,
   ) {
     this.out = new OutputCapture(run.stdoutCap);
     this.err = new OutputCapture(run.stderrCap);
     this.startedAt = clock.now();
+    this.decoder = run.onStdout ? new StringDecoder("utf8") : undefined;
   }
 
-  start(): void {
-    const { child, run } = this;
-    child.once("error", (e) => this.onSpawnError(e));
-    child.once("exit", (code, signal) => this.onExit(code, signal));
-    child.once("close", () => this.finish());
-    if (child.pid === undefined) return; // the "error" event follows
+  spawned(pid: number, release: () => void): void {
+    if (this.done) return;
+    this.pid = pid;
+    this.release = release;
+    const { run } = this;
     if (run.onSpawn) {
       try {
-        run.onSpawn(child.pid);
+        run.onSpawn(pid);
       } catch (e) {
         this.note("error", `onSpawn threw (${e instanceof Error ? e.message : String(e)})`);
       }
     }
-    const decoder = run.onStdout ? new StringDecoder("utf8") : undefined;
-    child.stdout!.on("data", (b: Buffer) => {
-      this.out.push(b);
-      if (decoder) this.stream(decoder.write(b));
-    });
-    if (decoder) child.stdout!.once("end", () => this.stream(decoder.end()));
-    child.stderr!.on("data", (b: Buffer) => this.err.push(b));
-    if (run.stdin && child.stdin) {
-      child.stdin.on("error", () => undefined); // EPIPE: the hook did not read all of stdin
-      child.stdin.end(run.stdin);
-    }
     if (run.timeLimitMs !== Infinity) {
       this.limitTimer = this.clock.setTimeout(() => this.kill("timeout"), Math.max(0, run.timeLimitMs));
     }
-    if (run.signal) run.signal.addEventListener("abort", this.onAbort, { once: true });
+    if (run.signal) {
+      if (run.signal.aborted) this.kill("abort");
+      else run.signal.addEventListener("abort", this.onAbort, { once: true });
+    }
+  }
+
+  failed(e: SpawnFailure): void {
+    if (this.pid !== undefined || this.done) return;
+    this.done = true;
+    this.cleanup();
+    this.resolve(spawnError(this.run, e));
+  }
+
+  output(stream: "stdout" | "stderr", chunk: Buffer): void {
+    if (this.done) return;
+    if (stream === "stderr") return this.err.push(chunk);
+    this.out.push(chunk);
+    if (this.decoder) this.stream(this.decoder.write(chunk));
+  }
+
+  stdoutEnd(): void {
+    if (this.decoder && !this.done) this.stream(this.decoder.end());
+  }
+
+  exited(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.done || this.pid === undefined || this.exit) return;
+    this.exit = { code, signal };
+    if (this.limitTimer) this.clock.clearTimeout(this.limitTimer);
+    if (this.graceTimer) this.clock.clearTimeout(this.graceTimer);
+    killGroup(this.pid, "SIGKILL"); // leftovers of the hook's process family
+    // A process that escaped the group may hold our pipes open: stop waiting after the grace.
+    this.closeTimer = this.clock.setTimeout(() => this.release?.(), this.run.killGraceMs);
+  }
+
+  closed(dropped?: { stdout: number; stderr: number }): void {
+    if (dropped) {
+      this.out.dropped += dropped.stdout;
+      this.err.dropped += dropped.stderr;
+    }
+    this.finish();
+  }
+
+  lost(reason: string): void {
+    if (this.done) return;
+    if (this.exit) return this.finish(); // only the end of its output was not seen
+    this.done = true;
+    this.cleanup();
+    // The process may still run, beyond anything that could reap it: end its group.
+    if (this.pid !== undefined) killGroup(this.pid, "SIGKILL");
+    const pid = this.pid === undefined ? "" : ` (pid ${this.pid}, its process group sent SIGKILL)`;
+    this.resolve({ kind: "spawn-error", name: this.run.name, path: this.run.path, code: "EHELPERLOST", reason: `${reason}${pid}` });
   }
 
   private readonly onAbort = (): void => this.kill("abort");
@@ -170,10 +279,10 @@ class Supervisor {
   }
 
   private kill(why: "timeout" | "abort"): void {
-    if (this.exit || this.timedOut || this.aborted) return;
+    if (this.exit || this.timedOut || this.aborted || this.done) return;
     if (why === "timeout") this.timedOut = true;
     else this.aborted = true;
-    const pgid = this.child.pid!;
+    const pgid = this.pid!;
     this.note(
       "warn",
       why === "timeout"
@@ -182,28 +291,6 @@ class Supervisor {
     );
     killGroup(pgid, "SIGTERM");
     this.graceTimer = this.clock.setTimeout(() => killGroup(pgid, "SIGKILL"), this.run.killGraceMs);
-  }
-
-  private onSpawnError(e: Error): void {
-    // After a successful spawn, "error" only reports a failed kill; the exit still comes.
-    if (this.child.pid !== undefined || this.done) return;
-    this.done = true;
-    this.cleanup();
-    this.resolve(spawnError(this.run, e));
-  }
-
-  private onExit(code: number | null, signal: NodeJS.Signals | null): void {
-    if (this.done || this.child.pid === undefined) return; // a failed spawn also "exits"
-    this.exit = { code, signal };
-    if (this.limitTimer) this.clock.clearTimeout(this.limitTimer);
-    if (this.graceTimer) this.clock.clearTimeout(this.graceTimer);
-    killGroup(this.child.pid!, "SIGKILL"); // leftovers of the hook's process family
-    // A process that escaped the group may hold our pipes open: stop waiting after the grace.
-    this.closeTimer = this.clock.setTimeout(() => {
-      this.child.stdout?.destroy();
-      this.child.stderr?.destroy();
-      this.finish();
-    }, this.run.killGraceMs);
   }
 
   private finish(): void {
@@ -224,7 +311,7 @@ class Supervisor {
       stdoutDropped: this.out.dropped,
       stderrDropped: this.err.dropped,
       truncated: this.out.dropped + this.err.dropped > 0,
-      pid: this.child.pid!,
+      pid: this.pid!,
       startedAt: this.startedAt,
       durationMs: this.clock.now() - this.startedAt,
     });

@@ -6,12 +6,14 @@
  */
 import { RealClock, type Clock } from "../manager/clock.js";
 import { HookPathCache } from "./pathcheck.js";
-import { runProcess, type ProcessRun } from "./process.js";
+import { DIRECT, runProcess, type ProcessRun, type ProcessStarter } from "./process.js";
+import { SpawnHelpers } from "./spawn-helper.js";
 import {
   DEFAULT_KILL_GRACE_MS,
   DEFAULT_MAX_IN_FLIGHT,
   DEFAULT_OUTPUT_CAP,
   DEFAULT_PATH_CHECK_CACHE_MS,
+  describeHookResult,
   hookSucceeded,
   type HookLog,
   type HookResult,
@@ -41,6 +43,8 @@ export class HookRunner {
   private readonly maxInFlight: number;
   private readonly defaults: NonNullable<HookRunnerOptions["defaults"]>;
   private readonly paths: HookPathCache;
+  /** Where processes are started: here, or in spawn helper processes (spawn-helper.ts). */
+  private readonly starter: ProcessStarter;
   private queue: Pending[] = [];
   private head = 0;
   private running = new Set<Pending>();
@@ -54,6 +58,13 @@ export class HookRunner {
     this.maxInFlight = max === Infinity ? Infinity : Math.max(1, Math.floor(max));
     this.defaults = opts.defaults ?? {};
     this.paths = new HookPathCache(opts.pathCheckCacheMs ?? DEFAULT_PATH_CHECK_CACHE_MS);
+    const helpers = Math.floor(opts.spawnHelpers ?? 0);
+    this.starter = helpers > 0 ? new SpawnHelpers(helpers) : DIRECT;
+  }
+
+  /** Pids of the running spawn helper processes (empty without `spawnHelpers`). */
+  get spawnHelperPids(): number[] {
+    return this.starter instanceof SpawnHelpers ? this.starter.pids : [];
   }
 
   /** Hooks running now (path check included). */
@@ -105,6 +116,7 @@ export class HookRunner {
     }));
     for (const e of this.running) e.ctl.abort();
     await Promise.all(ends);
+    if (this.starter instanceof SpawnHelpers) this.starter.close();
   }
 
   private cancel(entry: Pending, reason: string): void {
@@ -155,14 +167,14 @@ export class HookRunner {
       }
     }
     if (run.signal?.aborted) return { kind: "cancelled", name: run.name, path: run.path, reason: "aborted before it started" };
-    const result = await runProcess(run, this.clock, (level, msg) => this.log[level](`${label}: ${msg}`));
+    const result = await runProcess(run, this.clock, (level, msg) => this.log[level](`${label}: ${msg}`), this.starter);
     this.report(label, run, result, entry.spec.logStderr ?? this.defaults.logStderr ?? true);
     return result;
   }
 
   private report(label: string, run: ProcessRun, r: HookResult, logStderr: boolean): void {
     if (r.kind === "spawn-error") {
-      this.log.error(`${label}: could not be started: ${r.reason}`);
+      this.log.error(`${label}: ${describeHookResult(r)}`);
       return;
     }
     if (r.kind !== "exited" && r.kind !== "signaled") return;

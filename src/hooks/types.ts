@@ -97,7 +97,10 @@ export interface HookRefused extends HookResultBase {
   reason: string;
 }
 
-/** The program could not be started (ENOENT, EACCES, E2BIG, a NUL byte in an argument ...). */
+/**
+ * The program could not be started (ENOENT, EACCES, E2BIG, a NUL byte in an argument ...),
+ * or (code `EHELPERLOST`) the spawn helper that started it died before it ended.
+ */
 export interface HookSpawnError extends HookResultBase {
   kind: "spawn-error";
   /** The errno name when there is one (`ENOENT`), else the Node error code. */
@@ -134,6 +137,14 @@ export interface HookRunnerOptions {
    * default 1000, 0 examines before every run. Refusals are never remembered.
    */
   pathCheckCacheMs?: number;
+  /**
+   * Start hook processes from this many long-lived helper processes instead of the daemon
+   * itself (default 0: spawn directly). Spawning from a large process is slow and blocks its
+   * event loop (fork copies its page tables); a helper is small and does it off the daemon's
+   * thread. Every guarantee of a run is the same; a helper that dies fails its runs with the
+   * code `EHELPERLOST` and is replaced at the next run. See docs/hooks.md.
+   */
+  spawnHelpers?: number;
   /** Defaults for every run, overridden per run by the HookSpec. */
   defaults?: Pick<HookSpec, "timeLimitMs" | "killGraceMs" | "stdoutCap" | "stderrCap" | "env" | "logStderr">;
 }
@@ -153,7 +164,7 @@ export function describeHookResult(r: HookResult): string {
     case "refused":
       return `refused: ${r.reason}`;
     case "spawn-error":
-      return `could not be started: ${r.reason}`;
+      return r.code === "EHELPERLOST" ? `lost: ${r.reason}` : `could not be started: ${r.reason}`;
     case "cancelled":
       return `cancelled: ${r.reason}`;
   }
