@@ -30,6 +30,8 @@ export interface CronConfig {
   benchmarkCheck: number;
   /** Bytes of one run's stdout read; past it the output is discarded. */
   outputCap: number;
+  /** Spawn helper processes that start the jobs (0: the daemon spawns them itself). */
+  spawnHelpers: number;
   /** Where the config came from, for messages. */
   file: string | undefined;
 }
@@ -61,7 +63,7 @@ const MANAGER_KEYS: Record<string, string> = {
   log_non_zero_exit: "LOG_NON_ZERO_EXIT",
   autopublish: "AUTOPUBLISH",
 };
-const TOP_KEYS = new Set(["condor_config", "startd", "schedd", "benchmarks", "run_benchmarks", "benchmark_check", "output_cap"]);
+const TOP_KEYS = new Set(["condor_config", "startd", "schedd", "benchmarks", "run_benchmarks", "benchmark_check", "output_cap", "spawn_helpers"]);
 
 /** One argument in HTCondor's V2 quoting: inside single quotes, a quote doubled. */
 const v2 = (s: string) => `'${s.replace(/'/g, "''")}'`;
@@ -128,6 +130,12 @@ function positive(v: unknown, at: string, dflt: number): number {
   return v;
 }
 
+function helperCount(v: unknown): number {
+  if (v === undefined) return 1;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > 64) throw new Error(`conf.spawn_helpers: must be an integer from 0 to 64, got ${JSON.stringify(v)}`);
+  return v;
+}
+
 /**
  * Reads the plugin's configuration. `conf` is `p.conf`; the HTCondor file (if any) is read
  * again at each call, so a `jobtap config reload` picks up an edited file.
@@ -156,6 +164,7 @@ export function readCronConfig(conf: Readonly<Table>, env: Record<string, string
     runBenchmarks: runBench ?? config.get("RUNBENCHMARKS"),
     benchmarkCheck: positive(conf.benchmark_check, "conf.benchmark_check", 300),
     outputCap: positive(conf.output_cap, "conf.output_cap", 1024 * 1024),
+    spawnHelpers: helperCount(conf.spawn_helpers),
     file,
   };
 }

@@ -94,7 +94,10 @@ export class CronEngine {
     private readonly p: PluginContext,
     private cfg: CronConfig,
   ) {
-    this.runner = new HookRunner({ clock: p.clock, log: p.log, maxInFlight: Infinity });
+    // Started from a helper process: a spawn from the (large) daemon costs its event loop
+    // ~2 ms each, which 50 one-second jobs turn into a tenth of its time (bench/cron.ts).
+    // The helper count is read at load only.
+    this.runner = new HookRunner({ clock: p.clock, log: p.log, maxInFlight: Infinity, spawnHelpers: cfg.spawnHelpers });
   }
 
   private get now(): number {

@@ -280,6 +280,21 @@ describe("condor-cron: output protocol and merge rules", () => {
   });
 });
 
+describe("condor-cron: where jobs are started", () => {
+  it("by a spawn helper process by default, by the manager with spawn_helpers = 0; a bad count fails the load", async () => {
+    const exe = script("parent", "echo \"Parent = $PPID\"");
+    const conf = { startd: { jobs: { p: { executable: exe, mode: "OneShot" } } } };
+    let t = (h = await cronHost(conf));
+    await settle(t, () => slotAttr(t, 1, "Parent") !== undefined);
+    expect(slotAttr(t, 1, "Parent")).not.toBe(BigInt(process.pid));
+    await t.close();
+    t = h = await cronHost({ ...conf, spawn_helpers: 0 });
+    await settle(t, () => slotAttr(t, 1, "Parent") !== undefined);
+    expect(slotAttr(t, 1, "Parent")).toBe(BigInt(process.pid));
+    await expect(cronHost({ ...conf, spawn_helpers: 1.5 })).rejects.toThrow("conf.spawn_helpers: must be an integer from 0 to 64, got 1.5");
+  });
+});
+
 describe("condor-cron: CONDITION, reconfig, benchmarks, other plugins", () => {
   it("CONDITION is evaluated against the machine ad each time the job would start", async () => {
     const exe = script("c", `echo 'Ran = 1'`);
