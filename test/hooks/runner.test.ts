@@ -301,8 +301,11 @@ describe("hook runner with spawn helpers", () => {
     const log = memoryLog();
     const runner = new HookRunner({ spawnHelpers: 1, log });
     const hook = hookScript(dir, "wait", `sleep 1000 & echo $! > "${dir}/gc.pid"; echo $$ > "${dir}/$1.pid"; wait`);
-    const running = runner.run({ path: hook, args: ["a"], name: "probe" });
+    let started: number | undefined;
+    const running = runner.run({ path: hook, args: ["a"], name: "probe", onSpawn: (p) => (started = p) });
     const pid = await pidFrom(join(dir, "a.pid"));
+    // the helper has told us the pid (before that, its death would leave the hook unknown)
+    await until(() => started === pid, "the helper to report the pid");
     const gc = await pidFrom(join(dir, "gc.pid"));
     const [helper] = runner.spawnHelperPids;
     process.kill(helper!, "SIGKILL");
