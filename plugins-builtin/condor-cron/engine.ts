@@ -366,6 +366,8 @@ export class CronEngine {
         signal: ac.signal,
         stdoutCap: cap,
         stderrCap: 64 * 1024,
+        // Logged here: at warn with LOG_NON_ZERO_EXIT after a failure, else at debug (§7.5).
+        logStderr: false,
       })
       .then((r) => {
         if (!capped && !job.removed && !this.stopped) take(reader.end());
@@ -381,15 +383,15 @@ export class CronEngine {
     job.lastExitCode = r.kind === "exited" ? r.exitCode : null;
     if (this.stopped || job.removed) return;
     const table = this.cfg.tables[job.kind];
-    if (r.kind === "exited" && r.exitCode === 0) {
-      // success
-    } else if (r.kind === "exited" || r.kind === "signaled") {
+    if (r.kind === "exited" || r.kind === "signaled") {
+      const failed = r.kind === "signaled" || r.exitCode !== 0;
       const published = job.blocks > 0 ? `; its ${job.blocks} record(s) were published` : "";
-      this.p.log.warn(`${job.label}: ${job.lastExit}${published}`);
-      if (table.logNonZeroExit) {
-        for (const line of r.stdout.split("\n").filter((l) => l !== "")) this.p.log.warn(`${job.label}: stdout: ${line}`);
-        for (const line of r.stderr.split("\n").filter((l) => l !== "")) this.p.log.warn(`${job.label}: stderr: ${line}`);
-      }
+      if (failed) this.p.log.warn(`${job.label}: ${job.lastExit}${published}`);
+      const lines = (text: string) => text.split("\n").filter((l) => l !== "");
+      if (failed && table.logNonZeroExit) {
+        for (const line of lines(r.stdout)) this.p.log.warn(`${job.label}: stdout: ${line}`);
+        for (const line of lines(r.stderr)) this.p.log.warn(`${job.label}: stderr: ${line}`);
+      } else for (const line of lines(r.stderr)) this.p.log.debug(`${job.label}: stderr: ${line}`);
     } else this.p.log.error(`${job.label}: ${job.lastExit}`);
     this.afterRun(job, r.kind === "exited" || r.kind === "signaled");
     this.schedulePass();
