@@ -136,7 +136,7 @@ export type {
 export { JOB_STATUS, HOLD_REASON_CODE, JOB_AD_ATTRIBUTES, parseClassadAssignment } from "./manager/jobad.js";
 export { jobspecFromAd } from "./manager/jobspec-from-ad.js";
 export type { JobspecFromAdOptions } from "./manager/jobspec-from-ad.js";
-export { cronTarget, UNMERGED_ATTRIBUTES } from "./manager/hostads.js";
+export { cronAdSelects, cronTarget, UNMERGED_ATTRIBUTES } from "./manager/hostads.js";
 export type { AdTarget } from "./manager/hostads.js";
 export type { AdsApi } from "./plugins/ads-api.js";
 

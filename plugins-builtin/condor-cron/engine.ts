@@ -12,7 +12,9 @@
  */
 import {
   ClassAd,
+  cronAdSelects,
   cronTarget,
+  formatJobId,
   CronOutputReader,
   describeHookResult,
   HookRunner,
@@ -22,9 +24,11 @@ import {
   type CronJobConfig,
   type CronRecord,
   type HookResult,
+  type JobId,
   type PluginContext,
 } from "jobtap/plugin";
 import { KINDS, MANAGER_NAME, SUBSYS, type CronConfig, type CronKind } from "./config.js";
+import { Metrics } from "./monitor.js";
 
 type Timer = ReturnType<PluginContext["clock"]["setTimeout"]>;
 
@@ -48,6 +52,10 @@ class CronJob {
   removed = false;
   readonly sources = new Set<string>();
   condition: ClassAdExpr | undefined;
+  /** METRICS (startd): a resource monitor, whose records are aggregated (monitor.ts). */
+  monitor: Metrics | undefined;
+  /** A monitor's stored ads by record name, in first-seen order. */
+  readonly monitorAds = new Map<string, ClassAd>();
 
   constructor(
     readonly kind: CronKind,
@@ -89,6 +97,10 @@ export class CronEngine {
   private lastBenchmark = 0;
   private benchRound = false;
   private stopped = false;
+  /** Clock ms at start: a monitor's lifetime for DeviceXAverageUsage. */
+  private readonly startedAt: number;
+  /** Slots of each running job (for monitors' per-job figures). */
+  private readonly runningOn = new Map<JobId, number[]>();
 
   constructor(
     private readonly p: PluginContext,
@@ -98,6 +110,7 @@ export class CronEngine {
     // ~2 ms each, which 50 one-second jobs turn into a tenth of its time (bench/cron.ts).
     // The helper count is read at load only.
     this.runner = new HookRunner({ clock: p.clock, log: p.log, maxInFlight: Infinity, spawnHelpers: cfg.spawnHelpers });
+    this.startedAt = p.clock.now();
   }
 
   private get now(): number {
@@ -133,10 +146,13 @@ export class CronEngine {
 
   private create(kind: CronKind, c: CronJobConfig): CronJob {
     const job = new CronJob(kind, c);
-    if (c.metrics !== undefined) this.p.log.warn(`${job.label}: METRICS is not implemented: its records are published as plain ads`);
+    if (c.metrics !== undefined) {
+      if (kind === "startd") job.monitor = new Metrics(c.metrics, (m) => this.p.log.warn(m));
+      else this.p.log.warn(`${job.label}: METRICS applies to startd cron jobs only; ignored`);
+    }
     this.jobs.set(`${kind}:${c.name.toLowerCase()}`, job);
     // The base ad is registered with the job, so it merges before the job's tagged ads.
-    if (kind !== "schedd") this.publishTo(job, c.name, new ClassAd());
+    if (kind !== "schedd" && !job.monitor) this.publishTo(job, c.name, new ClassAd());
     if (c.mode !== "OnDemand") job.state = "ready";
     return job;
   }
@@ -148,6 +164,7 @@ export class CronEngine {
     job.abort?.abort();
     for (const s of job.sources) this.p.withdrawAd(s);
     job.sources.clear();
+    job.monitorAds.clear();
     this.jobs.delete(`${job.kind}:${job.cfg.name.toLowerCase()}`);
   }
 
@@ -405,7 +422,60 @@ export class CronEngine {
     }
     r.ad.set(`${c.prefix}LastUpdate`, BigInt(Math.floor(this.now / 1000)));
     const name = job.kind === "schedd" || r.tag === undefined ? c.name : `${c.name}.${r.tag}`;
-    if (this.publishTo(job, name, r.ad)) job.blocks++;
+    if (job.monitor) {
+      job.monitorAds.set(name, job.monitor.sample(job.monitorAds.get(name), r.ad, `${job.label}: record ${name}`));
+      job.blocks++;
+      this.publishMonitor(job);
+    } else if (this.publishTo(job, name, r.ad)) job.blocks++;
+  }
+
+  // --- resource monitors (METRICS) ---
+
+  /** Publishes a monitor's share of each slot: the aggregate of its ads merging into it. */
+  private publishMonitor(job: CronJob): void {
+    const monitor = job.monitor!;
+    const uptime = Math.floor(this.now / 1000) - Math.floor(this.startedAt / 1000); // whole seconds, as HTCondor
+    for (const slot of this.p.slotAds()) {
+      const id = Number(slot.evaluate("SlotID"));
+      const source = `${job.kind}:${job.cfg.name}:slot${id}`;
+      const ads = [...job.monitorAds.values()].filter((ad) => cronAdSelects(ad, job.cfg.slots, slot));
+      if (ads.length === 0) {
+        if (job.sources.delete(source)) this.p.withdrawAd(source);
+        continue;
+      }
+      try {
+        this.p.publishAd(source, monitor.slotAd(ads, uptime, job.label), { slotIds: [id] });
+        job.sources.add(source);
+      } catch (e) {
+        this.p.log.warn(`${job.label}: ad for slot ${id} not published: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  /** A job entered RUN: per-job monitor figures start on its slots. */
+  jobStarted(id: JobId): void {
+    if (this.stopped || ![...this.jobs.values()].some((j) => j.monitor)) return; // every job passes here
+    const name = formatJobId(id);
+    const slots = this.p.slotAds().filter((s) => s.has("JobIds") && String(s.evaluate("JobIds")).split(",").includes(name));
+    if (slots.length === 0) return;
+    this.runningOn.set(id, slots.map((s) => Number(s.evaluate("SlotID"))));
+    this.forMonitorsOn(slots, (m, ad) => m.jobStarted(ad));
+  }
+
+  /** A job left RUN: per-job monitor figures on its slots are removed. */
+  jobEnded(id: JobId): void {
+    const ids = this.runningOn.get(id);
+    if (ids === undefined || this.stopped) return;
+    this.runningOn.delete(id);
+    this.forMonitorsOn(this.p.slotAds().filter((s) => ids.includes(Number(s.evaluate("SlotID")))), (m, ad) => m.jobEnded(ad));
+  }
+
+  private forMonitorsOn(slots: ClassAd[], fn: (m: Metrics, ad: ClassAd) => void): void {
+    for (const job of this.jobs.values()) {
+      if (!job.monitor) continue;
+      for (const ad of job.monitorAds.values()) if (slots.some((s) => cronAdSelects(ad, job.cfg.slots, s))) fn(job.monitor, ad);
+      this.publishMonitor(job);
+    }
   }
 
   private publishTo(job: CronJob, name: string, ad: ClassAd): boolean {

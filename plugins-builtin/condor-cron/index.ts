@@ -28,6 +28,9 @@ export default function condorCron(p: PluginContext): void {
     } else engine.reconfigure(cfg);
     return undefined;
   });
+  // Resource monitors (METRICS) keep per-job figures for the slots a job runs on.
+  p.on("job.state.run", ({ id }) => engine?.jobStarted(id));
+  p.on("job.state.cleanup", ({ id }) => engine?.jobEnded(id));
   // Open to every user, as `jobtap ads` is: it shows schedules, not the jobs' settings.
   p.serviceRegister("list", () => ({ jobs: engine?.list() ?? [], skipped: engine?.skipped() ?? [] }), { guests: true });
   p.on("plugin.query", () => ({ jobs: engine?.list() ?? [], skipped: engine?.skipped() ?? [] }));

@@ -127,13 +127,7 @@ export class HostAds {
   }
 
   private selects(pub: Publication, slotAd: ClassAd, slotId: number): boolean {
-    const t = pub.target;
-    if (t.slotIds !== undefined && !t.slotIds.includes(slotId)) return false;
-    if (pub.constraint !== undefined) return isTrue(builtinEvaluator().evaluate(pub.constraint, { my: pub.ad, target: slotAd }));
-    if (t.namePrefix !== undefined && t.namePrefix !== "") return (slotAd.evaluate("Name") as string).startsWith(t.namePrefix);
-    if (t.slotTypeId !== undefined) return slotAd.evaluate("SlotTypeID") === BigInt(t.slotTypeId);
-    if (t.slotId !== undefined) return t.slotId === slotId;
-    return true;
+    return targetSelects(pub.target, pub.constraint, pub.ad, slotAd, slotId);
   }
 
   /** The machine's own attributes (what every slot ad also carries). */
@@ -157,6 +151,32 @@ export class HostAds {
     ad.set("MyCurrentTime", BigInt(Math.floor(this.opts.clock.now() / 1000)));
     return ad;
   }
+}
+
+/** Whether a publication of `ad` at `t` (its constraint parsed) merges into this slot. */
+function targetSelects(t: AdTarget, constraint: Expr | undefined, ad: ClassAd, slotAd: ClassAd, slotId: number): boolean {
+  if (t.slotIds !== undefined && !t.slotIds.includes(slotId)) return false;
+  if (constraint !== undefined) return isTrue(builtinEvaluator().evaluate(constraint, { my: ad, target: slotAd }));
+  if (t.namePrefix !== undefined && t.namePrefix !== "") return (slotAd.evaluate("Name") as string).startsWith(t.namePrefix);
+  if (t.slotTypeId !== undefined) return slotAd.evaluate("SlotTypeID") === BigInt(t.slotTypeId);
+  if (t.slotId !== undefined) return t.slotId === slotId;
+  return true;
+}
+
+/**
+ * Whether a startd cron ad (its selectors, §7.6; `slotIds` the job's SLOTS) merges into the
+ * slot whose ad is `slotAd`: the rule HostAds applies to a publication at `cronTarget(ad)`.
+ * A SlotMergeConstraint that does not parse selects nothing.
+ */
+export function cronAdSelects(ad: ClassAd, slotIds: readonly number[] | undefined, slotAd: ClassAd): boolean {
+  const t = cronTarget(ad, slotIds);
+  let constraint: Expr | undefined;
+  try {
+    constraint = t.constraint === undefined ? undefined : parseExpr(t.constraint, true);
+  } catch {
+    return false;
+  }
+  return targetSelects(t, constraint, ad, slotAd, Number(slotAd.evaluate("SlotID")));
 }
 
 /** A slot's ad: the machine's attributes, then the slot's own (docs/ads.md). */

@@ -321,6 +321,64 @@ describe("condor-cron: the process's knobs", () => {
   });
 });
 
+describe("condor-cron: resource monitors (METRICS)", () => {
+  it("samples aggregate into the stored ads, per slot; per-job usage while a job runs; a non-numeric value is logged and ignored", async () => {
+    const sample = join(dir, "sample");
+    const record = (tag: string, slot: number, secs: string, peak?: number) =>
+      `UptimeGPUsSeconds = ${secs}\n${peak === undefined ? "" : `UptimeGPUsMemoryPeakUsage = ${peak}\n`}SlotMergeConstraint = TARGET.SlotID == ${slot}\n- ${tag}\n`;
+    const samples = (a: [string, number], b: [string, number], c: string) => writeFileSync(sample, record("GPU0", 1, ...a) + record("GPU1", 1, ...b) + record("GPU2", 2, c));
+    samples(["3", 100], ["4", 200], "5");
+    const exe = script("monitor", `cat ${sample}`);
+    const t = (h = await cronHost({ startd: { jobs: { gpus: { executable: exe, period: "10s", metrics: ["SUM:GPUs", "PEAK:GPUsMemory"] } } } }, 2));
+    const t0 = t.clock.now();
+    /**
+     * Moves the clock to t0 + `s` seconds (a period's start), then lets the run finish in
+     * real time without moving the clock, until `cond` (so LastUpdate is exactly t0 + s).
+     */
+    const at = async (s: number, cond: () => boolean) => {
+      await t.advance(t0 + s * 1000 - t.clock.now());
+      let idle = false;
+      await settle(t, () => (void list(t).then((l) => (idle = l.jobs[0]!.state === "idle")), idle && cond()), 0);
+    };
+    // First samples: stored as they are; a slot gets the sum (SUM) and max (PEAK) of its instances.
+    await at(0, () => slotAttr(t, 1, "UptimeGPUsSeconds") === 7 && slotAttr(t, 2, "UptimeGPUsSeconds") === 5);
+    expect(slotAttr(t, 1, "UptimeGPUsMemoryPeakUsage")).toBe(200);
+    expect(slotAttr(t, 1, "DeviceGPUsMemoryPeakUsage")).toBe(200);
+    expect(slotAttr(t, 1, "SlotMergeConstraint")).toBeUndefined();
+    // Second samples aggregate: sums grow, peaks keep the max; "oops" is logged and ignored.
+    samples(["6", 50], ["1", 300], '"oops"');
+    await at(10, () => slotAttr(t, 1, "UptimeGPUsSeconds") === 14);
+    expect(slotAttr(t, 1, "UptimeGPUsMemoryPeakUsage")).toBe(300);
+    expect(slotAttr(t, 2, "UptimeGPUsSeconds")).toBe(5);
+    expect(t.log).toContain('warn: condor-cron: startd cron job gpus: record gpus.GPU2: metric UptimeGPUsSeconds is not a number ("oops"); ignored');
+    expect(slotAttr(t, 1, "GPUsMemoryUsage")).toBe(300); // peak since the monitor started: no job has run
+    // A job starts on slot 1: its per-job figures start at the next sample.
+    const job = await t.submit({ runDuration: 15, system: { slot: 1 } });
+    await settle(t, () => t.job(job).state === "RUN", 0);
+    samples(["2", 70], ["2", 80], "1");
+    await at(20, () => slotAttr(t, 1, "UptimeGPUsSeconds") === 18);
+    expect(slotAttr(t, 1, "StartOfJobUptimeGPUsSeconds")).toBe(14);
+    expect(slotAttr(t, 1, "FirstUpdateUptimeGPUsSeconds")).toBe(BigInt(Math.floor(t0 / 1000) + 10));
+    expect(slotAttr(t, 1, "LastUpdateUptimeGPUsSeconds")).toBe(BigInt(Math.floor(t0 / 1000) + 20));
+    expect(slotAttr(t, 1, "GPUsAverageUsage")).toBe(0.4); // (18 - 14) / (20 s - 10 s)
+    expect(slotAttr(t, 1, "UptimeGPUsSecondsAverageUsage")).toBe(0.4);
+    expect(slotAttr(t, 1, "GPUsMemoryUsage")).toBe(80); // the job's peak, not the monitor's 300
+    expect(slotAttr(t, 1, "UptimeGPUsMemoryPeakUsage")).toBe(300);
+    expect(slotAttr(t, 1, "DeviceGPUsAverageUsage")).toBe(18 / 20);
+    // slot 2 runs no job: no per-job figures
+    expect(slotAttr(t, 2, "UptimeGPUsSeconds")).toBe(6);
+    expect(slotAttr(t, 2, "StartOfJobUptimeGPUsSeconds")).toBeUndefined();
+    // The job ends: its per-job figures go.
+    await settle(t, () => t.job(job).state === "INACTIVE", 100);
+    expect(slotAttr(t, 1, "StartOfJobUptimeGPUsSeconds")).toBeUndefined();
+    expect(slotAttr(t, 1, "GPUsAverageUsage")).toBeUndefined();
+    expect(slotAttr(t, 1, "GPUsMemoryUsage")).toBeUndefined();
+    expect(slotAttr(t, 1, "UptimeGPUsSeconds")).toBe(18);
+    // The ads are per slot: `jobtap cron list` names them.
+    expect((await list(t)).jobs[0]!.ads).toEqual(["startd:gpus:slot1", "startd:gpus:slot2"]);
+  });
+});
+
 describe("condor-cron: where jobs are started", () => {
   it("by a spawn helper process by default, by the manager with spawn_helpers = 0; a bad count fails the load", async () => {
     const exe = script("parent", "echo \"Parent = $PPID\"");
