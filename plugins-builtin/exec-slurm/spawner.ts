@@ -8,7 +8,8 @@
  * without a shell, the command's own process group killed at the time limit, output
  * captured. A helper that dies answers its commands with `status: null` (the caller then
  * treats the submission as uncertain and looks the job up before any retry) and is
- * replaced on the next command.
+ * replaced on the next command. Closing the pool kills the commands still running
+ * (SIGTERM to their group); they answer `status: null`.
  */
 import { HookRunner, type HookResult } from "jobtap/plugin";
 import type { CommandResult } from "./commands.js";
@@ -22,40 +23,68 @@ export interface SpawnRequest {
   timeoutMs: number;
 }
 
-/** Commands run through one spawn helper process; `run` never rejects. */
+/** Commands run through one spawn helper process, at most `size` at once; `run` never rejects. */
 export class SpawnPool {
-  // The executor limits how many run at once (submit-concurrency); time limits are real
-  // time, as sbatch's are whatever the manager's clock does.
+  // Time limits are real time, whatever the manager's clock does.
   private readonly runner = new HookRunner({ spawnHelpers: 1, maxInFlight: Infinity, pathCheckCacheMs: 0, defaults: { logStderr: false } });
+  private readonly waiting: (() => void)[] = [];
+  private active = 0;
+  private closed = false;
 
-  constructor(_size: number) {}
+  constructor(private size: number) {}
 
-  /** Kept for the executor's reconfigure: the executor itself limits concurrency. */
-  resize(_size: number): void {}
+  /** A new limit of commands at once (from the next command on). */
+  resize(size: number): void {
+    this.size = size;
+    this.wake();
+  }
 
   /** Runs one command in the helper. Never rejects: a lost helper is `status: null`. */
   async run(req: SpawnRequest): Promise<CommandResult> {
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.env)) if (v !== undefined) env[k] = v;
-    const r = await this.runner.run({ path: req.file, args: req.args, env, stdin: req.input, timeLimitMs: req.timeoutMs, checkPath: false });
-    return commandResult(req, r);
+    if (this.closed) return { status: null, stdout: "", stderr: "executor closed" };
+    // A place is taken here, or handed over by wake() (so no newcomer can take it first).
+    if (this.active < this.size) this.active++;
+    else await new Promise<void>((r) => this.waiting.push(r));
+    if (this.closed) {
+      this.active--;
+      return { status: null, stdout: "", stderr: "executor closed" };
+    }
+    try {
+      const env: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.env)) if (v !== undefined) env[k] = v;
+      const r = await this.runner.run({ path: req.file, args: req.args, env, stdin: req.input, timeLimitMs: req.timeoutMs, checkPath: false });
+      return commandResult(req, r);
+    } finally {
+      this.active--;
+      this.wake();
+    }
   }
 
   /** Ends the helper (commands still running answer `status: null`). */
   close(): void {
+    this.closed = true;
+    this.wake();
     void this.runner.close();
+  }
+
+  /** Hands each free place to the oldest waiting command (every waiter once closed). */
+  private wake(): void {
+    const free = this.closed ? this.waiting.length : this.size - this.active;
+    for (const go of this.waiting.splice(0, Math.max(0, free))) {
+      this.active++;
+      go();
+    }
   }
 }
 
 /** A hook result in the shape of a Slurm command's (status null: not run, killed or lost). */
 function commandResult(req: SpawnRequest, r: HookResult): CommandResult {
+  if (r.kind === "cancelled" || ((r.kind === "exited" || r.kind === "signaled") && r.aborted)) return { status: null, stdout: "", stderr: "executor closed" };
   switch (r.kind) {
     case "exited":
       return { status: r.exitCode, stdout: r.stdout, stderr: r.stderr.trim() };
     case "signaled":
       return { status: null, stdout: r.stdout, stderr: r.stderr.trim() || `${req.file} killed by ${r.signal} (time limit ${req.timeoutMs} ms)` };
-    case "cancelled":
-      return { status: null, stdout: "", stderr: "executor closed" };
     default:
       return { status: null, stdout: "", stderr: `cannot run ${req.file}: ${r.reason}` };
   }
