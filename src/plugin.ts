@@ -152,7 +152,10 @@ export {
   convertOldRouteText,
   ROUTER_DEFAULTS,
   cronTableFromConfig,
+  formatSource,
 } from "./condor/index.js";
+/** Splits HTCondor's V2 raw argument text (`a 'b c' 'it''s'`) into words. */
+export { splitV2 as splitCondorArgs } from "./classad/functions/env.js";
 export type {
   ConfigSource,
   ConfigReadOptions,

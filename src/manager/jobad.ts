@@ -26,7 +26,7 @@ import type { JobCore } from "./transition.js";
 export const JOB_STATUS = { idle: 1, running: 2, removed: 3, completed: 4, held: 5 } as const;
 
 /** HTCondor's HoldReasonCode values jobtap sets itself. */
-export const HOLD_REASON_CODE = { userRequest: 1, submittedOnHold: 15 } as const;
+export const HOLD_REASON_CODE = { userRequest: 1, submittedOnHold: 15, hookPrepareJobFailure: 19 } as const;
 
 /** HTCondor's vanilla universe: every jobtap job. */
 export const VANILLA_UNIVERSE = 5;
@@ -38,18 +38,18 @@ export const VANILLA_UNIVERSE = 5;
 export const JOB_AD_ATTRIBUTES: readonly string[] = [
   // Changed by events (rebuilt per event): the first DYNAMIC of them.
   "JobStatus", "EnteredCurrentStatus", "JobStartDate", "CompletionDate", "ExitCode", "ExitBySignal",
-  "ExitSignal", "RemoteWallClockTime", "NumJobStarts", "HoldReason", "HoldReasonCode",
+  "ExitSignal", "RemoteWallClockTime", "NumJobStarts", "HoldReason", "HoldReasonCode", "HoldReasonSubCode",
   // Fixed at submit (kept per job while its jobspec is the same).
   "JobId", "ClusterId", "ProcId", "GlobalJobId", "Owner", "User", "QDate", "RequestCpus",
   "RequestGpus", "RequestMemory", "Cmd", "Arguments", "Iwd", "Out", "Err", "JobUniverse",
 ];
-const DYNAMIC = 11;
+const DYNAMIC = 12;
 /** Distinct user-attribute name lists whose layouts are interned (bounds the table). */
 const MAX_LAYOUTS = 4096;
 /** Attributes of integer type (slots hold JS numbers; see AdLayout). */
 const INTEGER_ATTRIBUTES = [
   "JobStatus", "EnteredCurrentStatus", "JobStartDate", "CompletionDate", "ExitCode", "ExitSignal",
-  "NumJobStarts", "HoldReasonCode", "ClusterId", "ProcId", "QDate", "RequestCpus", "RequestGpus",
+  "NumJobStarts", "HoldReasonCode", "HoldReasonSubCode", "ClusterId", "ProcId", "QDate", "RequestCpus", "RequestGpus",
   "RequestMemory", "JobUniverse",
 ];
 const RESERVED = new Set(JOB_AD_ATTRIBUTES.map((n) => n.toLowerCase()));
@@ -171,6 +171,7 @@ export function buildJobAd(job: JobAdInput, host: JobAdHost, base: JobAdBase = j
   if (f.status === JOB_STATUS.held) {
     own[A.HoldReason!] = f.holdReason;
     own[A.HoldReasonCode!] = f.holdCode;
+    own[A.HoldReasonSubCode!] = f.holdSubCode;
   }
   return new RecordAd(base.layout, base.slots, own);
 }
@@ -186,6 +187,7 @@ interface Fold {
   completion: number;
   finish: number | undefined;
   holdCode: number;
+  holdSubCode: number;
   holdReason: string;
 }
 
@@ -206,7 +208,7 @@ function requestOf(js: Jobspec): ResourceRequest {
 function foldEventlog(eventlog: readonly EventEntry[], host: JobAdHost): Fold {
   const f: Fold = {
     status: JOB_STATUS.idle, entered: 0, startDate: 0, lastStart: 0, starts: 0,
-    wallClock: 0, completion: 0, finish: undefined, holdCode: 0, holdReason: "",
+    wallClock: 0, completion: 0, finish: undefined, holdCode: 0, holdSubCode: 0, holdReason: "",
   };
   let endedBy: string | undefined;
   const enter = (status: number, ts: number) => {
@@ -226,7 +228,7 @@ function foldEventlog(eventlog: readonly EventEntry[], host: JobAdHost): Fold {
           const code = typeof ctx.hold_reason_code === "number" ? ctx.hold_reason_code : HOLD_REASON_CODE.userRequest;
           const why = typeof ctx.hold_reason === "string" ? ctx.hold_reason : `via jobtap urgency (by user ${host.userName(Number(ctx.userid))})`;
           if (f.status !== JOB_STATUS.held) f.entered = Math.floor(e.timestamp);
-          hold(f, code, why);
+          hold(f, code, why, typeof ctx.hold_reason_subcode === "number" ? ctx.hold_reason_subcode : 0);
         } else enter(JOB_STATUS.idle, e.timestamp);
         break;
       case "alloc":
@@ -259,9 +261,10 @@ function foldEventlog(eventlog: readonly EventEntry[], host: JobAdHost): Fold {
   return f;
 }
 
-function hold(f: Fold, code: number, reason: string): void {
+function hold(f: Fold, code: number, reason: string, subCode = 0): void {
   f.status = JOB_STATUS.held;
   f.holdCode = code;
+  f.holdSubCode = subCode;
   f.holdReason = reason;
 }
 

@@ -43,14 +43,18 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 /**
  * Flux's checks on a jobspec update (spec §5 jobspec_update_pack): at least one key, every
  * key under `attributes`, `resources` or `tasks`, and the job not yet running. Throws a
- * coded error naming the job; `label` is its formatted id.
+ * coded error naming the job; `label` is its formatted id. Beyond Flux: `inProlog` (the job
+ * is in RUN, not started, with a prolog active) allows `tasks` and `attributes` updates, so a
+ * prolog can rewrite what will be started (HTCondor's PREPARE_JOB; docs/condor-fetch.md).
  */
-export function checkJobspecUpdate(label: string, state: string, updates: Record<string, unknown>): void {
+export function checkJobspecUpdate(label: string, state: string, updates: Record<string, unknown>, inProlog = false): void {
   const keys = Object.keys(updates);
   const bad = keys.find((k) => !/^(attributes|resources|tasks)(\.|$)/.test(k));
   if (keys.length === 0 || bad !== undefined) {
     throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `job ${label}: invalid jobspec update key ${JSON.stringify(bad ?? "")}`);
   }
+  // A prolog may still rewrite what will be started (HTCondor's PREPARE_JOB), not the resources.
+  if (inProlog && state === "RUN" && !keys.some((k) => k.startsWith("resources"))) return;
   if (state === "RUN" || state === "CLEANUP") {
     throw new JobtapError(ErrorCode.BAD_STATE, `job ${label} (${state}): jobspec cannot be updated once running`);
   }

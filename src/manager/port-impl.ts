@@ -194,7 +194,8 @@ export class ManagerPortImpl implements ManagerPort {
 
   jobspecUpdate(id: JobId, updates: Record<string, unknown>): void {
     const job = this.job(id);
-    checkJobspecUpdate(formatJobId(id), job.core.state, updates);
+    const inProlog = job.core.perilog > 0 && !job.core.started && !job.startRequested;
+    checkJobspecUpdate(formatJobId(id), job.core.state, updates, inProlog);
     this.e.post(job, "jobspec-update", updates);
   }
 
