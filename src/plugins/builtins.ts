@@ -87,6 +87,7 @@ export const SHIPPED: readonly ShippedEntry[] = [
   { name: "submit-hold", load: () => import("../../plugins-builtin/submit-hold/index.js") },
   { name: "condor-cron", load: () => import("../../plugins-builtin/condor-cron/index.js") },
   { name: "condor-router", load: () => import("../../plugins-builtin/condor-router/index.js") },
+  { name: "condor-fetch", load: () => import("../../plugins-builtin/condor-fetch/index.js") },
 ];
 
 /**

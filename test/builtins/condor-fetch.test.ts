@@ -1,0 +1,213 @@
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { parseJobId, readHookAds, type ClassAd } from "../../src/plugin.js";
+import type { JobId } from "../../src/manager/ids.js";
+import { host, type TestHost } from "./helpers.js";
+
+let h: TestHost | undefined;
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "jobtap-fetch-"));
+});
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function script(name: string, body: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, `#!/bin/sh\n${body}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+async function settle(t: TestHost, cond: () => boolean, stepMs = 10, realMs = 15_000): Promise<void> {
+  const end = Date.now() + realMs;
+  while (!cond() && Date.now() < end) {
+    await t.advance(stepMs);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  if (!cond()) throw new Error(`condition not reached; log:\n${t.log.slice(0, 30).join("\n")}\nfiles: ${readdirSync(dir).join(" ")}`);
+}
+
+const lines = (path: string) => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((l) => l !== "") : []);
+const attr = (ad: ClassAd | undefined, name: string) => (ad?.has(name) ? ad.evaluate(name) : undefined);
+const slotAttr = (t: TestHost, slot: number, name: string) => attr(t.manager.hostAds?.slotAd(slot), name);
+const fetchHost = (conf: Record<string, unknown>, slots = 1) =>
+  host({}, { plugin: "condor-fetch", conf, slots: [{ count: slots, cores: 1 }], resources: { cores: Math.max(slots, 1) } });
+type Query = { slots: Array<{ slot: number; claim: { id: string; rank: number; job: string | null } | null; fetches: number; discarded: number }> };
+const query = async (t: TestHost) => (await t.plugins.query("condor-fetch")) as unknown as Query;
+const claimJob = async (t: TestHost, slot = 1): Promise<JobId | undefined> => {
+  const j = (await query(t)).slots.find((s) => s.slot === slot)?.claim?.job;
+  return j ? parseJobId(j) : undefined;
+};
+
+/** Every job's id, oldest first. */
+const allJobs = (t: TestHost): JobId[] => t.manager.jobs({}).map((j) => j.id).sort((a, b) => (a < b ? -1 : 1));
+
+/** A spool work source: FETCH_WORK hands out (and removes) the first `*.ad` file, in name order. */
+function spool(extra = ""): { fetch: string; reply: string; evict: string; exit: string; spoolDir: string } {
+  const spoolDir = join(dir, "spool");
+  require("node:fs").mkdirSync(spoolDir);
+  return {
+    spoolDir,
+    fetch: script("fetch_work", `cat > ${dir}/fetch.tmp\nmv ${dir}/fetch.tmp ${dir}/fetch.stdin\necho x >> ${dir}/fetch.log\nfor f in ${spoolDir}/*.ad; do\n  [ -e "$f" ] || exit 0\n  mv "$f" "$f.$$" 2>/dev/null || continue\n  cat "$f.$$"\n  rm -f "$f.$$"\n  break\ndone\n${extra}`),
+    reply: script("reply_fetch", `n=$(ls ${dir} | grep -c '^reply\\.')\ncat > ${dir}/reply.tmp.$$\nmv ${dir}/reply.tmp.$$ ${dir}/reply.$n.stdin\necho "$1" >> ${dir}/reply.log`),
+    evict: script("evict_claim", `n=$(ls ${dir} | grep -c '^evict\\.')\ncat > ${dir}/evict.tmp.$$\nmv ${dir}/evict.tmp.$$ ${dir}/evict.$n.stdin\necho evict >> ${dir}/evict.log`),
+    exit: script("job_exit", `cat > ${dir}/exit.tmp.$$\nmv ${dir}/exit.tmp.$$ ${dir}/exit.stdin\necho "$1" >> ${dir}/exit.log`),
+  };
+}
+
+const jobAdText = (name: string, extra = "") => `Cmd = "/bin/sh"\nArguments = "-c 'echo ${name} >> ${dir}/ran.log'"\nJobName = "${name}"\n${extra}`;
+
+describe("condor-fetch: configuration", () => {
+  it("a pasted HTCondor config names a bad knob with file:line", async () => {
+    const file = join(dir, "50-fetch");
+    writeFileSync(file, `STARTD_JOB_HOOK_KEYWORD = TEST\nTEST_HOOK_FETCH_WORK = /bin/true\nFetchWorkDelay = ifThenElse(State ==\n`);
+    await expect(fetchHost({ condor_config: file })).rejects.toThrow(`${file}:3: FetchWorkDelay`);
+    writeFileSync(file, `TEST_HOOK_FETCH_WORK = relative/fetch\n`);
+    await expect(fetchHost({ condor_config: file })).rejects.toThrow(`${file}:1: TEST_HOOK_FETCH_WORK = relative/fetch: a hook path must be absolute`);
+    writeFileSync(file, `SLOT3_JOB_HOOK_KEYWORD = TEST\n`);
+    await expect(fetchHost({ condor_config: file }, 2)).rejects.toThrow(`${file}:1: SLOT3_JOB_HOOK_KEYWORD: no slot 3 on this host (it has slots 1, 2)`);
+    writeFileSync(file, `STARTER_UPDATE_INTERVAL = 5m\n`);
+    await expect(fetchHost({ condor_config: file })).rejects.toThrow(`${file}:1: STARTER_UPDATE_INTERVAL = 5m: must be a whole number of seconds`);
+  });
+
+  it("TOML keys become the same knobs; an unknown key is named", async () => {
+    await expect(fetchHost({ keywrod: "TEST" })).rejects.toThrow("conf.keywrod: unknown key");
+    await expect(fetchHost({ hooks: { TEST: { fetch_wrok: "/bin/true" } } })).rejects.toThrow("conf.hooks.TEST.fetch_wrok: unknown key");
+    await expect(fetchHost({ start: "1 +" })).rejects.toThrow("conf.start: START = 1 +: not a ClassAd expression");
+  });
+});
+
+describe("condor-fetch: the fetch loop", () => {
+  it("fetches per slot, runs the accepted job pinned to the slot with HookKeyword and the fetched ad, then JOB_EXIT exit", async () => {
+    const s = spool();
+    writeFileSync(join(s.spoolDir, "a.ad"), jobAdText("alpha", `Project = "physics"\nEnv = "GREETING=hi"\n`));
+    const t = (h = await fetchHost({ keyword: "TEST", fetch_work_delay: "0", hooks: { TEST: { fetch_work: s.fetch, reply_fetch: s.reply, evict_claim: s.evict, job_exit: s.exit } } }, 2));
+    await settle(t, () => lines(join(dir, "ran.log")).length === 1 && lines(join(dir, "reply.log")).length === 1);
+    expect(lines(join(dir, "reply.log"))).toEqual(["accept"]);
+    const [id, ...more] = allJobs(t);
+    expect(more).toEqual([]);
+    const ad = t.manager.jobAd(id!)!;
+    expect(attr(ad, "HookKeyword")).toBe("TEST");
+    expect(attr(ad, "Project")).toBe("physics");
+    expect(attr(ad, "JobName")).toBe("alpha");
+    expect(typeof attr(ad, "FetchClaimId")).toBe("string");
+    await settle(t, () => t.job(id!).state === "INACTIVE");
+    expect(lines(join(dir, "exit.log")), t.log.join("\n")).toEqual(["exit"]);
+    // The fetch loop's stdin was the slot ad; the slot ad publishes the fetch times.
+    const stdin = readHookAds(readFileSync(join(dir, "fetch.stdin"), "utf8"))[0]!.ad;
+    expect(String(stdin.evaluate("Name"))).toMatch(/^slot[12]@/);
+    expect(typeof slotAttr(t, 1, "LastFetchWorkSpawned")).toBe("bigint");
+    expect(typeof slotAttr(t, 1, "LastFetchWorkCompleted")).toBe("bigint");
+    expect(slotAttr(t, 1, "NextFetchWorkDelay")).toBe(0n);
+  });
+});
+
+describe("condor-fetch: delay, policy and preemption", () => {
+  it("FetchWorkDelay defaults to 300 s; one fetch in flight per slot", async () => {
+    const s = spool();
+    const t = (h = await fetchHost({ keyword: "TEST", hooks: { TEST: { fetch_work: s.fetch } } }));
+    await settle(t, () => lines(join(dir, "fetch.log")).length === 1);
+    const first = t.clock.now();
+    await settle(t, () => t.clock.now() - first >= 299_000, 1000);
+    expect(lines(join(dir, "fetch.log"))).toHaveLength(1);
+    await settle(t, () => lines(join(dir, "fetch.log")).length === 2, 100);
+    expect(t.clock.now() - first).toBeGreaterThanOrEqual(300_000);
+    expect(slotAttr(t, 1, "NextFetchWorkDelay")).toBe(300n);
+  });
+
+  it("a FetchWorkDelay expression over the slot ad; a locally false Start does not fetch", async () => {
+    const s = spool();
+    const t = (h = await fetchHost({ keyword: "TEST", fetch_work_delay: 'ifThenElse(State == "Claimed", 5, 20)', start: "MY.Enabled =!= false", hooks: { TEST: { fetch_work: s.fetch } } }));
+    await settle(t, () => lines(join(dir, "fetch.log")).length === 2, 500);
+    expect(slotAttr(t, 1, "NextFetchWorkDelay")).toBe(20n);
+    t.manager.hostAds!.publish("test:off", new (await import("../../src/classad/classad.js")).ClassAd([["Enabled", false]]), { slotIds: [1] });
+    const n = lines(join(dir, "fetch.log")).length;
+    const at = t.clock.now();
+    await settle(t, () => t.clock.now() - at > 100_000, 1000);
+    expect(lines(join(dir, "fetch.log"))).toHaveLength(n);
+  });
+
+  it("Start rejects (REPLY_FETCH reject); an ad without Cmd is rejected and logged with slot, keyword and hook", async () => {
+    const s = spool();
+    writeFileSync(join(s.spoolDir, "a.ad"), jobAdText("bio", `Project = "bio"\n`));
+    writeFileSync(join(s.spoolDir, "b.ad"), `Project = "physics"\n`);
+    writeFileSync(join(s.spoolDir, "c.ad"), jobAdText("phys", `Project = "physics"\n`));
+    const t = (h = await fetchHost({ keyword: "TEST", fetch_work_delay: "1", start: 'TARGET.Project == "physics"', hooks: { TEST: { fetch_work: s.fetch, reply_fetch: s.reply } } }));
+    await settle(t, () => lines(join(dir, "ran.log")).length === 1 && lines(join(dir, "reply.log")).length === 3, 100);
+    expect(lines(join(dir, "reply.log"))).toEqual(["reject", "reject", "accept"]);
+    expect(lines(join(dir, "ran.log"))).toEqual(["phys"]);
+    expect(t.log.join("\n")).toContain("slot 1 (slot1@");
+    expect(t.log.join("\n")).toMatch(/keyword TEST FETCH_WORK: job rejected: job ad: Cmd must be a non-empty string/);
+    expect(allJobs(t)).toHaveLength(1);
+  });
+
+  it("REPLY_FETCH stdin is the job ad, -----, the slot ad and the ClaimId line, byte for byte", async () => {
+    const s = spool();
+    const text = jobAdText("alpha", `Rank2 = 1 + 2\n`);
+    writeFileSync(join(s.spoolDir, "a.ad"), text);
+    const t = (h = await fetchHost({ keyword: "TEST", hooks: { TEST: { fetch_work: s.fetch, reply_fetch: s.reply } } }));
+    await settle(t, () => existsSync(join(dir, "reply.0.stdin")) && allJobs(t).length === 1);
+    const stdin = readFileSync(join(dir, "reply.0.stdin"), "utf8");
+    const [jobPart, rest] = stdin.split("\n-----\n") as [string, string];
+    expect(`${jobPart}\n`).toBe(`Cmd = "/bin/sh"\nArguments = "-c 'echo alpha >> ${dir}/ran.log'"\nJobName = "alpha"\nRank2 = 1 + 2\nHookKeyword = "TEST"\n`);
+    const claim = attr(t.manager.jobAd(allJobs(t)[0]!), "FetchClaimId");
+    expect(rest.endsWith(`\nClaimId = "${String(claim)}"\n`)).toBe(true);
+    const slot = readHookAds(rest)[0]!.ad;
+    expect(String(slot.evaluate("Name"))).toMatch(/^slot1@/);
+    expect(stdin.split("\n").filter((l) => l === "-----")).toHaveLength(1);
+  });
+
+  it("bad replies (half ad, nonsense, huge, hang) are discarded whole and logged; the slot fetches again after its delay", async () => {
+    const mode = join(dir, "mode");
+    // Each mode is served once, then the source has no work.
+    const fetch = script("fetch_work", `m=$(cat ${mode})\necho none > ${mode}\ncase $m in\nhalf) printf 'Cmd = "/bin/sh\\nArgs = -c\\n';;\nnonsense) echo 'this is not an ad';;\nhuge) head -c 2000000 /dev/zero | tr '\\\\0' 'A' | sed 's/^/X = "/;s/$/"/';;\nhang) sleep 1000;;\nok) echo 'Cmd = "/bin/true"';;\nesac`);
+    const reply = script("reply_fetch", `echo "$1" >> ${dir}/reply.log`);
+    writeFileSync(mode, "none");
+    const t = (h = await fetchHost({ keyword: "TEST", fetch_work_delay: "2", hooks: { TEST: { fetch_work: fetch, reply_fetch: reply } } }));
+    const discarded = () => t.log.filter((l) => l.includes("FETCH_WORK: reply discarded")).length;
+    let n = 0;
+    for (const m of ["half", "nonsense", "huge", "hang"]) {
+      writeFileSync(mode, m);
+      await settle(t, () => discarded() === n + 1, 200);
+      n++;
+    }
+    const log = t.log.join("\n");
+    expect(log).toMatch(/slot 1 \(slot1@[^)]*\) keyword TEST FETCH_WORK: reply discarded: line 1: attribute Cmd: ClassAd syntax error/);
+    expect(log).toMatch(/keyword TEST FETCH_WORK: reply discarded: line 1: no '=' in the line/);
+    expect(log).toMatch(/keyword TEST FETCH_WORK: reply discarded: output over/);
+    expect(log).toMatch(/keyword TEST FETCH_WORK: reply discarded: killed at its time limit/);
+    expect(lines(join(dir, "reply.log"))).toEqual([]);
+    expect(allJobs(t)).toEqual([]);
+    writeFileSync(mode, "ok");
+    await settle(t, () => lines(join(dir, "reply.log")).length === 1 && allJobs(t).length === 1, 1000);
+    expect(lines(join(dir, "reply.log"))).toEqual(["accept"]);
+  });
+
+  it("work of a strictly higher Rank preempts the claim's job: JOB_EXIT evict, EVICT_CLAIM, then the new job runs", async () => {
+    const s = spool();
+    writeFileSync(join(s.spoolDir, "a.ad"), `Cmd = "/bin/sh"\nArguments = "-c 'echo low >> ${dir}/ran.log; sleep 1000'"\nPrio = 1\n`);
+    const t = (h = await fetchHost({ keyword: "TEST", fetch_work_delay: "10", rank: "TARGET.Prio", hooks: { TEST: { fetch_work: s.fetch, reply_fetch: s.reply, evict_claim: s.evict, job_exit: s.exit } } }));
+    await settle(t, () => lines(join(dir, "ran.log")).length === 1, 100);
+    const [low] = allJobs(t);
+    writeFileSync(join(s.spoolDir, "b.ad"), `Cmd = "/bin/sh"\nArguments = "-c 'echo same >> ${dir}/ran.log'"\nPrio = 1\n`);
+    await settle(t, () => lines(join(dir, "reply.log")).length === 2, 500);
+    expect(lines(join(dir, "reply.log"))).toEqual(["accept", "reject"]);
+    writeFileSync(join(s.spoolDir, "c.ad"), `Cmd = "/bin/sh"\nArguments = "-c 'echo high >> ${dir}/ran.log'"\nPrio = 5\n`);
+    await settle(t, () => lines(join(dir, "ran.log")).includes("high") && lines(join(dir, "evict.log")).length === 1 && lines(join(dir, "exit.log")).length >= 1, 500);
+    expect(lines(join(dir, "reply.log"))).toEqual(["accept", "reject", "accept"]);
+    expect(t.job(low!).state).toBe("INACTIVE");
+    expect(t.eventlog(low!).find((e) => e.name === "exception")?.context).toMatchObject({ type: "evict", severity: 0 });
+    expect(lines(join(dir, "exit.log"))[0]).toBe("evict");
+    expect(lines(join(dir, "evict.log"))).toHaveLength(1);
+    const evicted = readHookAds(readFileSync(join(dir, "evict.0.stdin"), "utf8"));
+    expect(evicted[0]!.ad.evaluate("Prio")).toBe(1n);
+    expect(evicted[1]!.ad.evaluate("ClaimId")).toBe(attr(t.manager.jobAd(low!), "FetchClaimId"));
+    expect(lines(join(dir, "ran.log"))).toEqual(["low", "high"]);
+  });
+});
