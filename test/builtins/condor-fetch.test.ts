@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseJobId, readHookAds, type ClassAd } from "../../src/plugin.js";
+import { formatJobId, parseJobId, readHookAds, type ClassAd } from "../../src/plugin.js";
 import type { JobId } from "../../src/manager/ids.js";
 import { host, type TestHost } from "./helpers.js";
 
@@ -44,6 +44,14 @@ const claimJob = async (t: TestHost, slot = 1): Promise<JobId | undefined> => {
   const j = (await query(t)).slots.find((s) => s.slot === slot)?.claim?.job;
   return j ? parseJobId(j) : undefined;
 };
+
+/** Submits a raw jobspec, moving simulated time until its batch is durable. */
+async function submitRaw(t: TestHost, jobspec: Record<string, unknown>): Promise<JobId> {
+  let id: JobId | undefined;
+  void t.manager.submit(jobspec).then((x) => (id = x));
+  await settle(t, () => id !== undefined, 1);
+  return id!;
+}
 
 /** Every job's id, oldest first. */
 const allJobs = (t: TestHost): JobId[] => t.manager.jobs({}).map((j) => j.id).sort((a, b) => (a < b ? -1 : 1));
@@ -209,5 +217,149 @@ describe("condor-fetch: delay, policy and preemption", () => {
     expect(evicted[0]!.ad.evaluate("Prio")).toBe(1n);
     expect(evicted[1]!.ad.evaluate("ClaimId")).toBe(attr(t.manager.jobAd(low!), "FetchClaimId"));
     expect(lines(join(dir, "ran.log"))).toEqual(["low", "high"]);
+  });
+});
+
+describe("condor-fetch: starter hooks", () => {
+  const starterHost = (hooks: Record<string, string>, extra: Record<string, unknown> = {}) =>
+    host({}, { plugin: "condor-fetch", conf: { hooks: { TEST: hooks }, ...extra } });
+  const withKeyword = { classad: { HookKeyword: '"TEST"' } };
+
+  it("PREPARE_JOB_BEFORE_TRANSFER then PREPARE_JOB (with its ARGS) get the job ad and rewrite the job before start", async () => {
+    const before = script("before", `cat > ${dir}/before.stdin\necho before >> ${dir}/order.log\necho 'Stage = "one"'`);
+    writeFileSync(join(dir, "prepare.out"), `Cmd = "/bin/echo"\nArguments = "hello 'big world'"\nFoo = 6 * 7\nbad line\nLost = 1\n`);
+    const prepare = script("prepare", `cat > ${dir}/prepare.stdin\necho "prepare $*" >> ${dir}/order.log\ncat ${dir}/prepare.out`);
+    const t = (h = await starterHost({ prepare_job_before_transfer: before, prepare_job: prepare, prepare_job_args: "-v 'two words'" }));
+    const id = await t.submit({ runDuration: 1, ...withKeyword });
+    await settle(t, () => t.job(id).state === "INACTIVE");
+    expect(lines(join(dir, "order.log"))).toEqual(["before", "prepare -v two words"]);
+    expect(readHookAds(readFileSync(join(dir, "before.stdin"), "utf8"))[0]!.ad.evaluate("HookKeyword")).toBe("TEST");
+    // PREPARE_JOB saw BEFORE_TRANSFER's output merged in.
+    expect(readHookAds(readFileSync(join(dir, "prepare.stdin"), "utf8"))[0]!.ad.evaluate("Stage")).toBe("one");
+    expect(t.manager.jobspec(id).tasks[0]!.command).toEqual(["/bin/echo", "hello", "big world"]);
+    const ad = t.manager.jobAd(id);
+    expect(attr(ad, "Foo")).toBe(42n);
+    expect(attr(ad, "Stage")).toBe("one");
+    expect(attr(ad, "Lost")).toBeUndefined(); // parsing stopped at the bad line
+    const names = t.events(id);
+    expect(names.indexOf("jobspec-update")).toBeLessThan(names.indexOf("prolog-finish"));
+    expect(names.indexOf("prolog-finish")).toBeLessThan(names.indexOf("start"));
+    expect(t.job(id).result).toBe("COMPLETED");
+  });
+
+  it("keyword resolution: STARTER_JOB_HOOK_KEYWORD overrides; an unknown HookKeyword falls back to the default keyword", async () => {
+    const mark = (n: string) => script(n, `echo ${n} >> ${dir}/order.log`);
+    const t = (h = await host({}, { plugin: "condor-fetch", conf: { starter_default_keyword: "DEF", hooks: { TEST: { prepare_job: mark("test") }, DEF: { prepare_job: mark("def") } } } }));
+    const a = await t.submit({ runDuration: 1, ...withKeyword });
+    await settle(t, () => t.job(a).state === "INACTIVE");
+    const b = await t.submit({ runDuration: 1, classad: { HookKeyword: '"BOGUS"' } });
+    await settle(t, () => t.job(b).state === "INACTIVE");
+    const c = await t.submit({ runDuration: 1 });
+    await settle(t, () => t.job(c).state === "INACTIVE");
+    expect(lines(join(dir, "order.log"))).toEqual(["test", "def", "def"]);
+    await t.close();
+    const u = (h = await host({}, { plugin: "condor-fetch", conf: { starter_keyword: "DEF", hooks: { TEST: { prepare_job: mark("test") }, DEF: { prepare_job: mark("def") } } } }));
+    const d = await u.submit({ runDuration: 1, ...withKeyword });
+    await settle(u, () => u.job(d).state === "INACTIVE");
+    expect(lines(join(dir, "order.log"))).toEqual(["test", "def", "def", "def"]);
+  });
+
+  it("HookStatusCode 1-299 holds: the job ends and a held copy has HoldReasonCode 19 and HoldReasonSubCode = status", async () => {
+    const prepare = script("prepare", `echo 'HookStatusCode = 42'\necho 'HookStatusMessage = "no license"'`);
+    const t = (h = await starterHost({ prepare_job: prepare }));
+    const id = await t.submit({ runDuration: 1, ...withKeyword });
+    await settle(t, () => t.job(id).state === "INACTIVE" && allJobs(t).length === 2);
+    expect(t.events(id)).not.toContain("start");
+    const exc = t.eventlog(id).find((e) => e.name === "exception")!.context!;
+    expect(exc).toMatchObject({ type: "hold", severity: 0 });
+    expect(String(exc.note)).toMatch(/^PREPARE_JOB \(prepare\) failed \(reported status 42\): no license \(held again as ƒ/);
+    const copy = allJobs(t).find((j) => j !== id)!;
+    await settle(t, () => attr(t.manager.jobAd(copy), "HoldReasonCode") === 19n);
+    const ad = t.manager.jobAd(copy);
+    expect(attr(ad, "JobStatus")).toBe(5n);
+    expect(attr(ad, "HoldReasonSubCode")).toBe(42n);
+    expect(String(attr(ad, "HoldReason"))).toContain("no license");
+    expect(attr(ad, "HookKeyword")).toBe("TEST");
+    expect(attr(ad, "RequeuedFromJobId")).toBe(formatJobId(id));
+  });
+
+  it("HookStatusCode >= 300 sends the job back to pending: a copy runs (PREPARE_JOB again) and completes", async () => {
+    const prepare = script("prepare", `echo x >> ${dir}/prepare.log\nif [ $(wc -l < ${dir}/prepare.log) -eq 1 ]; then echo 'HookStatusCode = 300'; fi`);
+    const t = (h = await starterHost({ prepare_job: prepare }));
+    const id = await t.submit({ runDuration: 1, ...withKeyword });
+    await settle(t, () => allJobs(t).length === 2 && allJobs(t).every((j) => t.job(j).state === "INACTIVE"));
+    expect(t.eventlog(id).find((e) => e.name === "exception")!.context).toMatchObject({ type: "requeue", severity: 0 });
+    const copy = allJobs(t).find((j) => j !== id)!;
+    expect(t.job(copy).result).toBe("COMPLETED");
+    expect(t.events(id)).not.toContain("start");
+    expect(t.events(copy).filter((e) => e === "start")).toHaveLength(1);
+    expect(lines(join(dir, "prepare.log"))).toHaveLength(2);
+  });
+
+  it("a PREPARE_JOB that fails to run or is killed holds the job", async () => {
+    const prepare = script("prepare", `kill -9 $$`);
+    const t = (h = await starterHost({ prepare_job: prepare }));
+    const id = await t.submit({ runDuration: 1, ...withKeyword });
+    await settle(t, () => t.job(id).state === "INACTIVE" && allJobs(t).length === 2);
+    expect(String(t.eventlog(id).find((e) => e.name === "exception")!.context!.note)).toMatch(/^PREPARE_JOB \(prepare\) failed \(killed by SIGKILL\)/);
+    const copy = allJobs(t).find((j) => j !== id)!;
+    await settle(t, () => attr(t.manager.jobAd(copy), "HoldReasonSubCode") === -9n);
+    expect(t.log.join("\n")).toMatch(/job ƒ\w+: PREPARE_JOB \(prepare\) failed \(killed by SIGKILL\)/);
+  });
+
+  it("UPDATE_JOB_INFO first after 8 s then every 300 s, with usage from /proc; JOB_EXIT remove on cancel", async () => {
+    const update = script("update", `n=$(ls ${dir} | grep -c '^update\\.')\ncat > ${dir}/u.tmp\nmv ${dir}/u.tmp ${dir}/update.$n`);
+    const exit = script("exit", `cat > ${dir}/exit.tmp\nmv ${dir}/exit.tmp ${dir}/exit.stdin\necho "$1" >> ${dir}/exit.log`);
+    const t = (h = await starterHost({ update_job_info: update, job_exit: exit }));
+    const id = await submitRaw(t, {
+      version: 1,
+      resources: [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: 1 }] }],
+      tasks: [{ command: ["/bin/sh", "-c", "exec sleep 1000"], slot: "task", count: { per_slot: 1 } }],
+      attributes: { system: { cwd: dir }, user: { classad: { HookKeyword: '"TEST"' } } },
+    });
+    await settle(t, () => t.events(id).includes("start"));
+    const start = t.clock.now();
+    const updates = () => readdirSync(dir).filter((f) => /^update\.\d+$/.test(f)).length;
+    await settle(t, () => t.clock.now() - start >= 7_900, 100);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(updates()).toBe(0);
+    await settle(t, () => updates() === 1, 10);
+    expect(t.clock.now() - start).toBeGreaterThanOrEqual(8_000);
+    const first = readHookAds(readFileSync(join(dir, "update.0"), "utf8"))[0]!.ad;
+    expect(first.evaluate("JobState")).toBe("Running");
+    expect(Number(first.evaluate("JobPid"))).toBeGreaterThan(1);
+    expect(first.evaluate("NumPids")).toBe(1n);
+    expect(Number(first.evaluate("ImageSize"))).toBeGreaterThan(0);
+    expect(typeof first.evaluate("RemoteUserCpu")).toBe("number");
+    await settle(t, () => t.clock.now() - start >= 307_000, 1000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(updates()).toBe(1);
+    await settle(t, () => updates() === 2, 10);
+    expect(t.clock.now() - start).toBeGreaterThanOrEqual(308_000);
+    t.manager.cancel(id);
+    await settle(t, () => t.job(id).state === "INACTIVE");
+    expect(lines(join(dir, "exit.log"))).toEqual(["remove"]);
+    const ad = readHookAds(readFileSync(join(dir, "exit.stdin"), "utf8"))[0]!.ad;
+    expect(ad.evaluate("ExitBySignal")).toBe(true);
+    expect(String(ad.evaluate("ExitReason"))).toMatch(/^cancel/);
+    expect(Number(ad.evaluate("JobDuration"))).toBeGreaterThanOrEqual(308);
+  });
+
+  it("JOB_EXIT gets exit, hold (time limit), evict; a hung JOB_EXIT is abandoned after its timeout", async () => {
+    const exit = script("exit", `echo "$1" >> ${dir}/exit.log\n[ "$1" = evict ] && sleep 1000\nexit 0`);
+    const t = (h = await starterHost({ job_exit: exit, job_exit_timeout: 5 }));
+    const a = await t.submit({ runDuration: 1, ...withKeyword });
+    await settle(t, () => t.job(a).state === "INACTIVE");
+    const b = await t.submit({ runDuration: 100, system: { duration: 2 }, ...withKeyword });
+    await settle(t, () => t.job(b).state === "INACTIVE");
+    const c = await t.submit({ runDuration: 100, ...withKeyword });
+    await settle(t, () => t.events(c).includes("start"));
+    t.manager.raise(c, { type: "evict", severity: 0, note: "vacate" });
+    await settle(t, () => t.events(c).includes("epilog-start"));
+    const at = t.clock.now();
+    await settle(t, () => t.job(c).state === "INACTIVE", 100);
+    expect(t.clock.now() - at).toBeGreaterThanOrEqual(5_000);
+    expect(lines(join(dir, "exit.log"))).toEqual(["exit", "hold", "evict"]);
+    expect(t.log.join("\n")).toMatch(/keyword TEST JOB_EXIT evict: killed by SIGTERM at its time limit/);
   });
 });
