@@ -221,7 +221,7 @@ describe("condor-fetch: delay, policy and preemption", () => {
 });
 
 describe("condor-fetch: starter hooks", () => {
-  const starterHost = (hooks: Record<string, string>, extra: Record<string, unknown> = {}) =>
+  const starterHost = (hooks: Record<string, string | number>, extra: Record<string, unknown> = {}) =>
     host({}, { plugin: "condor-fetch", conf: { hooks: { TEST: hooks }, ...extra } });
   const withKeyword = { classad: { HookKeyword: '"TEST"' } };
 
@@ -236,7 +236,7 @@ describe("condor-fetch: starter hooks", () => {
     expect(readHookAds(readFileSync(join(dir, "before.stdin"), "utf8"))[0]!.ad.evaluate("HookKeyword")).toBe("TEST");
     // PREPARE_JOB saw BEFORE_TRANSFER's output merged in.
     expect(readHookAds(readFileSync(join(dir, "prepare.stdin"), "utf8"))[0]!.ad.evaluate("Stage")).toBe("one");
-    expect(t.manager.jobspec(id).tasks[0]!.command).toEqual(["/bin/echo", "hello", "big world"]);
+    expect((t.manager.jobspec(id).tasks[0] as { command: string[] }).command).toEqual(["/bin/echo", "hello", "big world"]);
     const ad = t.manager.jobAd(id);
     expect(attr(ad, "Foo")).toBe(42n);
     expect(attr(ad, "Stage")).toBe("one");

@@ -1,0 +1,78 @@
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { DaemonUnderTest, ROOT, requireBuild, waitFor } from "./harness.js";
+
+let d: DaemonUnderTest | undefined;
+let ex: string;
+afterEach(async () => {
+  await d?.dispose();
+  d = undefined;
+  rmSync(ex, { recursive: true, force: true });
+});
+
+/** A copy of examples/fetch-work in a temp dir, configured for `slots` one-core slots. */
+function example(slots: number): string {
+  ex = mkdtempSync(join(tmpdir(), "jobtap-fetch-example-"));
+  cpSync(join(ROOT, "examples", "fetch-work"), ex, { recursive: true });
+  const condor = join(ex, "50-fetch-work");
+  writeFileSync(condor, readFileSync(condor, "utf8").replace(/^EXAMPLE = .*$/m, `EXAMPLE = ${ex}`));
+  const toml = join(ex, "jobtap.toml");
+  writeFileSync(
+    toml,
+    readFileSync(toml, "utf8")
+      .replace("[resources]", `[resources]\ncores = ${slots}`)
+      .replace("count = 4", `count = ${slots}`)
+      .replace("/srv/fetch-work/50-fetch-work", condor),
+  );
+  return toml;
+}
+
+function submitWork(id: string, ...command: string[]): void {
+  const r = spawnSync(join(ex, "submit_work"), [id, ...command], { encoding: "utf8" });
+  expect(r.stderr).toBe("");
+  expect(r.status).toBe(0);
+}
+
+const lines = (path: string) => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((l) => l !== "") : []);
+const done = () => (existsSync(join(ex, "spool", "done")) ? readdirSync(join(ex, "spool", "done")).length : 0);
+
+describe("condor-fetch: the example work source through bin/jobtap daemon", () => {
+  it("drains 200 jobs from the spool: each runs once, and JOB_EXIT records its exit", async () => {
+    requireBuild();
+    const toml = example(4);
+    for (let i = 0; i < 200; i++) submitWork(`w${String(i).padStart(3, "0")}`, "/bin/sh", "-c", `echo w${i} >> ${ex}/ran.log; exit $((${i} % 3))`);
+    d = new DaemonUnderTest(toml);
+    await d.start();
+    await waitFor(() => done() === 200, 150_000, "200 jobs done");
+    const ran = lines(join(ex, "ran.log"));
+    expect(ran).toHaveLength(200);
+    expect(new Set(ran).size).toBe(200);
+    expect(readFileSync(join(ex, "spool", "done", "w007.exit"), "utf8").trim()).toBe("exit 1");
+    expect(readdirSync(join(ex, "spool", "queue"))).toEqual([]);
+    expect(d.jobs()).toHaveLength(200);
+    const list = d.cli(["jobs", "-a", "--constraint", 'HookKeyword == "SPOOL" && WorkId == "w007"', "--json"]);
+    expect(list.stderr).toBe("");
+    expect(JSON.parse(list.stdout)).toHaveLength(1);
+  }, 200_000);
+
+  it("a daemon SIGKILLed with fetched jobs running keeps their claims after restart; nothing runs twice or is lost", async () => {
+    requireBuild();
+    const toml = example(2);
+    for (const id of ["a", "b"]) submitWork(id, "/bin/sh", "-c", `echo ${id} >> ${ex}/ran.log; while [ ! -e ${ex}/go ]; do sleep 0.05; done`);
+    d = new DaemonUnderTest(toml);
+    await d.start();
+    await waitFor(() => lines(join(ex, "ran.log")).length === 2, 30_000, "both jobs running");
+    await d.kill();
+    await d.start();
+    const q = JSON.parse(d.cli(["plugin", "query", "condor-fetch"]).stdout) as { slots: Array<{ claim: { job: string | null } | null }> };
+    expect(q.slots.map((s) => s.claim?.job).filter((j) => typeof j === "string")).toHaveLength(2);
+    writeFileSync(join(ex, "go"), "");
+    await waitFor(() => done() === 2, 30_000, "both jobs done");
+    expect(lines(join(ex, "ran.log")).sort()).toEqual(["a", "b"]);
+    expect(readFileSync(join(ex, "spool", "done", "a.exit"), "utf8").trim()).toBe("exit 0");
+    expect(d.jobs()).toHaveLength(2);
+  }, 90_000);
+});
