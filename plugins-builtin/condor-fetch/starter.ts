@@ -16,7 +16,7 @@
  */
 import { basename } from "node:path";
 import { ClassAd, JOB_AD_ATTRIBUTES, describeHookResult, formatJobId, printOldAd, readHookAd, splitCondorArgs, unparse, waitStatus } from "jobtap/plugin";
-import type { EventArgs, HookResult, HookRunner, JobArgs, JobId, PluginContext } from "jobtap/plugin";
+import type { EventArgs, HookResult, HookRunner, JobArgs, JobId, Jobspec, PluginContext } from "jobtap/plugin";
 import type { FetchConfig, HookType, KeywordHooks } from "./config.js";
 import { addUsage, hookStatus, jobEnvironment, procUsage } from "./jobads.js";
 
@@ -132,7 +132,7 @@ export class StarterHooks {
       if (sj.abort.signal.aborted) return this.finishPrologSafely(sj, 1 << 8);
       if (r.kind === "refused") continue; // an unsafe path counts as not configured (§1)
       const update = this.prepareOutput(sj, type, r);
-      const status = r.kind === "spawn-error" ? 1 : hookStatus(r, update);
+      const status = hookStatus(r, update);
       const message = update.has("HookStatusMessage") ? update.evaluate("HookStatusMessage") : undefined;
       const text = `${type} (${basename(path)}) ${status === 0 ? "succeeded" : "failed"} (${r.kind === "exited" && !r.timedOut && status !== r.exitCode ? `reported status ${status}` : describeHookResult(r)}): ${typeof message === "string" ? message : "<no message>"}`;
       if (status !== 0) return this.failed(sj, status, text);
@@ -202,7 +202,7 @@ export class StarterHooks {
     this.p.log.warn(`job ${f58}: ${text}`);
     let copy: JobId | undefined;
     try {
-      copy = await this.p.submit(this.copyJobspec(sj.id), { userid: sj.userid, urgency: hold ? 0 : 16 });
+      copy = await this.p.submit(this.copyJobspec(sj.id), { userid: sj.userid, urgency: hold ? 0 : 16, environmentFrom: sj.id });
       if (hold) {
         this.p.postEvent(copy, "urgency", { urgency: 0, userid: this.p.owner, hold_reason: text, hold_reason_code: 19, hold_reason_subcode: status });
       }
@@ -219,14 +219,14 @@ export class StarterHooks {
     if (copy !== undefined) this.replaced(sj.id, copy);
   }
 
-  /** The job's jobspec for its copy (environment from its Env attribute: plugins never see the original's). */
-  private copyJobspec(id: JobId): Record<string, unknown> {
+  /** The job's jobspec for its copy, marked with RequeuedFromJobId (its environment comes with `environmentFrom`). */
+  private copyJobspec(id: JobId): Jobspec {
     const j = this.p.lookup(id);
     if (j === undefined || j instanceof Promise) throw new Error("job not found");
-    const js = JSON.parse(JSON.stringify(j.jobspec)) as { attributes: { system: Record<string, unknown>; user?: { classad?: Record<string, string> } } };
-    js.attributes.system.environment = jobEnvironment(this.p.jobAd(id));
-    js.attributes.user = { ...js.attributes.user, classad: { ...js.attributes.user?.classad, RequeuedFromJobId: JSON.stringify(formatJobId(id)) } };
-    return js as unknown as Record<string, unknown>;
+    const js = JSON.parse(JSON.stringify(j.jobspec)) as Jobspec;
+    const user = (js.attributes.user ?? {}) as { classad?: Record<string, string> };
+    js.attributes.user = { ...user, classad: { ...user.classad, RequeuedFromJobId: JSON.stringify(formatJobId(id)) } };
+    return js;
   }
 
   /** job.event.* for a tracked job. */

@@ -363,3 +363,22 @@ describe("condor-fetch: starter hooks", () => {
     expect(t.log.join("\n")).toMatch(/keyword TEST JOB_EXIT evict: killed by SIGTERM at its time limit/);
   });
 });
+
+describe("condor-fetch: claims", () => {
+  it("an idle claim is reused by the next work (same ClaimId); no work vacates it with EVICT_CLAIM", async () => {
+    const s = spool();
+    writeFileSync(join(s.spoolDir, "a.ad"), jobAdText("a"));
+    writeFileSync(join(s.spoolDir, "b.ad"), jobAdText("b"));
+    const t = (h = await fetchHost({ keyword: "TEST", fetch_work_delay: 'ifThenElse(State == "Claimed" && Activity == "Idle", 0, 30)', hooks: { TEST: { fetch_work: s.fetch, reply_fetch: s.reply, evict_claim: s.evict } } }));
+    await settle(t, () => lines(join(dir, "evict.log")).length === 1, 10);
+    expect(lines(join(dir, "ran.log"))).toEqual(["a", "b"]);
+    const [a, b] = allJobs(t);
+    const claim = attr(t.manager.jobAd(a!), "FetchClaimId");
+    expect(attr(t.manager.jobAd(b!), "FetchClaimId")).toBe(claim);
+    const evicted = readHookAds(readFileSync(join(dir, "evict.0.stdin"), "utf8"));
+    expect(evicted[0]!.ad.evaluate("JobName")).toBe("b");
+    expect(evicted[1]!.ad.evaluate("ClaimId")).toBe(claim);
+    expect(slotAttr(t, 1, "State")).toBe("Unclaimed");
+    expect((await query(t)).slots[0]!.claim).toBeNull();
+  });
+});
