@@ -242,6 +242,7 @@ export class Fetcher {
 
   /** FETCH_WORK exited: a bad reply is discarded whole; an empty one is "no work". */
   private fetched(s: SlotState, r: HookResult): void {
+    if (this.closed) return;
     const what = this.label(s, "FETCH_WORK");
     if (r.kind !== "exited" && r.kind !== "signaled") {
       if (r.kind !== "cancelled") this.p.log.warn(`${what}: ${describeHookResult(r)}`);

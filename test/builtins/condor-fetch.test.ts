@@ -307,6 +307,19 @@ describe("condor-fetch: starter hooks", () => {
     expect(t.log.join("\n")).toMatch(/job ƒ\w+: PREPARE_JOB \(prepare\) failed \(killed by SIGKILL\)/);
   });
 
+  it("a PREPARE_JOB that hangs is killed at 300 s and the job held (status -1)", async () => {
+    const prepare = script("prepare", `exec sleep 1000`);
+    const t = (h = await starterHost({ prepare_job: prepare }));
+    const id = await t.submit({ runDuration: 1, ...withKeyword });
+    await settle(t, () => t.events(id).includes("prolog-start"));
+    const at = t.clock.now();
+    await settle(t, () => t.job(id).state === "INACTIVE" && allJobs(t).length === 2, 1000);
+    expect(t.clock.now() - at).toBeGreaterThanOrEqual(300_000);
+    expect(String(t.eventlog(id).find((e) => e.name === "exception")!.context!.note)).toMatch(/^PREPARE_JOB \(prepare\) failed \(killed by SIGTERM at its time limit\)/);
+    const copy = allJobs(t).find((j) => j !== id)!;
+    await settle(t, () => attr(t.manager.jobAd(copy), "HoldReasonSubCode") === -1n);
+  });
+
   it("UPDATE_JOB_INFO first after 8 s then every 300 s, with usage from /proc; JOB_EXIT remove on cancel", async () => {
     const update = script("update", `n=$(ls ${dir} | grep -c '^update\\.')\ncat > ${dir}/u.tmp\nmv ${dir}/u.tmp ${dir}/update.$n`);
     const exit = script("exit", `cat > ${dir}/exit.tmp\nmv ${dir}/exit.tmp ${dir}/exit.stdin\necho "$1" >> ${dir}/exit.log`);
