@@ -65,6 +65,8 @@ export class Submitter {
 
   /** JSON sizes of jobspec objects already checked (a `--cc` batch shares one object). */
   private readonly sizes = new WeakMap<object, number>();
+  /** The stored JSON of the job `enter` just admitted, handed to `accept` (one serialization per job). */
+  private enteredJson = "";
 
   /**
    * Submits one job. Resolves with its id once the batch holding its eventlog is durable;
@@ -73,12 +75,14 @@ export class Submitter {
   submit(jobspecIn: unknown, opts: SubmitOptions = {}, jsonCache?: Map<object, string>): Promise<JobId> {
     let job: ActiveJob;
     try {
-      job = this.enter(jobspecIn, opts);
+      job = this.enter(jobspecIn, opts, jsonCache);
     } catch (err) {
       return Promise.reject(err);
     }
+    const json = this.enteredJson;
+    this.enteredJson = "";
     // Nobody listens and no dependencies: no callbacks at all (the common, fast case).
-    if (!this.needsCallbacks(job.core.jobspec)) return this.accept(job, jsonCache);
+    if (!this.needsCallbacks(job.core.jobspec)) return this.accept(job, json);
     let why: string | undefined | Promise<string | undefined>;
     try {
       why = this.admission(job);
@@ -87,16 +91,16 @@ export class Submitter {
       return Promise.reject(err);
     }
     // Synchronous handlers (the builtins) cost no promise round trips per topic.
-    if (!(why instanceof Promise)) return this.settle(job, why, jsonCache);
-    return why.then((w) => this.settle(job, w, jsonCache), (err: unknown) => {
+    if (!(why instanceof Promise)) return this.settle(job, why, json);
+    return why.then((w) => this.settle(job, w, json), (err: unknown) => {
       this.reject(job);
       throw err;
     });
   }
 
   /** Accepts the job, or rejects it with the plugin's message. */
-  private settle(job: ActiveJob, rejection: string | undefined, jsonCache?: Map<object, string>): Promise<JobId> {
-    if (rejection === undefined) return this.accept(job, jsonCache);
+  private settle(job: ActiveJob, rejection: string | undefined, json: string): Promise<JobId> {
+    if (rejection === undefined) return this.accept(job, json);
     this.reject(job);
     return Promise.reject(new JobtapError(ErrorCode.JOB_REJECTED, rejection, { id: job.core.id.toString() }));
   }
@@ -110,13 +114,23 @@ export class Submitter {
     if (flags & SUBMIT_FLAG.novalidate) throw new JobtapError(ErrorCode.PERMISSION_DENIED, "novalidate flag requires instance owner");
   }
 
-  /** Checks the request, creates the job, processes `submit`; the job is held and admitted. */
-  private enter(jobspecIn: unknown, opts: SubmitOptions): ActiveJob {
+  /**
+   * Checks the request, creates the job, processes `submit`; the job is held and admitted.
+   * The jobspec is serialized here once (its size is checked, and the same text is what
+   * `accept` stores): left in `enteredJson`. `jsonCache` (one submitMany call) serializes a
+   * jobspec object shared by many jobs once.
+   */
+  private enter(jobspecIn: unknown, opts: SubmitOptions, jsonCache: Map<object, string> | undefined): ActiveJob {
     const e = this.engine;
     if (e.fatal) throw e.fatal;
     const { jobspec, request } = checkJobspec(jobspecIn);
+    let json = jsonCache?.get(jobspec);
+    if (json === undefined) {
+      json = JSON.stringify(jobspec);
+      jsonCache?.set(jobspec, json);
+    }
     let size = this.sizes.get(jobspec);
-    if (size === undefined) this.sizes.set(jobspec, (size = Buffer.byteLength(JSON.stringify(jobspec))));
+    if (size === undefined) this.sizes.set(jobspec, (size = Buffer.byteLength(json)));
     checkJobLimits(jobspec, this.limits, size);
     parseUserAttributes(jobspec);
     if (request.slot !== undefined && !this.slots.exists(request.slot)) {
@@ -137,18 +151,13 @@ export class Submitter {
     job.hold++;
     // Admitted before the callbacks so plugins can look the job up and post to it.
     e.admit(job);
+    this.enteredJson = json;
     return job;
   }
 
-  /** The job is accepted: it enters the store, `validate` is queued behind the commit.
-   *  `jsonCache` (one submitMany call) serializes a jobspec object shared by many jobs once. */
-  private accept(job: ActiveJob, jsonCache?: Map<object, string>): Promise<JobId> {
-    const js = job.core.jobspec;
-    let json = jsonCache?.get(js);
-    if (json === undefined) {
-      json = JSON.stringify(js);
-      jsonCache?.set(js, json);
-    }
+  /** The job is accepted: it enters the store (`json`: its jobspec as `enter` serialized
+   *  it), `validate` is queued behind the commit. */
+  private accept(job: ActiveJob, json: string): Promise<JobId> {
     this.engine.batch.storeNewJob(job, json);
     job.queue.push(this.engine.entry("validate"));
     return this.acknowledge(job);
