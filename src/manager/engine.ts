@@ -16,7 +16,7 @@ import type { AppliedTopic, OutOf } from "./topics.js";
 import type { JobStore } from "./store/types.js";
 import { eventLine, StoreBatcher } from "./batch.js";
 import { checkEventlogEntries, DEFAULT_JOB_LIMITS, type JobLimits } from "./limits.js";
-import { transition, updateCore } from "./transition.js";
+import { applyEvent, type JobCore } from "./transition.js";
 
 export type LogLevel = "debug" | "info" | "error";
 export type Logger = (level: LogLevel, msg: string) => void;
@@ -173,13 +173,16 @@ export class Engine {
   /** Order of work for one event (spec §3): state update, journal, batch, callbacks, action. */
   private process(job: ActiveJob, e: EventEntry): void | Promise<void> {
     if (e.name === "alloc" && e.context?.R === undefined && job.core.R) e.context = { ...e.context, R: job.core.R };
-    const r = transition(job.core, e);
-    if (!r.ok) {
-      this.log("error", `job ${formatJobId(job.core.id)}: ${r.error}`);
+    const prev = job.core.state;
+    // The job's own record is updated in place (no copy per event); transition() applies the
+    // same rules to a copy for replay and tests.
+    const error = applyEvent(job.core, e);
+    if (error !== undefined) {
+      this.log("error", `job ${formatJobId(job.core.id)}: ${error}`);
       if (e.name === "alloc") this.actions.allocRefused(job);
       return;
     }
-    job.core = r.job;
+    job.revision++;
     if (e.name === "jobspec-update") {
       job.redacted = undefined;
       job.request = undefined;
@@ -189,9 +192,9 @@ export class Engine {
       if (job.unstored !== undefined) job.unstored += eventLine(e);
       else this.batch.append(job, e);
     }
-    this.countRunning(r.prev, job.core.state);
-    if (this.journalListeners.size > 0) this.journal({ id: job.core.id, entry: e, state: job.core.state, prev_state: r.prev });
-    return this.callbacks(job, e, r.prev);
+    this.countRunning(prev, job.core.state);
+    if (this.journalListeners.size > 0) this.journal({ id: job.core.id, entry: e, state: job.core.state, prev_state: prev });
+    return this.callbacks(job, e, prev);
   }
 
   private countRunning(prev: State, next: State): void {
@@ -287,7 +290,7 @@ export class Engine {
     const R = topic === "job.state.sched" ? (out as OutOf<"job.state.sched">).R : undefined;
     if (R !== undefined) {
       if (job.core.R) this.log("error", `job ${formatJobId(job.core.id)}: ${topic}: R is already set`);
-      else job.core = updateCore(job.core, { R });
+      else this.updateCore(job, { R });
     }
   }
 
@@ -295,8 +298,14 @@ export class Engine {
     const merged = mergeNullDeletes(job.core.annotations ?? {}, a);
     const next = Object.keys(merged).length === 0 ? null : merged;
     // job.new annotations are stored but not published (Flux).
-    if (topic === "job.new") job.core = updateCore(job.core, { annotations: next });
+    if (topic === "job.new") this.updateCore(job, { annotations: next });
     else this.post(job, "annotations", { annotations: next });
+  }
+
+  /** Changes recorded fields outside the eventlog (plugin OUT), in place like an event. */
+  private updateCore(job: ActiveJob, changes: Pick<Partial<JobCore>, "R" | "annotations">): void {
+    Object.assign(job.core, changes);
+    job.revision++;
   }
 
   /** Flux reprioritize_job: no-op outside PRIORITY/SCHED; overrides; no event if unchanged in SCHED. */

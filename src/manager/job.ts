@@ -10,7 +10,10 @@ import type { JobCore } from "./transition.js";
 import { redactJobspec, type ResourceRequest } from "./jobspec.js";
 
 export interface ActiveJob {
-  core: JobCore;
+  /** Updated in place by the engine (applyEvent): not a snapshot. */
+  readonly core: JobCore;
+  /** Bumped whenever the engine changes `core`: what caches keyed on the core compare. */
+  revision: number;
   /** The committed eventlog, in memory only while the job is active. */
   eventlog: EventEntry[];
   /** Mailbox: events posted but not yet processed (FIFO). */
@@ -35,7 +38,7 @@ export interface ActiveJob {
   /** The executor running the job, from start (or reattach) until it is released. */
   exec?: ExecBinding | undefined;
   /** The job ad built for `core` (jobads.ts); stale once the core changed. */
-  adCache?: { core: JobCore; base: JobAdBase; ad: ClassAd } | undefined;
+  adCache?: { revision: number; base: JobAdBase; ad: ClassAd } | undefined;
   /** Resolvers of `wait(id)`. */
   waiters?: Array<() => void>;
 }
@@ -44,6 +47,7 @@ export interface ActiveJob {
 export function newActiveJob(core: JobCore): ActiveJob {
   return {
     core,
+    revision: 0,
     eventlog: [],
     queue: [],
     busy: false,

@@ -89,33 +89,53 @@ export function nextState(state: State, entry: EventEntry): State | undefined {
  * fatal exception in NEW, read-only eventlog).
  */
 export function transition(job: JobCore, entry: EventEntry): TransitionResult {
-  const bad = checkContext(entry);
-  if (bad) return { ok: false, error: bad };
-  if (job.readonly) return { ok: false, error: `event "${entry.name}": eventlog is read-only` };
-  const strict = STRICT_EVENTS[entry.name];
-  if (strict && !strict.includes(job.state)) {
-    return { ok: false, error: `event "${entry.name}" is not valid in state ${job.state}` };
-  }
-  const changes = applyEffects(job, entry);
-  if (typeof changes === "string") return { ok: false, error: changes };
-  const to = nextState(job.state, entry) ?? job.state;
-  const bit = eventBit(entry.name);
-  // Copy with a fixed literal shape (fast property access), then apply the changes.
+  const bad = refusal(job, entry);
+  if (bad !== undefined) return { ok: false, error: bad };
   const next = cloneCore(job);
-  Object.assign(next, changes);
-  enterState(next, job.state, to, entry);
-  next.posted = job.posted | bit;
-  if (bit === 0 && !job.postedOther.includes(entry.name)) next.postedOther = [...job.postedOther, entry.name];
+  const error = applyEffects(next, entry);
+  if (error !== undefined) return { ok: false, error };
+  finish(next, job.state, entry);
   return { ok: true, job: next, prev: job.state };
 }
 
-/** A copy of `job` with some recorded fields replaced (outside the eventlog: plugin OUT). */
-export function updateCore(job: JobCore, changes: Partial<Omit<JobCore, "id">>): JobCore {
-  return Object.assign(cloneCore(job), changes);
+/**
+ * The engine's hot path: the same rules as `transition()`, applied to `job` itself instead
+ * of a copy (no record allocated per event). Returns undefined once applied, or the error
+ * message, in which case `job` is untouched. Only the owner of `job` may call this (the
+ * engine, on its active jobs); whoever must keep a snapshot uses `transition()`.
+ */
+export function applyEvent(job: JobCore, entry: EventEntry): string | undefined {
+  const bad = refusal(job, entry);
+  if (bad !== undefined) return bad;
+  const from = job.state;
+  const error = applyEffects(job as MutableCore, entry);
+  if (error !== undefined) return error;
+  finish(job as MutableCore, from, entry);
+  return undefined;
+}
+
+/** Why `entry` may not be applied to `job` at all (context, read-only, strict state). */
+function refusal(job: JobCore, entry: EventEntry): string | undefined {
+  const bad = checkContext(entry);
+  if (bad) return bad;
+  if (job.readonly) return `event "${entry.name}": eventlog is read-only`;
+  const strict = STRICT_EVENTS[entry.name];
+  if (strict && !strict.includes(job.state)) return `event "${entry.name}" is not valid in state ${job.state}`;
+  return undefined;
+}
+
+/** After the effects: the state entered and the event recorded as posted. */
+function finish(next: MutableCore, from: State, entry: EventEntry): void {
+  const to = nextState(from, entry) ?? from;
+  enterState(next, from, to, entry);
+  const bit = eventBit(entry.name);
+  next.posted |= bit;
+  if (bit === 0 && !next.postedOther.includes(entry.name)) next.postedOther = [...next.postedOther, entry.name];
 }
 
 type MutableCore = { -readonly [K in keyof JobCore]: JobCore[K] };
 
+/** A copy with a fixed literal shape (fast property access). */
 function cloneCore(j: JobCore): MutableCore {
   return {
     id: j.id,
@@ -154,87 +174,107 @@ function enterState(next: MutableCore, from: State, to: State, entry: EventEntry
   }
 }
 
-type Changes = Partial<Omit<JobCore, "id" | "state">>;
-
-/** The per-event effect on recorded fields (spec §2.2); a string is a refusal. */
-function applyEffects(job: JobCore, e: EventEntry): Changes | string {
-  const c = e.context ?? {};
+/**
+ * The per-event effect on recorded fields (spec §2.2), written into `j`; a string is a
+ * refusal, returned before anything is written. Fields are replaced, never mutated: arrays
+ * and objects of a core may be shared with snapshots and plugin args.
+ */
+function applyEffects(j: MutableCore, e: EventEntry): string | undefined {
+  const c = e.context ?? NO_CONTEXT;
   switch (e.name) {
     case "submit":
-      return {
-        t_submit: e.timestamp,
-        urgency: c.urgency as number,
-        userid: c.userid as number,
-        submitFlags: (c.flags as number) ?? 0,
-      };
+      j.t_submit = e.timestamp;
+      j.urgency = c.urgency as number;
+      j.userid = c.userid as number;
+      j.submitFlags = (c.flags as number) ?? 0;
+      return undefined;
     case "invalidate":
-      return { readonly: true };
+      j.readonly = true;
+      return undefined;
     case "dependency-add":
-      return dependencyAdd(job, c.description as string);
+      return dependencyAdd(j, c.description as string);
     case "dependency-remove":
-      return dependencyRemove(job, c.description as string);
+      return dependencyRemove(j, c.description as string);
     case "priority":
-      return job.state === "PRIORITY" || job.state === "SCHED" ? { priority: c.priority as number } : {};
+      if (j.state === "PRIORITY" || j.state === "SCHED") j.priority = c.priority as number;
+      return undefined;
     case "urgency":
-      return { urgency: c.urgency as number };
+      j.urgency = c.urgency as number;
+      return undefined;
     case "flux-restart":
-      return job.state === "SCHED" ? { priority: PRIORITY_UNSET } : {};
+      if (j.state === "SCHED") j.priority = PRIORITY_UNSET;
+      return undefined;
     case "alloc":
-      return { hasResources: true, R: (c.R as Record<string, unknown> | undefined) ?? job.R ?? {} };
+      j.hasResources = true;
+      j.R = (c.R as Record<string, unknown> | undefined) ?? j.R ?? {};
+      return undefined;
     case "prolog-start":
     case "epilog-start":
-      return perilogCount(job, e.name, +1);
+      return perilogCount(j, e.name, +1);
     case "prolog-finish":
     case "epilog-finish":
-      return perilogCount(job, e.name, -1);
+      return perilogCount(j, e.name, -1);
     case "start":
-      return { started: true };
+      j.started = true;
+      return undefined;
     case "free":
-      return { hasResources: false, freePosted: true };
+      j.hasResources = false;
+      j.freePosted = true;
+      return undefined;
     case "exception":
-      return exceptionEffects(job, c);
+      return exceptionEffects(j, c);
     case "memo":
-      return { annotations: memo(job.annotations, c) };
+      j.annotations = memo(j.annotations, c);
+      return undefined;
     case "annotations":
-      return { annotations: (c.annotations as Record<string, unknown> | null) ?? null };
+      j.annotations = (c.annotations as Record<string, unknown> | null) ?? null;
+      return undefined;
     case "jobspec-update":
-      return { jobspec: applyJobspecUpdates(job.jobspec, c) };
+      j.jobspec = applyJobspecUpdates(j.jobspec, c);
+      return undefined;
     case "resource-update":
-      return { R: withExpiration(job.R, c.expiration as number) };
+      j.R = withExpiration(j.R, c.expiration as number);
+      return undefined;
     case "set-flags":
-      return setFlags(job, c.flags as string[]);
+      return setFlags(j, c.flags as string[]);
     default:
-      return {};
+      return undefined;
   }
 }
 
-function dependencyAdd(job: JobCore, d: string): Changes | string {
-  if (job.state !== "NEW" && job.state !== "DEPEND") return {};
+const NO_CONTEXT: Record<string, unknown> = Object.freeze({});
+
+function dependencyAdd(j: MutableCore, d: string): string | undefined {
+  if (j.state !== "NEW" && j.state !== "DEPEND") return undefined;
   // Outstanding duplicate: no-op. Previously removed: tolerated, does not re-block (Flux).
-  if (job.grudge.includes(d)) return {};
-  return { dependencies: [...job.dependencies, d], grudge: [...job.grudge, d] };
+  if (j.grudge.includes(d)) return undefined;
+  j.dependencies = [...j.dependencies, d];
+  j.grudge = [...j.grudge, d];
+  return undefined;
 }
 
-function dependencyRemove(job: JobCore, d: string): Changes | string {
-  if (job.state !== "NEW" && job.state !== "DEPEND") return {};
-  if (!job.dependencies.includes(d)) return `dependency-remove: "${d}" is not an outstanding dependency`;
-  return { dependencies: job.dependencies.filter((x) => x !== d) };
+function dependencyRemove(j: MutableCore, d: string): string | undefined {
+  if (j.state !== "NEW" && j.state !== "DEPEND") return undefined;
+  if (!j.dependencies.includes(d)) return `dependency-remove: "${d}" is not an outstanding dependency`;
+  j.dependencies = j.dependencies.filter((x) => x !== d);
+  return undefined;
 }
 
-function perilogCount(job: JobCore, name: string, delta: number): Changes | string {
+function perilogCount(j: MutableCore, name: string, delta: number): string | undefined {
   const isEpilog = name.startsWith("epilog");
-  if (isEpilog && job.state !== "CLEANUP") return {};
-  if (!isEpilog && job.started) return {};
-  const n = job.perilog + delta;
+  if (isEpilog && j.state !== "CLEANUP") return undefined;
+  if (!isEpilog && j.started) return undefined;
+  const n = j.perilog + delta;
   if (n > 255) return `${name}: too many active prologs/epilogs (255)`;
-  return { perilog: Math.max(0, n) };
+  j.perilog = Math.max(0, n);
+  return undefined;
 }
 
-function exceptionEffects(job: JobCore, c: Record<string, unknown>): Changes | string {
-  if (c.severity !== 0) return {};
-  if (job.state === "NEW") return "fatal job exception was posted in NEW state";
-  if (c.type === "scheduler-restart") return { hasResources: false };
-  return {};
+function exceptionEffects(j: MutableCore, c: Record<string, unknown>): string | undefined {
+  if (c.severity !== 0) return undefined;
+  if (j.state === "NEW") return "fatal job exception was posted in NEW state";
+  if (c.type === "scheduler-restart") j.hasResources = false;
+  return undefined;
 }
 
 function memo(annotations: Record<string, unknown> | null, ctx: Record<string, unknown>) {
@@ -250,10 +290,11 @@ function withExpiration(R: Record<string, unknown> | undefined, expiration: numb
   return { ...base, execution };
 }
 
-function setFlags(job: JobCore, flags: string[]): Changes | string {
+function setFlags(j: MutableCore, flags: string[]): string | undefined {
   const unknown = flags.find((f) => !(SETTABLE_FLAGS as readonly string[]).includes(f));
   if (unknown !== undefined) return `set-flags: unknown flag "${unknown}"`;
-  return { flags: [...new Set([...job.flags, ...flags])] };
+  j.flags = [...new Set([...j.flags, ...flags])];
+  return undefined;
 }
 
 /** True for a job with the debug flag (submit flag bit or `set-flags`): it gets `debug.*` events. */

@@ -3,7 +3,7 @@ import { EVENT_NAMES } from "../../src/manager/events.js";
 import { asJobId } from "../../src/manager/ids.js";
 import type { EventEntry } from "../../src/manager/port.js";
 import { STATES, STRICT_EVENTS, TRANSITIONS, type State } from "../../src/manager/states.js";
-import { eventPosted, newJobCore, resultOf, transition, type JobCore } from "../../src/manager/transition.js";
+import { applyEvent, eventPosted, newJobCore, resultOf, transition, type JobCore } from "../../src/manager/transition.js";
 import { jobspec } from "./helpers.js";
 
 /** A valid context for every known event. */
@@ -80,6 +80,27 @@ describe("TRANSITIONS table", () => {
       }
     }
     expect(walked).toBe(STATES.length * (EVENT_NAMES.length - 1));
+  });
+
+  it("applyEvent (the engine's in-place path) folds every (state, event) pair exactly as transition() does", () => {
+    for (const state of STATES) {
+      for (const name of [...EVENT_NAMES, "plugin-event"]) {
+        const label = `${state} + ${name}`;
+        const pure = jobIn(state);
+        const before = structuredClone(pure);
+        const r = transition(pure, ev(name));
+        expect(pure, `${label}: transition() left its input alone`).toEqual(before);
+        const inPlace = jobIn(state);
+        const error = applyEvent(inPlace, ev(name));
+        if (r.ok) {
+          expect(error, label).toBeUndefined();
+          expect(inPlace, label).toEqual(r.job);
+        } else {
+          expect(error, label).toBe(r.error);
+          expect(inPlace, `${label}: a refused event leaves the job untouched`).toEqual(before);
+        }
+      }
+    }
   });
 
   it("non-fatal exceptions never change state and are recorded as posted", () => {
