@@ -19,7 +19,7 @@ import { StarterHooks } from "./starter.js";
 export default function condorFetch(p: PluginContext): void {
   let cfg: FetchConfig | undefined;
   let fetcher: Fetcher | undefined;
-  const runner = new HookRunner({ clock: p.clock, log: p.log, maxInFlight: 64 });
+  const runner = new HookRunner({ clock: p.clock, log: p.log, maxInFlight: 64, spawnHelpers: 2 });
   const starter = new StarterHooks(p, runner, () => cfg, (oldId, newId) => fetcher?.jobReplaced(oldId, newId));
   p.on("conf.update", () => {
     try {
