@@ -15,7 +15,7 @@
  *   waited for at most `<Keyword>_HOOK_JOB_EXIT_TIMEOUT` (30 s).
  */
 import { basename } from "node:path";
-import { ClassAd, JOB_AD_ATTRIBUTES, describeHookResult, formatJobId, printOldAd, readHookAd, splitCondorArgs, unparse, waitStatus } from "jobtap/plugin";
+import { ClassAd, JOB_AD_ATTRIBUTES, withRead, describeHookResult, formatJobId, printOldAd, readHookAd, splitCondorArgs, unparse, waitStatus } from "jobtap/plugin";
 import type { EventArgs, HookResult, HookRunner, JobArgs, JobId, Jobspec, PluginContext } from "jobtap/plugin";
 import type { FetchConfig, HookType, KeywordHooks } from "./config.js";
 import { addUsage, hookStatus, jobEnvironment, procUsage } from "./jobads.js";
@@ -99,11 +99,28 @@ export class StarterHooks {
     });
   }
 
-  /** `job.new` at a restart: a started job gets its UPDATE_JOB_INFO timer back. */
+  /**
+   * `job.new` at a restart (or a runtime load): a started job gets its UPDATE_JOB_INFO timer
+   * back; a job whose PREPARE hooks or JOB_EXIT were running when the daemon stopped has
+   * them run again (their prolog/epilog is still open in its eventlog, and would hold the
+   * job for ever).
+   */
   onRestart(job: JobArgs): void {
     if (job.state !== "RUN" && job.state !== "CLEANUP") return;
     const sj = this.track(job);
-    if (sj && job.state === "RUN") this.onStart(sj, this.p.clock.now() / 1000);
+    if (sj === undefined) return;
+    const posted = (name: string) => this.p.eventPosted(job.id, name);
+    if (job.state === "RUN" && posted("start")) this.onStart(sj, this.p.clock.now() / 1000);
+    else if (job.state === "RUN" && posted("prolog-start") && !posted("prolog-finish") && (sj.hooks.paths.PREPARE_JOB || sj.hooks.paths.PREPARE_JOB_BEFORE_TRANSFER)) {
+      this.p.log.info(`job ${formatJobId(job.id)}: PREPARE hooks were running at the restart: running them again`);
+      void this.prepare(sj).catch(() => this.finishPrologSafely(sj, 1 << 8));
+    } else if (job.state === "CLEANUP" && posted("epilog-start") && !posted("epilog-finish") && sj.hooks.paths.JOB_EXIT) {
+      this.p.log.info(`job ${formatJobId(job.id)}: JOB_EXIT was running at the restart: running it again`);
+      void withRead(this.p.jobResult(job.id), (r) => {
+        sj.exitArg = r === "CANCELED" ? "remove" : r === "TIMEOUT" ? "hold" : r === "COMPLETED" || r === "FAILED" ? "exit" : "evict";
+        this.jobExit(sj, true);
+      });
+    }
   }
 
   private finishPrologSafely(sj: StarterJob, status: number): void {
@@ -288,7 +305,7 @@ export class StarterHooks {
   }
 
   /** JOB_EXIT as an epilog, in CLEANUP after `finish`. */
-  private jobExit(sj: StarterJob): void {
+  private jobExit(sj: StarterJob, restarted = false): void {
     if (sj.updateTimer) this.p.clock.clearTimeout(sj.updateTimer);
     sj.updateTimer = undefined;
     const path = sj.hooks.paths.JOB_EXIT;
@@ -297,7 +314,7 @@ export class StarterHooks {
     const ad = this.liveAd(sj, "Exited");
     ad.set("ExitReason", sj.exitReason ?? "exited normally");
     if (sj.startedAt !== undefined) ad.set("JobDuration", Math.max(0, this.p.clock.now() / 1000 - sj.startedAt));
-    this.p.epilogStart(sj.id, JOB_EXIT);
+    if (!restarted) this.p.epilogStart(sj.id, JOB_EXIT);
     const name = this.label(sj, "JOB_EXIT");
     void this.runner
       .run({ path, args: [arg], name, stdin: printOldAd(ad), timeLimitMs: sj.hooks.jobExitTimeout * 1000, stdoutCap: 0, stderrCap: 4096 })

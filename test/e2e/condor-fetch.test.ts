@@ -75,4 +75,24 @@ describe("condor-fetch: the example work source through bin/jobtap daemon", () =
     expect(readFileSync(join(ex, "spool", "done", "a.exit"), "utf8").trim()).toBe("exit 0");
     expect(d.jobs()).toHaveLength(2);
   }, 90_000);
+
+  it("a daemon SIGKILLed while a fetched job's PREPARE_JOB runs runs it again after restart; the job then runs once", async () => {
+    requireBuild();
+    const toml = example(1);
+    const prepare = join(ex, "prepare");
+    writeFileSync(prepare, `#!/bin/sh\ncat > /dev/null\necho started >> ${ex}/prepare.log\nwhile [ ! -e ${ex}/go ]; do sleep 0.05; done\n`, { mode: 0o755 });
+    const condor = join(ex, "50-fetch-work");
+    writeFileSync(condor, `${readFileSync(condor, "utf8")}SPOOL_HOOK_PREPARE_JOB = ${prepare}\n`);
+    submitWork("a", "/bin/sh", "-c", `echo a >> ${ex}/ran.log`);
+    d = new DaemonUnderTest(toml);
+    await d.start();
+    await waitFor(() => lines(join(ex, "prepare.log")).length === 1, 30_000, "PREPARE_JOB running");
+    await d.kill();
+    await d.start();
+    await waitFor(() => lines(join(ex, "prepare.log")).length === 2, 30_000, "PREPARE_JOB running again");
+    writeFileSync(join(ex, "go"), "");
+    await waitFor(() => done() === 1, 30_000, "the job done");
+    expect(lines(join(ex, "ran.log"))).toEqual(["a"]);
+    expect(d.jobs()).toHaveLength(1);
+  }, 90_000);
 });
