@@ -139,4 +139,22 @@ describe("condor-router hooks", () => {
     await settle(t, () => attr(t, copy!.id, "Checked") === true);
     expect(read("update.in")).toContain(`RoutedFromJobId = "${formatJobId(orig!)}"`);
   });
+
+  it("a TRANSLATE_JOB hook that hangs holds up only its own job, and is killed at hook_time_limit (a failure)", async () => {
+    const translate = script(
+      "translate",
+      `cat > ${dir}/in.$$\nif grep -q '^Hang = true' ${dir}/in.$$; then exec sleep 1000; fi\nsed '1,/^------$/d' ${dir}/in.$$`,
+    );
+    const t = (h = await routerHost(conf({ ROUTER_HOOK_TRANSLATE_JOB: translate }, { hook_time_limit: 30 })));
+    await t.submit({ runDuration: 100_000 });
+    const [hung] = await submitRoutable(t, 1, { classad: { Hang: "true" } });
+    const [fine] = await submitRoutable(t, 1);
+    await t.advance(10_000);
+    await settle(t, () => copiesOf(t, fine!).length === 1);
+    expect(copiesOf(t, hung!)).toEqual([]);
+    expect(attr(t, hung!, "Managed")).toBe("External"); // still waiting for its hook
+    await settle(t, () => attr(t, hung!, "Managed") === "Schedd", 30_000);
+    expect(t.log.some((l) => /TRANSLATE_JOB hook .* (killed|exited).*time limit/.test(l))).toBe(true);
+    expect((await routeRows(t))[0]).toMatchObject({ recent_failed: 1 });
+  });
 });
