@@ -129,4 +129,30 @@ describe("condor-router across a restart", () => {
     expect(copiesOf(second.m, c)).toHaveLength(1);
     expect(second.m.eventlog(c).map((e) => e.name)).toContain("alloc");
   });
+
+  it("a restart between the claim and the copy's record: the copy found is adopted, a claim with no copy is let go; nothing routed twice", async () => {
+    const clock = new SimulatedClock();
+    const first = await start(clock);
+    await submit(first.m, clock, { runDuration: 60 });
+    const a = await submit(first.m, clock, { runDuration: 5, classad: { WantJobRouter: "true" } });
+    const b = await submit(first.m, clock, { runDuration: 5, classad: { WantJobRouter: "true" } });
+    await clock.advance(10_500);
+    const [copyA] = copiesOf(first.m, a);
+    const [copyB] = copiesOf(first.m, b);
+    await stop(first.m);
+    // As if the daemon died after each claim was recorded but before the copy's id was:
+    // a's copy exists; b's copy never reached the store (cancelled here, so it is gone).
+    const bare = await start(clock, false);
+    const state = bare.m.port.pluginState!;
+    for (const key of state.keys("condor-router")) state.set("condor-router", key, { route: "R" });
+    bare.m.cancel(copyB!.id);
+    await clock.advance(100);
+    await stop(bare.m);
+    const second = await start(clock);
+    await until(clock, () => [a, b].every((id) => second.m.job(id).state === "INACTIVE"));
+    expect(copiesOf(second.m, a).map((j) => j.id)).toEqual([copyA!.id]); // adopted, not routed again
+    expect(second.m.job(a).result).toBe("COMPLETED");
+    expect(second.m.job(b).result).toBe("COMPLETED");
+    expect(second.m.eventlog(a).filter((e) => e.name === "start")).toHaveLength(1);
+  });
 });
