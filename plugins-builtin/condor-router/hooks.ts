@@ -68,15 +68,18 @@ export class RouterHooks {
     return writeHookAds([printNewAd(info).replace(/\n\s*/g, " ").trim(), original], ROUTER_HOOK_SEPARATOR);
   }
 
-  /** Runs `type` for `job` with `stdin`; a bad output line fails it (the caller decides what that means). */
-  async run(job: string, original: ClassAd, type: RouterHookType, stdin: string): Promise<HookOutcome> {
+  /**
+   * Runs `type` for `job` with the text `stdin()` gives (made only when the hook is
+   * configured); a bad output line fails it (the caller decides what that means).
+   */
+  async run(job: string, original: ClassAd, type: RouterHookType, stdin: () => string): Promise<HookOutcome> {
     const path = this.path(original, type);
     if (path === undefined) return { kind: "none" };
     this.busy.add(job);
     try {
       const r = await this.runner.run({
         path,
-        stdin,
+        stdin: stdin(),
         name: `${type} for job ${job}`,
         ...(this.timeLimitMs > 0 ? { timeLimitMs: this.timeLimitMs } : {}),
       });

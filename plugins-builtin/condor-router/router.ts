@@ -366,7 +366,7 @@ export class Router {
   private async submitCopy(m: Managed, st: RouteState, original: ClassAd): Promise<void> {
     const route = st.route;
     let working = original;
-    const translated = await this.hooks.run(m.key, original, "TRANSLATE_JOB", RouterHooks.translateInput(route, original));
+    const translated = await this.hooks.run(m.key, original, "TRANSLATE_JOB", () => RouterHooks.translateInput(route, original));
     if (translated.kind === "failed") throw new Error(translated.why);
     if (translated.kind === "ok") {
       if (translated.empty) {
@@ -448,7 +448,7 @@ export class Router {
     st.current--;
     const key = formatJobId(orig);
     let working = original;
-    const translated = await this.hooks.run(key, original, "TRANSLATE_JOB", RouterHooks.translateInput(st.route, original));
+    const translated = await this.hooks.run(key, original, "TRANSLATE_JOB", () => RouterHooks.translateInput(st.route, original));
     if (translated.kind === "failed") {
       this.p.log.error(`job ${key}: ${translated.why}`);
       st.recentFailed++;
@@ -593,7 +593,7 @@ export class Router {
     } catch {
       return;
     }
-    const out = await this.hooks.run(m.key, this.p.jobAd(m.orig), "UPDATE_JOB_INFO", printOldAd(copyAd));
+    const out = await this.hooks.run(m.key, this.p.jobAd(m.orig), "UPDATE_JOB_INFO", () => printOldAd(copyAd));
     if (out.kind === "failed") return void this.p.log.warn(`job ${m.key}: ${out.why}`);
     if (out.kind !== "ok" || out.empty) return;
     const updates = differences(copyAd, mergedAd(copyAd, out.ad));
@@ -614,8 +614,7 @@ export class Router {
     } catch {
       copyAd = undefined;
     }
-    const stdin = writeHookAds(copyAd === undefined ? [original] : [original, copyAd], ROUTER_HOOK_SEPARATOR);
-    const out = await this.hooks.run(m.key, original, "JOB_FINALIZE", stdin);
+    const out = await this.hooks.run(m.key, original, "JOB_FINALIZE", () => writeHookAds(copyAd === undefined ? [original] : [original, copyAd], ROUTER_HOOK_SEPARATOR));
     if (out.kind === "failed") {
       m.endNote = out.why;
       return this.finishCleanup(m, "failure");
@@ -654,7 +653,7 @@ export class Router {
         } catch {
           original = copyAd;
         }
-        const out = await this.hooks.run(m.key, original, "JOB_CLEANUP", printOldAd(copyAd));
+        const out = await this.hooks.run(m.key, original, "JOB_CLEANUP", () => printOldAd(copyAd!));
         if (out.kind === "failed") {
           this.p.log.warn(`job ${m.key}: ${out.why}; cleanup retried next poll`);
           return;
