@@ -40,6 +40,20 @@ describe("condor-router: black-hole throttling", () => {
   });
 });
 
+describe("condor-router: the global cap", () => {
+  it("JOB_ROUTER_MAX_JOBS (max_jobs) caps managed jobs over all routes", async () => {
+    const routes = {
+      A: { transform: "REQUIREMENTS WantJobRouter\nMaxIdleJobs = 2\n" },
+      B: { transform: "REQUIREMENTS WantJobRouter\nMaxIdleJobs = -1\n" },
+    };
+    const t = (h = await routerHost({ routes, max_jobs: 3 }));
+    await t.submit({ runDuration: 100_000 });
+    await submitRoutable(t, 6);
+    await t.advance(30_500);
+    expect(copies(t).map((c) => attr(t, c.id, "RouteName"))).toEqual(["A", "A", "B"]);
+  });
+});
+
 describe("condor-router: EditJobInPlace and bad routes", () => {
   it("EditJobInPlace edits the original, makes no copy, and the job stays a candidate (guarded by the route)", async () => {
     const route = 'EditJobInPlace = true\nREQUIREMENTS WantJobRouter && Edited =!= true\nSET Edited = true\nSET Site = "here"\n';
