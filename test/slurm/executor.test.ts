@@ -9,7 +9,7 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RealClock } from "../../src/manager/clock.js";
+import { RealClock, SimulatedClock } from "../../src/manager/clock.js";
 import type { JobId } from "../../src/manager/ids.js";
 import { defaultSlurmConfig } from "../../plugins-builtin/exec-slurm/config.js";
 import { SAVED_ID_KEY, SlurmExecutor, type SlurmExecConfig } from "../../plugins-builtin/exec-slurm/executor.js";
@@ -272,6 +272,49 @@ describe.skipIf(skipSlurm)("slurm executor on a real cluster", { timeout: 60_000
     await waitFor(() => rec.released(j.id), 30_000, "the job to be released");
     expect(rec.names(j.id)).toEqual(["exception", "finish", "release"]);
     expect(String(rec.of(j.id)[0]!.context!.note)).toMatch(/Slurm job 987654 vanished/);
+  });
+
+  it("slurmctld not answering: polls back off (doubling up to max-poll-period), then resume at the poll period", async () => {
+    // Timers on a simulated clock, whose every delay is recorded; Slurm's commands are real.
+    class RecordingClock extends SimulatedClock {
+      readonly delays: number[] = [];
+      override setTimeout(fn: () => void, ms: number) {
+        this.delays.push(ms);
+        return super.setTimeout(fn, ms);
+      }
+    }
+    const clock = new RecordingClock();
+    const rec = new Recorder();
+    const ex = new SlurmExecutor(clock, config({ site: { slurmConf: cluster.conf, commandTimeoutMs: 1_000 } }), (_l, m) => rec.logs.push(m));
+    executors.push(ex);
+    const slurmId = cluster.run("sbatch", ["--parsable", "--output=/dev/null", "--wrap=sleep 300"]).trim();
+    await waitFor(() => squeueState(slurmId) === "RUNNING", 30_000, "the Slurm job to run");
+    const j = job(["sleep", "300"]);
+    ex.reattach({ ...j, startedAt: clock.now() / 1000, saved: { [SAVED_ID_KEY]: slurmId } }, rec);
+    /** Fires the next poll and waits for it to schedule the one after; returns that delay. */
+    const nextPoll = async (): Promise<number> => {
+      const seen = clock.delays.length;
+      await clock.advance(clock.delays.at(-1)!);
+      await waitFor(() => clock.delays.length > seen, 30_000, "the next poll to be scheduled");
+      return clock.delays.at(-1)!;
+    };
+    expect(await nextPoll()).toBe(100);
+    const pid = Number(readFileSync(join(cluster.dir, "run", "slurmctld.pid"), "utf8").trim());
+    process.kill(pid, "SIGSTOP");
+    const delays: number[] = [];
+    try {
+      // Each squeue is killed after command-timeout (1 s): a failed poll.
+      for (let i = 0; i < 4; i++) delays.push(await nextPoll());
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    expect(delays).toEqual([200, 400, 400, 400]);
+    expect(rec.logs.filter((m) => /squeue failed, jobs keep their state and polls back off/.test(m))).toHaveLength(1);
+    expect(rec.names(j.id)).toEqual([]);
+    expect(await nextPoll()).toBe(100);
+    expect(rec.names(j.id)).toEqual([]);
+    ex.close();
+    cluster.run("scancel", [slurmId]);
   });
 
   it("slurmctld down: jobs keep their state, polls back off, then the job is followed again", async () => {
