@@ -45,11 +45,17 @@ wait_for() {
 }
 
 # The pids of every process that belongs to the cluster in $dir: each daemon (and so each
-# slurmstepd, which slurmd starts) carries JOBTAP_SLURM_DIR=$dir in its environment.
+# slurmstepd, which slurmd starts) carries JOBTAP_SLURM_DIR=$dir in its environment, and
+# each job's process SLURM_JOB_ID with SLURM_CONF=$dir/slurm.conf (which Slurm sets in
+# every job): a job slurmctld forgot (restarted with -c) is not cancelled, nor ended by its
+# slurmstepd's SIGTERM.
 cluster_pids() {
-  local marker="JOBTAP_SLURM_DIR=$dir" p
+  local marker="JOBTAP_SLURM_DIR=$dir" conf="SLURM_CONF=$dir/slurm.conf" p env
   for p in /proc/[0-9]*; do
-    if { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qxF "$marker"; then echo "${p#/proc/}"; fi
+    env=$({ tr '\0' '\n' <"$p/environ"; } 2>/dev/null) || continue
+    if grep -qxF "$marker" <<<"$env" || { grep -qxF "$conf" <<<"$env" && grep -q '^SLURM_JOB_ID=' <<<"$env"; }; then
+      echo "${p#/proc/}"
+    fi
   done
 }
 

@@ -64,20 +64,25 @@ export class TestCluster {
     await waitFor(idle, 30_000, "the node to be idle again");
   }
 
-  /** Starts slurmctld again after a test stopped it (it recovers its jobs from its state). */
-  restartController(): void {
-    const r = spawnSync("slurmctld", ["-f", this.conf], { env: { ...this.env, JOBTAP_SLURM_DIR: this.dir }, encoding: "utf8" });
+  /**
+   * Starts slurmctld again after a test stopped it: it recovers its jobs from its state, or
+   * forgets them all with `clearState` (slurmctld -c).
+   */
+  restartController(clearState = false): void {
+    const r = spawnSync("slurmctld", ["-f", this.conf, ...(clearState ? ["-c"] : [])], { env: { ...this.env, JOBTAP_SLURM_DIR: this.dir }, encoding: "utf8" });
     if (r.status !== 0) throw new Error(`slurmctld: ${r.stderr}`);
   }
 
-  /** The live (non-zombie) processes that belong to this cluster. */
+  /** The live (non-zombie) processes of this cluster, daemons and jobs, as slurm-cluster.sh finds them. */
   processes(): number[] {
     const marker = `JOBTAP_SLURM_DIR=${this.dir}`;
+    const conf = `SLURM_CONF=${this.conf}`;
     const pids: number[] = [];
     for (const name of readdirSync("/proc")) {
       if (!/^\d+$/.test(name)) continue;
       try {
-        if (!readFileSync(`/proc/${name}/environ`, "latin1").split("\0").includes(marker)) continue;
+        const env = readFileSync(`/proc/${name}/environ`, "latin1").split("\0");
+        if (!env.includes(marker) && !(env.includes(conf) && env.some((e) => e.startsWith("SLURM_JOB_ID=")))) continue;
         if (readFileSync(`/proc/${name}/stat`, "latin1").split(" ")[2] !== "Z") pids.push(Number(name));
       } catch {
         // the process ended while we looked

@@ -335,4 +335,21 @@ describe.skipIf(skipSlurm)("slurm executor on a real cluster", { timeout: 60_000
     expect(rec.names(j.id)).toEqual(["exec-state", "start", "finish", "release"]);
     expect(rec.of(j.id)[2]!.context).toEqual({ status: 0 });
   });
+
+  // Last: it wipes every job the cluster knows.
+  it("a running job slurmctld forgot (restarted with its state cleared) is a vanished job", async () => {
+    const rec = new Recorder();
+    const ex = newExecutor(rec);
+    const j = job(["sleep", "300"]);
+    ex.start(j, rec);
+    await waitFor(() => rec.names(j.id).includes("start"), 30_000, "the job to start");
+    const pid = Number(readFileSync(join(cluster.dir, "run", "slurmctld.pid"), "utf8").trim());
+    process.kill(pid, "SIGTERM");
+    await waitFor(() => !cluster.processes().includes(pid), 10_000, "slurmctld to stop");
+    cluster.restartController(true);
+    await waitFor(() => rec.released(j.id), 45_000, "the forgotten job to be released");
+    expect(rec.names(j.id)).toEqual(["exec-state", "start", "exception", "finish", "release"]);
+    expect(rec.of(j.id)[2]!.context).toMatchObject({ type: "exec" });
+    expect(String(rec.of(j.id)[2]!.context!.note)).toMatch(new RegExp(`Slurm job ${slurmIdOf(rec, j.id)} vanished`));
+  });
 });
