@@ -23,6 +23,13 @@ export interface SpawnRequest {
   timeoutMs: number;
 }
 
+/**
+ * Output kept of one command: squeue's answer for every tracked job (tens of bytes a job)
+ * must arrive whole. Output past it makes the command a failure (status null), never a
+ * partial answer in which tracked jobs would seem to have vanished.
+ */
+export const OUTPUT_CAP = 256 * 1024 ** 2;
+
 /** Commands run through one spawn helper process, at most `size` at once; `run` never rejects. */
 export class SpawnPool {
   // Time limits are real time, whatever the manager's clock does.
@@ -31,7 +38,11 @@ export class SpawnPool {
   private active = 0;
   private closed = false;
 
-  constructor(private size: number) {}
+  /** `outputCap`: stdout bytes kept of a command (OUTPUT_CAP; smaller in tests). */
+  constructor(
+    private size: number,
+    private readonly outputCap = OUTPUT_CAP,
+  ) {}
 
   /** A new limit of commands at once (from the next command on). */
   resize(size: number): void {
@@ -52,8 +63,16 @@ export class SpawnPool {
     try {
       const env: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.env)) if (v !== undefined) env[k] = v;
-      const r = await this.runner.run({ path: req.file, args: req.args, env, stdin: req.input, timeLimitMs: req.timeoutMs, checkPath: false });
-      return commandResult(req, r);
+      const r = await this.runner.run({
+        path: req.file,
+        args: req.args,
+        env,
+        stdin: req.input,
+        timeLimitMs: req.timeoutMs,
+        checkPath: false,
+        stdoutCap: this.outputCap,
+      });
+      return commandResult(req, r, this.outputCap);
     } finally {
       this.active--;
       this.wake();
@@ -78,10 +97,11 @@ export class SpawnPool {
 }
 
 /** A hook result in the shape of a Slurm command's (status null: not run, killed or lost). */
-function commandResult(req: SpawnRequest, r: HookResult): CommandResult {
+function commandResult(req: SpawnRequest, r: HookResult, cap: number): CommandResult {
   if (r.kind === "cancelled" || ((r.kind === "exited" || r.kind === "signaled") && r.aborted)) return { status: null, stdout: "", stderr: "executor closed" };
   switch (r.kind) {
     case "exited":
+      if (r.stdoutDropped > 0) return { status: null, stdout: "", stderr: `${req.file}: output over ${cap} bytes, not read` };
       return { status: r.exitCode, stdout: r.stdout, stderr: r.stderr.trim() };
     case "signaled":
       return { status: null, stdout: r.stdout, stderr: r.stderr.trim() || `${req.file} killed by ${r.signal} (time limit ${req.timeoutMs} ms)` };

@@ -1,9 +1,10 @@
-/** exec-slurm's pure parts: jobspec → sbatch, squeue/sacct parsing and states, [exec.slurm], routes. */
+/** exec-slurm without a cluster: jobspec → sbatch, squeue/sacct, states, [exec.slurm], routes, the helper. */
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import type { Jobspec } from "../../src/manager/port.js";
 import { readSlurmConfig } from "../../plugins-builtin/exec-slurm/config.js";
 import { parseSlurmGridResource, slurmRouting } from "../../plugins-builtin/exec-slurm/route.js";
+import { SpawnPool } from "../../plugins-builtin/exec-slurm/spawner.js";
 import { outcomeOf, parseSacct, parseSqueue } from "../../plugins-builtin/exec-slurm/status.js";
 import { batchScript, sbatchRequest, shellQuote, slurmTime } from "../../plugins-builtin/exec-slurm/submit.js";
 
@@ -173,5 +174,19 @@ describe("router destination GridResource = \"batch slurm [partition]\"", () => 
     expect(slurmRouting({ partition: "gpu" }, ad)).toMatchObject({ exec: { slurm: { partition: "gpu" } } });
     expect(slurmRouting({}, {})).toEqual({ exec: { name: "slurm", slurm: {} } });
     expect(slurmRouting({}, { BatchRuntime: "long" })).toEqual({ error: 'BatchRuntime: must be a number of seconds > 0, got "long"' });
+  });
+});
+
+describe("the commands' helper process", () => {
+  it("hands back a command's status and output; output over the cap is a failure, never a partial answer", async () => {
+    const small = new SpawnPool(1, 16);
+    const run = (pool: SpawnPool, text: string) =>
+      pool.run({ file: "/bin/sh", args: ["-c", `printf '%s' "$1"; exit 3`, "sh", text], env: { PATH: "/usr/bin:/bin" }, input: "", timeoutMs: 10_000 });
+    try {
+      expect(await run(small, "12|RUNNING|0|")).toEqual({ status: 3, stdout: "12|RUNNING|0|", stderr: "" });
+      expect(await run(small, "12|RUNNING|0|None|\n13|")).toEqual({ status: null, stdout: "", stderr: "/bin/sh: output over 16 bytes, not read" });
+    } finally {
+      small.close();
+    }
   });
 });
