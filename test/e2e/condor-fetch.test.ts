@@ -61,7 +61,7 @@ describe("condor-fetch: the example work source through bin/jobtap daemon", () =
   it("a daemon SIGKILLed with fetched jobs running keeps their claims after restart; nothing runs twice or is lost", async () => {
     requireBuild();
     const toml = example(2);
-    for (const id of ["a", "b"]) submitWork(id, "/bin/sh", "-c", `echo ${id} >> ${ex}/ran.log; while [ ! -e ${ex}/go ]; do sleep 0.05; done`);
+    for (const id of ["a", "b"]) submitWork(id, "/bin/sh", "-c", `echo ${id} >> ${ex}/ran.log; while [ ! -e ${ex}/go ] && [ -d ${ex} ]; do sleep 0.05; done`);
     d = new DaemonUnderTest(toml);
     await d.start();
     await waitFor(() => lines(join(ex, "ran.log")).length === 2, 30_000, "both jobs running");
@@ -80,7 +80,7 @@ describe("condor-fetch: the example work source through bin/jobtap daemon", () =
     requireBuild();
     const toml = example(1);
     const prepare = join(ex, "prepare");
-    writeFileSync(prepare, `#!/bin/sh\ncat > /dev/null\necho started >> ${ex}/prepare.log\nwhile [ ! -e ${ex}/go ]; do sleep 0.05; done\n`, { mode: 0o755 });
+    writeFileSync(prepare, `#!/bin/sh\ncat > /dev/null\necho started >> ${ex}/prepare.log\nwhile [ ! -e ${ex}/go ] && [ -d ${ex} ]; do sleep 0.05; done\n`, { mode: 0o755 });
     const condor = join(ex, "50-fetch-work");
     writeFileSync(condor, `${readFileSync(condor, "utf8")}SPOOL_HOOK_PREPARE_JOB = ${prepare}\n`);
     submitWork("a", "/bin/sh", "-c", `echo a >> ${ex}/ran.log`);
