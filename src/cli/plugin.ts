@@ -14,10 +14,11 @@ import { optFlag, optString, parseArgs, usage } from "./args.js";
 import { withDaemon } from "./common.js";
 import type { DaemonClient } from "../server/client.js";
 import type { PluginView } from "../server/protocol.js";
+import { formatTrace, type TraceRecord } from "../plugins/trace.js";
 import type { CliIO, Subcommand } from "./io.js";
 import { jsonOrString } from "./jobspec.js";
 
-const USAGE = "usage: jobtap plugin list [--all] [--json] | load [-r NAME] [--isolate] PATH|NAME [KEY=VAL...] | remove NAME|GLOB|all | query NAME | call NAME METHOD [JSON]";
+const USAGE = "usage: jobtap plugin list [--all] [--json] | load [-r NAME] [--isolate] PATH|NAME [KEY=VAL...] | remove NAME|GLOB|all | query NAME | call NAME METHOD [JSON] | trace [--plugin NAME] [--topic GLOB] [--job ID] [--json]";
 
 /** `a.b=1 c=x` → `{a: {b: 1}, c: "x"}`; a key set twice, or both leaf and table, is an error. */
 export function confFromPairs(pairs: string[]): Record<string, unknown> {
@@ -67,6 +68,8 @@ export const plugin: Subcommand = async (argv, io) => {
       return query(rest, io);
     case "call":
       return call(rest, io);
+    case "trace":
+      return trace(rest, io);
     default:
       throw usage(sub === undefined ? USAGE : `plugin: unknown subcommand "${sub}"\n${USAGE}`);
   }
@@ -123,6 +126,26 @@ async function query(argv: string[], io: CliIO): Promise<number> {
   return withDaemon(io, async (client) => {
     const out = await client.call("plugin.query", { name: p.positionals[0] as string });
     io.stdout(JSON.stringify(out, null, 2) + "\n");
+    return 0;
+  });
+}
+
+/** Prints the daemon's plugin trace until interrupted (or the daemon goes away). */
+async function trace(argv: string[], io: CliIO): Promise<number> {
+  const p = parseArgs(argv, [{ name: "plugin", value: true }, { name: "topic", value: true }, { name: "job", value: true }, { name: "json" }]);
+  if (p.positionals.length > 0) throw usage("usage: jobtap plugin trace [--plugin NAME] [--topic GLOB] [--job ID] [--json]");
+  const json = optFlag(p, "json");
+  const req = {
+    ...(optString(p, "plugin") === undefined ? {} : { plugin: optString(p, "plugin") as string }),
+    ...(optString(p, "topic") === undefined ? {} : { topic: optString(p, "topic") as string }),
+    ...(optString(p, "job") === undefined ? {} : { job: optString(p, "job") as string }),
+  };
+  return withDaemon(io, async (client) => {
+    await client.stream("plugin.trace", req, (line) => {
+      const r = line as TraceRecord | { kind: "start" };
+      if (r.kind === "start") return;
+      io.stdout((json ? JSON.stringify(r) : formatTrace(r)) + "\n");
+    });
     return 0;
   });
 }

@@ -74,6 +74,8 @@ export interface HandlerRecord {
   outcome: HandlerOutcome;
   /** The rejection or error message. */
   message?: string;
+  /** The handler's return value (a copy, for the trace: JSON-able or dropped). */
+  out?: unknown;
 }
 
 /** The state of one stack call. */
@@ -96,6 +98,8 @@ export interface StackCall {
   t0: number;
   outcome: HandlerOutcome;
   message: string | undefined;
+  /** The inspected handler's return value. */
+  result?: unknown;
 }
 
 /** Creates the state for one stack call of a topic over the given entries. */
@@ -141,6 +145,7 @@ function handlerStep(call: StackCall, i: number): Step<true> {
     return settle(host, call, entry.plugin, frame, result);
   }
   host.leave(frame);
+  if (call.t0 !== 0) call.result = result;
   return stops(done(host, call, entry.plugin, absorb(host, call, entry.plugin, result), false));
 }
 
@@ -160,6 +165,7 @@ async function settle(
   try {
     const result = await withDeadline(host, plugin, call, pending);
     host.leave(frame);
+    if (call.t0 !== 0) call.result = result;
     stop = absorb(host, call, plugin, result);
   } catch (e) {
     host.leave(frame);
@@ -192,6 +198,8 @@ function done(
   };
   if (call.id !== undefined) record.id = call.id;
   if (call.message !== undefined) record.message = call.message;
+  if (call.result !== undefined && call.result !== null) record.out = call.result;
+  call.result = undefined;
   call.t0 = 0;
   host.inspected(record);
   return stop;

@@ -105,6 +105,11 @@ export interface Methods {
   "plugin.remove": { req: { name: string }; res: { removed: string[] } };
   "plugin.query": { req: { name: string }; res: Record<string, unknown> };
   /**
+   * Streams plugin handler calls and job state transitions (one JSON line each, a
+   * TraceRecord) until the client hangs up. Owner only.
+   */
+  "plugin.trace": { req: { plugin?: string; topic?: string; job?: string }; res: Record<string, never> };
+  /**
    * Calls a plugin service `<plugin>.<method>` (registered with `p.serviceRegister`) with
    * the caller's uid: owner-only unless the plugin opened it to guests. The result is
    * whatever the service returns.
@@ -147,6 +152,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "plugin.load",
   "plugin.remove",
   "plugin.query",
+  "plugin.trace",
   "plugin.call",
   "config.reload",
   "auth.challenge",

@@ -9,6 +9,9 @@ import type { JobManager } from "../manager/manager.js";
 import type { EventEntry, Jobspec } from "../manager/port.js";
 import { STATES, type State } from "../manager/states.js";
 import type { JobtapHost } from "../plugins/index.js";
+import type { HandlerRecord } from "../plugins/stack.js";
+import { startTrace, type TraceFilter } from "../plugins/trace.js";
+import type { JournalEntry } from "../manager/engine.js";
 import type { JobView } from "./protocol.js";
 import type { ReloadOutcome } from "./reload.js";
 import type { Caller } from "./auth.js";
@@ -150,6 +153,16 @@ export function createHandlers(d: ServiceDeps): Handlers {
       ownerOnly(ctx, "plugin query", "query plugins");
       return host(d).query(str("plugin.query", "name", req.name));
     },
+    "plugin.trace": (req, ctx) => {
+      // Handler OUT and job ids of every user's jobs: owner-only, as plugin query is.
+      ownerOnly(ctx, "plugin trace", "trace plugins");
+      const filter = {
+        ...(req.plugin === undefined ? {} : { plugin: str("plugin.trace", "plugin", req.plugin) }),
+        ...(req.topic === undefined ? {} : { topic: str("plugin.trace", "topic", req.topic) }),
+        ...(req.job === undefined ? {} : { job: jobId("plugin.trace", req.job) }),
+      };
+      return trace(m, host(d), filter, ctx);
+    },
     "plugin.call": (req, ctx) => {
       const plugin = str("plugin.call", "plugin", req.plugin);
       const method = str("plugin.call", "method", req.method);
@@ -273,6 +286,31 @@ function cancel(m: JobManager, req: { ids: unknown; note?: unknown }, userid: nu
     throw new JobtapError(first.code, first.message + extra, { canceled });
   }
   return { canceled };
+}
+
+/** Streams trace records (plugins/trace.ts) until the client leaves or the daemon closes. */
+async function trace(m: JobManager, plugins: JobtapHost, filter: TraceFilter, ctx: CallContext): Promise<void> {
+  const sources = {
+    inspect: (fn: (r: HandlerRecord) => void) => plugins.inspect(fn),
+    onTransition(fn: (t: { id: JobId; prev: State; state: State; event: string }) => void) {
+      const listener = (j: JournalEntry) => {
+        if (j.prev_state !== j.state) fn({ id: j.id, prev: j.prev_state, state: j.state, event: j.entry.name });
+      };
+      m.on("event", listener);
+      return () => m.off("event", listener);
+    },
+  };
+  const stop = startTrace(sources, filter, (r) => ctx.writeLine(r));
+  try {
+    // The first line opens the stream, so the client knows the trace is live.
+    ctx.writeLine({ kind: "start" });
+    await new Promise<void>((resolve) => {
+      if (ctx.signal.aborted) resolve();
+      ctx.signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+  } finally {
+    stop();
+  }
 }
 
 /** Streams the eventlog so far, then each new entry, until `clean` or the client leaves. */
