@@ -228,6 +228,7 @@ export class JobtapHost implements PluginPort {
         deaths: [],
         state: "running",
         inFlight: () => 0,
+        dependencies: new Map(),
       };
       this.failed.delete(listName);
       return this.install(listName, source.path, { default: this.isolated(listName, source.path, conf, opts, iso) }, conf, opts, iso);
@@ -327,6 +328,7 @@ export class JobtapHost implements PluginPort {
       this.unload(rec);
       this.failed.set(rec.name, { name: rec.name, path: rec.path, builtin: false, isolated: "failed", reason: why });
       this.report("error", `plugin ${rec.name}: unloaded: ${why}`, rec.name);
+      this.abandonDependencies(rec, iso);
       return;
     }
     iso.state = "restarting";
@@ -335,6 +337,23 @@ export class JobtapHost implements PluginPort {
     this.install(rec.name, rec.path, { default: def }, rec.conf, { ...opts, replay: true }, iso, rec).catch((e: unknown) => {
       if (this.find(rec.name) === rec) this.isolatedDied(rec, `restart failed: ${msg(e)}`, opts);
     });
+  }
+
+  /**
+   * An isolated plugin unloaded for good leaves the dependencies it added unresolvable:
+   * each job still waiting in DEPEND on one gets a fatal `dependency` exception naming it.
+   */
+  private abandonDependencies(rec: PluginRecord, iso: Isolation): void {
+    const mgr = this.mgr;
+    for (const { id, description } of iso.dependencies.values()) {
+      if (mgr?.lookup(id)?.state !== "DEPEND") continue;
+      try {
+        mgr.raiseException(id, "dependency", 0, `plugin ${rec.name} was unloaded: dependency "${description}" can never be resolved`);
+      } catch (e) {
+        this.report("warn", `plugin ${rec.name}: dependency "${description}": ${msg(e)}`, rec.name);
+      }
+    }
+    iso.dependencies.clear();
   }
 
   /** Runs setup; an async one must settle within the plugin's handler deadline. */

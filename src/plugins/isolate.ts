@@ -21,7 +21,7 @@ import Tinypool from "tinypool";
 import { adFromJSON, adToJSON } from "../classad/json.js";
 import { ErrorCode, JobtapError } from "../errors.js";
 import type { Clock, TimerHandle } from "../manager/clock.js";
-import type { JobId } from "../manager/ids.js";
+import { formatJobId, type JobId } from "../manager/ids.js";
 import { isThenable } from "../manager/steps.js";
 import type { CallInfo } from "../manager/topics.js";
 import type { PluginContext } from "./context.js";
@@ -67,6 +67,12 @@ export interface Isolation {
   ownName?: string;
   /** Calls and services sent to the current worker and not yet answered. */
   inFlight(): number;
+  /**
+   * Dependencies the plugin added and has not removed (key: job id and description):
+   * kept across restarts (a restarted plugin may take them up again, `dependencyAdd` of
+   * an outstanding one being a no-op); raised on when the plugin is unloaded for good.
+   */
+  dependencies: Map<string, { id: JobId; description: string }>;
 }
 
 /** What a session needs from the host. */
@@ -116,7 +122,7 @@ function workerFile(): string {
  */
 export function isolatedDefinition(spec: SessionSpec, hooks: SessionHooks, iso: Isolation): PluginDefinition {
   return async (p) => {
-    const session = new IsolatedSession(spec, hooks);
+    const session = new IsolatedSession(spec, hooks, iso);
     iso.inFlight = () => session.inFlight;
     p.onRemove(() => session.close());
     const ready = await session.start(p);
@@ -148,9 +154,13 @@ export class IsolatedSession {
   /** Why the worker is gone (set once). */
   private ended: string | undefined;
 
+  /** Prologs and epilogs this worker started and has not finished (key: kind, job, description). */
+  private readonly started = new Map<string, { kind: "prolog" | "epilog"; id: JobId; description: string }>();
+
   constructor(
     private readonly spec: SessionSpec,
     private readonly hooks: SessionHooks,
+    private readonly iso: Isolation,
   ) {}
 
   /** Starts the worker and the plugin's setup in it; resolves when it is ready. */
@@ -393,9 +403,55 @@ export class IsolatedSession {
       }
       default: {
         const fn = p[m.method] as (...args: unknown[]) => unknown;
-        return fn(...m.args);
+        const value = fn(...m.args);
+        this.track(m.method, a(0), a(1));
+        return value;
       }
     }
+  }
+
+  /** Keeps count of what a dead worker would leave a job waiting for. */
+  private track(method: string, id: JobId, description: string): void {
+    const key = `${id} ${description}`;
+    switch (method) {
+      case "prologStart":
+      case "epilogStart": {
+        const kind = method === "prologStart" ? "prolog" : "epilog";
+        this.started.set(`${kind} ${key}`, { kind, id, description });
+        return;
+      }
+      case "prologFinish":
+        this.started.delete(`prolog ${key}`);
+        return;
+      case "epilogFinish":
+        this.started.delete(`epilog ${key}`);
+        return;
+      case "dependencyAdd":
+        this.iso.dependencies.set(key, { id, description });
+        return;
+      case "dependencyRemove":
+        this.iso.dependencies.delete(key);
+        return;
+    }
+  }
+
+  /**
+   * A prolog or epilog the dead worker started would hold its job for ever (the restarted
+   * plugin knows nothing of it): finished with status 1, a failure, so the job goes on as
+   * after a failed prolog (an exception) or epilog.
+   */
+  private finishStarted(reason: string): void {
+    const p = this.ctx!;
+    for (const { kind, id, description } of this.started.values()) {
+      try {
+        if (kind === "prolog") p.prologFinish(id, description, 1);
+        else p.epilogFinish(id, description, 1);
+        this.hooks.log("warn", `plugin ${this.spec.name}: ${kind} "${description}" of job ${formatJobId(id)} finished with status 1: the isolated worker died (${reason})`, this.spec.name);
+      } catch (e) {
+        this.hooks.log("warn", `plugin ${this.spec.name}: ${kind} "${description}" of job ${formatJobId(id)}: ${errorData(e, ErrorCode.PLUGIN_CALL).message}`, this.spec.name);
+      }
+    }
+    this.started.clear();
   }
 
   /** The worker is gone (not removed): fail what is in flight, log, tell the host. */
@@ -413,6 +469,7 @@ export class IsolatedSession {
     this.timers.clear();
     void this.terminate();
     this.hooks.log("error", `plugin ${this.spec.name}: isolated worker died: ${reason}`, this.spec.name);
+    this.finishStarted(reason);
     this.hooks.died(reason);
   }
 

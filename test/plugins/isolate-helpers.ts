@@ -48,10 +48,10 @@ export async function complete(host: TestHost, id: JobId, maxMs = 60_000): Promi
 
 /** Submits a job named `name`; the returned function drives the clock until it is accepted
  *  (a submit waits for job.new). */
-export function startSubmit(host: TestHost, name?: string, runFor = 0): () => Promise<JobId> {
+export function startSubmit(host: TestHost, name?: string, runFor = 0, extra: Record<string, unknown> = {}): () => Promise<JobId> {
   let id: JobId | undefined;
   let err: unknown;
-  const system = { exec: { test: { run_duration: runFor } }, ...(name ? { job: { name } } : {}) };
+  const system = { exec: { test: { run_duration: runFor } }, ...(name ? { job: { name } } : {}), ...extra };
   host.manager.submit({ ...testSpec(), attributes: { system } }).then((v) => (id = v), (e: unknown) => (err = e));
   return async () => {
     await until(host, () => id !== undefined || err !== undefined);
@@ -60,8 +60,8 @@ export function startSubmit(host: TestHost, name?: string, runFor = 0): () => Pr
   };
 }
 
-export function submit(host: TestHost, name?: string, runFor = 0): Promise<JobId> {
-  return startSubmit(host, name, runFor)();
+export function submit(host: TestHost, name?: string, runFor = 0, extra: Record<string, unknown> = {}): Promise<JobId> {
+  return startSubmit(host, name, runFor, extra)();
 }
 
 /** Real time until `cond` holds. */

@@ -124,3 +124,25 @@ describe("isolate in [job-manager.plugins]", () => {
     }
   });
 });
+
+describe("jobs waiting on a dead isolated plugin", () => {
+  it("finishes its prologs with status 1; unloaded, its dependencies raise", async () => {
+    const h = await isolatedHost("iso-waits.js", { isolate: { restart: { max: 0, windowMs: 60_000 } } });
+    const waiting = await submit(h, "waiting", 0, { dependencies: [{ scheme: "wait", value: "x" }] });
+    const running = await submit(h);
+    await until(h, () => h.events(running).includes("prolog-start") && h.job(waiting).state === "DEPEND");
+    await expect(h.plugins.callService("iso-waits", "die", {}, { userid: 0, owner: true })).rejects.toThrow(/isolated worker died/);
+    await complete(h, running);
+    await complete(h, waiting);
+    expect(h.eventlog(running)).toEqual(expect.arrayContaining([
+      expect.objectContaining({ name: "prolog-finish", context: expect.objectContaining({ description: "iso-prolog", status: 1 }) }),
+    ]));
+    expect(h.log.join("\n")).toMatch(/plugin iso-waits\.js: prolog "iso-prolog" of job \S+ finished with status 1: the isolated worker died/);
+    expect(h.eventlog(waiting)).toEqual(expect.arrayContaining([
+      expect.objectContaining({
+        name: "exception",
+        context: expect.objectContaining({ type: "dependency", severity: 0, note: 'plugin iso-waits.js was unloaded: dependency "iso-wait" can never be resolved' }),
+      }),
+    ]));
+  });
+});
