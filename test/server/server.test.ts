@@ -45,6 +45,7 @@ function testHandlers(onWait: () => void = () => undefined): Handlers {
     "plugin.load": fail,
     "plugin.remove": fail,
     "plugin.query": fail,
+    "plugin.trace": fail,
     "plugin.call": fail,
     "config.reload": fail,
   };
