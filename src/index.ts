@@ -55,6 +55,8 @@ export {
   readPluginConfig,
   reapplyPlugins,
   DEFAULT_DEADLINE_MS,
+  DEFAULT_HEAP_MB,
+  DEFAULT_RESTART,
 } from "./plugins/index.js";
 export type {
   JobtapPluginsOptions,
@@ -65,6 +67,12 @@ export type {
   HostLogger,
   HandlerRecord,
   HandlerOutcome,
+  IsolateOptions,
+  RestartPolicy,
+  TraceFilter,
+  TraceRecord,
+  TraceCall,
+  TraceTransition,
 } from "./plugins/index.js";
 export type { PluginConfig, PluginDirective } from "./plugins/config.js";
 export type { ServiceCred } from "./plugins/record.js";

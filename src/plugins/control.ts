@@ -230,7 +230,6 @@ export class JobtapHost implements PluginPort {
         inFlight: () => 0,
         dependencies: new Map(),
       };
-      this.failed.delete(listName);
       return this.install(listName, source.path, { default: this.isolated(listName, source.path, conf, opts, iso) }, conf, opts, iso);
     }
     const mod = await importPlugin(source, ++this.loads);
@@ -283,7 +282,11 @@ export class JobtapHost implements PluginPort {
       this.unload(rec);
       throw e;
     }
-    if (restartOf === undefined) this.registry.add(rec);
+    if (restartOf === undefined) {
+      this.registry.add(rec);
+      // Loaded again (isolated or not): no longer listed as failed.
+      this.failed.delete(listName);
+    }
     else {
       this.registry.replace(restartOf, rec);
       this.unload(restartOf);

@@ -79,4 +79,7 @@ export type { BuiltinEntry } from "./builtins.js";
 export { parseToml, readPluginConfig, reapplyPlugins } from "./config.js";
 export type { HostLogger } from "./dispatch.js";
 export type { HandlerRecord, HandlerOutcome } from "./stack.js";
+export { DEFAULT_HEAP_MB, DEFAULT_RESTART } from "./isolate.js";
+export type { IsolateOptions, RestartPolicy } from "./isolate.js";
+export type { TraceFilter, TraceRecord, TraceCall, TraceTransition } from "./trace.js";
 export { DEFAULT_DEADLINE_MS } from "./control.js";
