@@ -311,7 +311,8 @@ export class JobtapHost implements PluginPort {
     };
     const died = (reason: string) => {
       const rec = this.find(listName);
-      if (rec?.isolation === iso) this.isolatedDied(rec, reason, opts);
+      // While a restart is under way, its own failure (below) is what counts.
+      if (rec?.isolation === iso && iso.state === "running") this.isolatedDied(rec, reason, opts);
     };
     return isolatedDefinition(spec, { clock: this.clock, log: this.log, died }, iso);
   }
@@ -320,6 +321,7 @@ export class JobtapHost implements PluginPort {
    * An isolated plugin's worker died: restart it (a fresh worker, its persistent state
    * kept, job.new replayed to it as a runtime load does) unless it died more than its
    * restart policy's `max` times within the window; then it is unloaded and listed as failed.
+   * One restart at a time: a failed restart counts as the next death.
    */
   private isolatedDied(rec: PluginRecord, reason: string, opts: LoadOptions): void {
     const iso = rec.isolation!;

@@ -220,6 +220,8 @@ export class IsolatedSession {
     for (const h of this.timers.values()) this.hooks.clock.clearTimeout(h);
     if (this.ready !== undefined) {
       // Setup never finished (a failed load): nothing in the worker to run onRemove for.
+      this.loadFailed?.(new JobtapError(ErrorCode.PLUGIN_LOAD, `${this.spec.name}: removed during setup`));
+      this.ready = this.loadFailed = undefined;
       void this.terminate();
       return;
     }
