@@ -86,7 +86,8 @@ describe("fuzz: the daemon socket", () => {
   });
 
   it("random JSON bodies for every method are answered with a result or a coded error", async () => {
-    const methods = METHOD_NAMES.filter((m) => !["config.reload", "plugin.load", "plugin.remove", "purge"].includes(m));
+    // plugin.trace streams until the client hangs up: a unary call of it never returns.
+    const methods = METHOD_NAMES.filter((m) => !["config.reload", "plugin.load", "plugin.remove", "purge", "plugin.trace"].includes(m));
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...methods), fc.jsonValue({ maxDepth: 3 }), async (method, body) => {
         try {
