@@ -6,14 +6,14 @@ import { ErrorCode, JobtapError } from "../errors.js";
 import type { Engine, ActionRunner } from "./engine.js";
 import type { Executors } from "./exec/registry.js";
 import { formatJobId, type JobId } from "./ids.js";
-import { type InactiveCache, type InactiveRecord } from "./inactive.js";
-import { durationOf, jobName, queued, type ActiveJob } from "./job.js";
+import type { InactiveCache } from "./inactive.js";
+import { durationOf, queued, type ActiveJob } from "./job.js";
 import { resourceRequest } from "./jobspec.js";
 import type { QueueGate } from "./queues.js";
 import type { Scheduler } from "./scheduler.js";
-import { RESULTS } from "./states.js";
 import type { AppliedTopic } from "./topics.js";
-import { eventPosted, isDebugJob, resultOf } from "./transition.js";
+import { summaryOf, recordOf } from "./summary.js";
+import { eventPosted, isDebugJob } from "./transition.js";
 
 export interface ActionDeps {
   engine: Engine;
@@ -147,7 +147,11 @@ export class Actions implements ActionRunner {
     const c = job.core;
     for (const w of job.waiters ?? []) w();
     job.waiters = undefined;
-    if (this.d.inactive.add(inactiveRecord(job))) this.notify(job, "job.inactive-add");
+    const summary = summaryOf(job);
+    if (this.d.inactive.add(recordOf(c.id, summary, c.annotations))) {
+      e.batch.storeSummary(c.id, JSON.stringify(summary));
+      this.notify(job, "job.inactive-add");
+    }
     this.notify(job, "job.destroy");
     e.port.jobGone(c.id);
     e.dismiss(job);
@@ -158,24 +162,6 @@ export class Actions implements ActionRunner {
     const pending = this.d.engine.callJob(job, topic);
     if (pending) pending.catch((err: unknown) => this.d.engine.log("error", `${topic} ${formatJobId(job.core.id)}: ${err}`));
   }
-}
-
-/** The compact record an inactive job leaves in memory. */
-export function inactiveRecord(job: ActiveJob): InactiveRecord {
-  const c = job.core;
-  const finish = c.endEvent?.name === "finish" ? c.endEvent : job.eventlog.find((e) => e.name === "finish");
-  return {
-    id: c.id,
-    userid: c.userid,
-    urgency: c.urgency,
-    priority: c.priority,
-    t_submit: c.t_submit,
-    t_clean: c.t_clean ?? 0,
-    result: RESULTS.indexOf(resultOf(c) ?? "FAILED"),
-    name: jobName(c.jobspec),
-    waitStatus: typeof finish?.context?.status === "number" ? finish.context.status : -1,
-    annotations: c.annotations,
-  };
 }
 
 export type { JobId };

@@ -62,6 +62,12 @@ export class StoreBatcher {
     return { id, jobspec, eventlog: (stored?.eventlog ?? "") + pending };
   }
 
+  /** Queues the summary of a job that has just become inactive (summary.ts). */
+  storeSummary(id: JobId, summary: string): void {
+    (this.batch.inactive ??= []).push({ id, summary });
+    this.requestCommit();
+  }
+
   /** Queues a purge of an inactive job. */
   storePurge(id: JobId): void {
     this.batch.purged.push(id);

@@ -505,15 +505,15 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   const queues = new QueueGate();
   const actions = new Actions({ engine, scheduler, executors, inactive, queues });
   engine.actions = actions;
-  const maxId = replayStore({ engine, store, inactive, scheduler });
+  const replay = replayStore({ engine, store, inactive, scheduler });
   const ids = new FluidGenerator(store.epoch(), () => clock.now());
-  if (maxId !== undefined) ids.advancePast(maxId);
+  if (replay.maxId !== undefined) ids.advancePast(replay.maxId);
   const m = new JobManager(engine, store, scheduler, inactive, executors, ids, opts, { gate: queues, actions });
   m.outputDir = outputDir;
   onPurge = (r) => purgeRecord(engine, m.jobAds, r);
   engine.port = opts.plugins ? await opts.plugins(m.port) : NO_PLUGINS;
   const { loadInactive } = JobManager.internals(m);
-  await restartCallbacks({ engine, store, inactive, scheduler, actions, executors }, loadInactive);
+  await restartCallbacks({ engine, store, inactive, scheduler, actions, executors }, replay, loadInactive);
   m.port.reprioritizeAll();
   return m;
 }

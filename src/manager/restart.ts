@@ -4,15 +4,16 @@
  * actions exactly as Flux does after `restart_from_kvs`.
  */
 import type { Actions } from "./actions.js";
-import { inactiveRecord } from "./actions.js";
 import type { Engine } from "./engine.js";
 import type { Executors } from "./exec/registry.js";
 import { formatJobId, type JobId } from "./ids.js";
 import type { InactiveCache } from "./inactive.js";
 import { newActiveJob, type ActiveJob } from "./job.js";
 import { isPlainObject } from "./jobspec.js";
-import type { EventEntry, Jobspec } from "./port.js";
+import type { EventEntry, JobArgs, Jobspec, StackResult } from "./port.js";
 import type { Scheduler } from "./scheduler.js";
+import { parseSummary, recordOf, summaryArgs, summaryOf, type InactiveSummary } from "./summary.js";
+import type { OutOf } from "./topics.js";
 import type { JobStore, StoredJobText } from "./store/types.js";
 import { eventPosted, isDebugJob, newJobCore, transition, type JobCore } from "./transition.js";
 
@@ -56,19 +57,62 @@ export interface ReplayDeps {
   scheduler: Scheduler;
 }
 
-/** Phase 1: replay without callbacks. Returns the highest id seen (for the FLUID generator). */
-export function replayStore(d: ReplayDeps): JobId | undefined {
-  let maxId: JobId | undefined;
+/** What replay hands the restart callbacks. */
+export interface Replay {
+  /** The highest id seen (for the FLUID generator). */
+  maxId: JobId | undefined;
+  /** Every inactive job's summary (summary.ts), for job.inactive-add without its eventlog. */
+  summaries: Map<JobId, InactiveSummary>;
+}
+
+/**
+ * Phase 1: replay without callbacks. Inactive jobs with a stored summary are taken from it
+ * (their eventlogs are read only when asked for); every other job is replayed in full, and
+ * an inactive one gets its summary written, so the next start reads that instead.
+ */
+export function replayStore(d: ReplayDeps): Replay {
+  const store = d.store;
+  const out: Replay = { maxId: undefined, summaries: new Map() };
+  const seen = (id: JobId) => {
+    if (out.maxId === undefined || id > out.maxId) out.maxId = id;
+  };
+  const unreadable: JobId[] = [];
+  if (store.loadSummaries !== undefined && store.loadUnsummarized !== undefined) {
+    for (const row of store.loadSummaries()) {
+      seen(row.id);
+      const s = parseSummary(row.summary);
+      if (s === undefined) {
+        unreadable.push(row.id);
+        continue;
+      }
+      out.summaries.set(row.id, s);
+      d.inactive.records.set(row.id, recordOf(row.id, s));
+    }
+  }
+  // A summary that does not parse is not trusted: that job is replayed in full.
+  const replayed = unreadable.map((id) => store.load(id)).filter((t) => t !== undefined);
+  const texts = store.loadUnsummarized?.() ?? store.loadAll();
+  const fresh = replayTexts(d, out, replayed.length === 0 ? texts : [...replayed, ...texts], seen);
+  if (fresh.length > 0 && store.loadSummaries !== undefined) storeSummaries(d, out, fresh);
+  return out;
+}
+
+/** Replays stored jobs in full; returns the inactive ones' fresh summaries. */
+function replayTexts(d: ReplayDeps, out: Replay, texts: Iterable<StoredJobText>, seen: (id: JobId) => void): Array<{ id: JobId; summary: string }> {
   const corrupt: Array<{ id: JobId; reason: string }> = [];
-  for (const text of d.store.loadAll()) {
-    if (maxId === undefined || text.id > maxId) maxId = text.id;
+  const fresh: Array<{ id: JobId; summary: string }> = [];
+  for (const text of texts) {
+    seen(text.id);
     const r = replayJob(text);
     if ("error" in r) {
       corrupt.push({ id: text.id, reason: r.error });
       continue;
     }
     try {
-      admitReplayed(d, r);
+      const s = admitReplayed(d, r);
+      if (s === undefined) continue;
+      out.summaries.set(text.id, s);
+      fresh.push({ id: text.id, summary: JSON.stringify(s) });
     } catch (err) {
       // Data the fold accepted but the manager cannot use (an R it cannot read, ...).
       corrupt.push({ id: text.id, reason: `cannot be restored: ${err instanceof Error ? err.message : String(err)}` });
@@ -78,20 +122,45 @@ export function replayStore(d: ReplayDeps): JobId | undefined {
     d.engine.log("error", `job ${formatJobId(c.id)}: stored data is corrupt, moved to lost+found: ${c.reason}`);
     d.store.setAside(c.id, c.reason);
   }
-  return maxId;
+  return fresh;
 }
 
-/** One replayed job into the inactive cache, or active with its resources reserved. */
-function admitReplayed(d: ReplayDeps, r: { core: JobCore; eventlog: EventEntry[] }): void {
+/**
+ * Writes the summaries of jobs replayed in full, and puts the inactive cache back in id
+ * order (summarized jobs were read first). A summary is a cache of the eventlog: if it
+ * cannot be written, the next start replays the job again.
+ */
+function storeSummaries(d: ReplayDeps, out: Replay, fresh: Array<{ id: JobId; summary: string }>): void {
+  try {
+    d.store.commit({ newJobs: [], appends: new Map(), inactive: fresh, purged: [] });
+  } catch (err) {
+    d.engine.log("error", `cannot store the summaries of ${fresh.length} inactive jobs (they are replayed in full at the next start): ${(err as Error).message}`);
+  }
+  let last: JobId | undefined;
+  let sorted = true;
+  for (const id of d.inactive.records.keys()) {
+    if (last !== undefined && id < last) sorted = false;
+    last = id;
+  }
+  if (sorted) return;
+  const records = [...d.inactive.records.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  d.inactive.records.clear();
+  for (const r of records) d.inactive.records.set(r.id, r);
+}
+
+/** One replayed job into the inactive cache (returns its summary), or active with its resources reserved. */
+function admitReplayed(d: ReplayDeps, r: { core: JobCore; eventlog: EventEntry[] }): InactiveSummary | undefined {
   const job = newActiveJob(r.core);
   job.eventlog = r.eventlog;
   if (r.core.state === "INACTIVE") {
-    d.inactive.records.set(r.core.id, inactiveRecord(job));
-    return;
+    const s = summaryOf(job);
+    d.inactive.records.set(r.core.id, recordOf(r.core.id, s));
+    return s;
   }
   restoreRuntimeFlags(job);
   if (r.core.hasResources && !r.core.flags.includes("alloc-bypass")) d.scheduler.reserve(r.core.id, r.core.R);
   d.engine.admit(job);
+  return undefined;
 }
 
 /** Flux's runtime flags that follow from the replayed eventlog. */
@@ -107,14 +176,25 @@ export interface RestartDeps extends ReplayDeps {
 }
 
 /** Phase 2 (plugins attached): inactive-add/destroy, per-job restart steps, actions. */
-export async function restartCallbacks(d: RestartDeps, loadInactive: (id: JobId) => ActiveJob | undefined): Promise<void> {
+export async function restartCallbacks(d: RestartDeps, replay: Replay, loadInactive: (id: JobId) => ActiveJob | undefined): Promise<void> {
   const e = d.engine;
   if (e.port.matches("job.inactive-add") || e.port.matches("job.destroy")) {
     for (const id of d.inactive.records.keys()) {
-      const job = loadInactive(id);
-      if (!job) continue;
-      await e.callJob(job, "job.inactive-add");
-      await e.callJob(job, "job.destroy");
+      const s = replay.summaries.get(id);
+      if (s === undefined) continue;
+      // The jobspec and R are read from the store only if a plugin reads them.
+      let full: JobArgs | undefined;
+      let job: ActiveJob | undefined;
+      const load = () => (job ??= loadInactive(id));
+      const view = () => {
+        const j = load();
+        return (full ??= j && e.args(j));
+      };
+      // Awaited only when a handler was asynchronous (a microtask per job adds up).
+      const added = callStored(e, id, "job.inactive-add", () => summaryArgs(id, s, view), load);
+      if (added) await added;
+      const destroyed = callStored(e, id, "job.destroy", () => summaryArgs(id, s, view), load);
+      if (destroyed) await destroyed;
     }
   }
   const jobs = [...e.active.values()].sort((a, b) => (a.core.id < b.core.id ? -1 : 1));
@@ -173,6 +253,28 @@ async function restartJob(d: RestartDeps, job: ActiveJob): Promise<void> {
     job.startRequested = true;
     if (isDebugJob(job.core)) e.post(job, "debug.exec-reattach-start");
     d.executors.reattach(job);
+  }
+}
+
+/**
+ * A stack call for a stored inactive job with args built from its summary; OUT (rare for
+ * inactive jobs) is applied to the job replayed from the store, as it would have been to
+ * the replayed job itself. A Promise only if a handler was asynchronous.
+ */
+function callStored(e: Engine, id: JobId, topic: "job.inactive-add" | "job.destroy", args: () => JobArgs, load: () => ActiveJob | undefined): void | Promise<void> {
+  if (!e.port.matches(topic)) return;
+  const fail = (err: unknown) => e.log("error", `job ${formatJobId(id)}: ${topic}: ${err instanceof Error ? err.message : String(err)}`);
+  const apply = (res: StackResult<OutOf<typeof topic>>) => {
+    if (res.error === undefined && res.out.priority === undefined && !res.out.annotations) return;
+    const job = load();
+    if (job !== undefined) e.applyOut(job, topic, res);
+  };
+  try {
+    const res = e.port.callJob(topic, args());
+    if (res instanceof Promise) return res.then(apply, fail);
+    apply(res);
+  } catch (err) {
+    fail(err);
   }
 }
 

@@ -277,6 +277,18 @@ function exceptionEffects(j: MutableCore, c: Record<string, unknown>): string | 
   return undefined;
 }
 
+/**
+ * The annotations a replay of the job's stored eventlog ends with: `memo`s only, since
+ * `annotations` events are never stored (NO_COMMIT); a live core also holds plugin
+ * annotations. `eventlog` is the job's committed eventlog.
+ */
+export function storedAnnotations(job: JobCore, eventlog: readonly EventEntry[]): Record<string, unknown> | null {
+  if (!eventPosted(job, "memo")) return null;
+  let a: Record<string, unknown> | null = null;
+  for (const e of eventlog) if (e.name === "memo") a = memo(a, e.context ?? {});
+  return a;
+}
+
 function memo(annotations: Record<string, unknown> | null, ctx: Record<string, unknown>) {
   const user = mergeNullDeletes((annotations?.user as Record<string, unknown>) ?? {}, ctx);
   const next = { ...(annotations ?? {}), user };

@@ -10,6 +10,7 @@
  * own jobspec writable for their owners.
  */
 import type { Jobspec } from "../manager/port.js";
+import { STORED_JOBSPEC } from "../manager/summary.js";
 
 /**
  * A deep-frozen copy of JSON data (plain objects and arrays; a jobspec is stored as JSON).
@@ -43,8 +44,17 @@ export class JobspecShield {
     return copy;
   }
 
-  /** Puts the frozen copy into job args (built fresh per call by the manager); returns them. */
+  /**
+   * Puts the frozen copy into job args (built fresh per call by the manager); returns them.
+   * A jobspec the manager reads from the store only on demand (an inactive job at restart,
+   * src/manager/summary.ts) stays on demand: the copy is made when it is read.
+   */
   args<T>(args: T): T {
+    const stored = args as { [STORED_JOBSPEC]?: (wrap: (js: Jobspec) => Jobspec) => void } | undefined;
+    if (typeof stored?.[STORED_JOBSPEC] === "function") {
+      stored[STORED_JOBSPEC]((js) => this.frozen(js));
+      return args;
+    }
     const js = (args as { jobspec?: unknown } | undefined)?.jobspec;
     if (typeof js === "object" && js !== null) {
       (args as { jobspec: Jobspec }).jobspec = this.frozen(js as Jobspec);

@@ -58,4 +58,24 @@ describe("plugins across a restart", () => {
     expect(second.mgr.job(id).state).toBe("INACTIVE");
     await second.mgr.close();
   });
+
+  it("job.inactive-add at restart reads an inactive job's jobspec and R from the store, read-only", async () => {
+    const clock = new SimulatedClock();
+    const first = await start(clock);
+    const pending = first.mgr.submit({ ...testJobspec(), tasks: [{ command: ["/bin/echo", "stored"], slot: "task", count: { per_slot: 1 } }] });
+    await clock.advance(50);
+    const id = await pending;
+    await first.host.callService("prioritywait", "release", { id: String(id), priority: 3 }, { userid: 0, owner: true });
+    await clock.advance(100);
+    expect(first.mgr.job(id).state).toBe("INACTIVE");
+    await first.mgr.close();
+
+    const config = parseToml(`[job-manager]\nplugins = [ { load = ${JSON.stringify(fixture("inactive-reader.js"))} } ]`);
+    let host: JobtapHost | undefined;
+    const factory = jobtapPlugins({ config, log: () => undefined });
+    const mgr = await createJobManager({ statedir: dir, store: "sqlite", clock, config, resources: { cores: 2 }, plugins: async (m) => (host = await factory(m)) });
+    expect(await host!.query("inactive-reader.js")).toMatchObject({ seen: [{ command: ["/bin/echo", "stored"], writable: false, cores: "0" }] });
+    expect(mgr.jobspec(id).attributes).not.toHaveProperty("touched");
+    await mgr.close();
+  });
 });

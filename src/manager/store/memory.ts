@@ -9,6 +9,7 @@ import type { JobStore, StoreBatch, StoredJobText } from "./types.js";
 export class MemoryStore implements JobStore {
   readonly kind = "memory";
   private readonly jobs = new Map<JobId, { jobspec: string; eventlog: string }>();
+  private readonly summaries = new Map<JobId, string>();
   private readonly lost: Array<{ id: JobId; reason: string }> = [];
   private readonly kv = new Map<string, Map<string, string>>();
   private readonly createdAt: number;
@@ -27,12 +28,30 @@ export class MemoryStore implements JobStore {
       const job = this.jobs.get(id);
       if (job) job.eventlog += lines;
     }
-    for (const id of batch.purged) this.jobs.delete(id);
+    for (const s of batch.inactive ?? []) if (this.jobs.has(s.id)) this.summaries.set(s.id, s.summary);
+    for (const id of batch.purged) {
+      this.jobs.delete(id);
+      this.summaries.delete(id);
+    }
   }
 
   *loadAll(): Iterable<StoredJobText> {
-    const ids = [...this.jobs.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    for (const id of ids) yield { id, ...this.jobs.get(id)! };
+    for (const id of this.ids()) yield { id, ...this.jobs.get(id)! };
+  }
+
+  *loadSummaries(): Iterable<{ id: JobId; summary: string }> {
+    for (const id of this.ids()) {
+      const summary = this.summaries.get(id);
+      if (summary !== undefined) yield { id, summary };
+    }
+  }
+
+  *loadUnsummarized(): Iterable<StoredJobText> {
+    for (const id of this.ids()) if (!this.summaries.has(id)) yield { id, ...this.jobs.get(id)! };
+  }
+
+  private ids(): JobId[] {
+    return [...this.jobs.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
   load(id: JobId): StoredJobText | undefined {
@@ -42,6 +61,7 @@ export class MemoryStore implements JobStore {
 
   setAside(id: JobId, reason: string): void {
     this.jobs.delete(id);
+    this.summaries.delete(id);
     this.lost.push({ id, reason });
   }
 

@@ -31,10 +31,12 @@ export interface SqliteStoreOptions {
 
 /**
  * The layout version this code writes, in PRAGMA user_version. A file with a higher one was
- * written by a newer jobtap: it is refused, never opened for writing. Files of earlier
- * releases (user_version 0 with the tables) are this layout and get the number.
+ * written by a newer jobtap: it is refused, never opened for writing. Layout 2 added the
+ * `inactive` table (summaries of inactive jobs, src/manager/summary.ts); an earlier file
+ * (user_version 0 or 1) gets the table, and its inactive jobs get their summaries at their
+ * first restart under layout 2.
  */
-export const STORE_SCHEMA_VERSION = 1;
+export const STORE_SCHEMA_VERSION = 2;
 
 /** SQLite's words for a file that is not, or no longer, a database. */
 const CORRUPT = /SQLITE_CORRUPT|SQLITE_NOTADB/;
@@ -44,6 +46,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (id INTEGER PRIMARY KEY, jobspec TEXT NOT NULL, eventlog0 TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS eventlog (id INTEGER NOT NULL, batch INTEGER NOT NULL, lines TEXT NOT NULL,
   PRIMARY KEY (id, batch)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS inactive (id INTEGER PRIMARY KEY, summary TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS lost_found (id INTEGER PRIMARY KEY, reason TEXT NOT NULL,
   jobspec TEXT, eventlog TEXT);
 CREATE TABLE IF NOT EXISTS plugin_kv (plugin TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
@@ -150,6 +153,12 @@ export class SqliteStore implements JobStore {
       append: db.prepare("INSERT INTO eventlog (id, batch, lines) VALUES (?, ?, ?)"),
       purge: db.prepare("DELETE FROM jobs WHERE id = ?"),
       purgeLog: db.prepare("DELETE FROM eventlog WHERE id = ?"),
+      summarize: db.prepare("INSERT OR REPLACE INTO inactive (id, summary) VALUES (?, ?)"),
+      purgeSummary: db.prepare("DELETE FROM inactive WHERE id = ?"),
+      summaries: db.prepare("SELECT id, summary FROM inactive ORDER BY id").safeIntegers(true),
+      unsummarized: db
+        .prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog FROM jobs WHERE NOT EXISTS (SELECT 1 FROM inactive WHERE inactive.id = jobs.id) ORDER BY id`)
+        .safeIntegers(true),
       all: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog FROM jobs ORDER BY id`).safeIntegers(true),
       one: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog FROM jobs WHERE id = ?`).safeIntegers(true),
       aside: db.prepare(
@@ -180,7 +189,8 @@ export class SqliteStore implements JobStore {
 
   /**
    * New jobs (with their first chunk of eventlog in the same row), then later eventlog
-   * chunks, then purges (a job may do all three in one window).
+   * chunks, then summaries of jobs that became inactive, then purges (a job may do all four
+   * in one window).
    */
   private write(b: StoreBatch): void {
     const first = new Set<JobId>();
@@ -190,21 +200,39 @@ export class SqliteStore implements JobStore {
     }
     const seq = this.batchSeq++;
     for (const [id, lines] of b.appends) if (!first.has(id)) this.st.append.run(toRow(id), seq, lines);
+    for (const j of b.inactive ?? []) this.st.summarize.run(toRow(j.id), j.summary);
     for (const id of b.purged) this.purgeRow(toRow(id));
   }
 
   private purgeRow(row: bigint): void {
     this.st.purge.run(row);
     this.st.purgeLog.run(row);
+    this.st.purgeSummary.run(row);
   }
 
   commit(batch: StoreBatch): void {
     this.guard(() => this.commitTxn(batch));
   }
 
-  *loadAll(): Iterable<StoredJobText> {
+  loadAll(): Iterable<StoredJobText> {
+    return this.texts(this.st.all);
+  }
+
+  *loadSummaries(): Iterable<{ id: JobId; summary: string }> {
     try {
-      for (const r of this.st.all.iterate() as Iterable<{ id: bigint; jobspec: string; eventlog: string }>) {
+      for (const r of this.st.summaries.iterate() as Iterable<{ id: bigint; summary: string }>) yield { id: fromRow(r.id), summary: r.summary };
+    } catch (e) {
+      throw openError(e, this.path);
+    }
+  }
+
+  loadUnsummarized(): Iterable<StoredJobText> {
+    return this.texts(this.st.unsummarized);
+  }
+
+  private *texts(query: Database.Statement): Iterable<StoredJobText> {
+    try {
+      for (const r of query.iterate() as Iterable<{ id: bigint; jobspec: string; eventlog: string }>) {
         yield { id: fromRow(r.id), jobspec: r.jobspec, eventlog: r.eventlog };
       }
     } catch (e) {

@@ -14,7 +14,12 @@ export interface StoreBatch {
   newJobs: Array<{ id: JobId; jobspec: string }>;
   /** Eventlog lines to append, per job, in order (each line ends with "\n"). */
   appends: Map<JobId, string>;
-  /** Jobs purged from the inactive cache: removed from the store. */
+  /**
+   * Jobs that became inactive in this window: their summary (JSON, src/manager/summary.ts),
+   * written with or after their last eventlog lines, so a summary is never ahead of them.
+   */
+  inactive?: Array<{ id: JobId; summary: string }>;
+  /** Jobs purged from the inactive cache: removed from the store (summary included). */
   purged: JobId[];
 }
 
@@ -34,6 +39,13 @@ export interface JobStore {
   commit(batch: StoreBatch): void;
   /** Every stored job, in id order (restart replay). */
   loadAll(): Iterable<StoredJobText>;
+  /**
+   * Restart's fast path (optional: without these, restart replays `loadAll`): the summary of
+   * every inactive job that has one, in id order, and every job that has none (active jobs,
+   * inactive ones stored before summaries), in id order.
+   */
+  loadSummaries?(): Iterable<{ id: JobId; summary: string }>;
+  loadUnsummarized?(): Iterable<StoredJobText>;
   /** One job, for on-demand reads of inactive jobs (eventlog, jobspec). */
   load(id: JobId): StoredJobText | undefined;
   /** Moves a corrupt job aside (Flux's job-lost+found), with the reason. */
@@ -51,10 +63,10 @@ export interface JobStore {
 
 /** An empty batch. */
 export function emptyBatch(): StoreBatch {
-  return { newJobs: [], appends: new Map(), purged: [] };
+  return { newJobs: [], appends: new Map(), inactive: [], purged: [] };
 }
 
 /** True if the batch has nothing to write. */
 export function batchIsEmpty(b: StoreBatch): boolean {
-  return b.newJobs.length === 0 && b.appends.size === 0 && b.purged.length === 0;
+  return b.newJobs.length === 0 && b.appends.size === 0 && (b.inactive?.length ?? 0) === 0 && b.purged.length === 0;
 }

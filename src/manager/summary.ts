@@ -1,0 +1,168 @@
+/**
+ * Inactive-job summaries: what a replay of an inactive job's eventlog yields that restart
+ * needs (its inactive record and the scalar job.inactive-add args), stored beside the
+ * eventlog when the job becomes inactive. Restart reads one summary row per inactive job
+ * instead of parsing and folding its whole eventlog; the jobspec and R are read from the
+ * store only if a plugin asks for them. The eventlog stays the source of truth: a job
+ * without a summary (a store written before summaries, a summary that does not parse) is
+ * replayed in full, and its summary is written then.
+ */
+import { jobName, type ActiveJob } from "./job.js";
+import type { JobId } from "./ids.js";
+import type { InactiveRecord } from "./inactive.js";
+import type { EventEntry, JobArgs, Jobspec } from "./port.js";
+import { RESULTS } from "./states.js";
+import { eventPosted, resultOf, storedAnnotations } from "./transition.js";
+
+/** A summary as stored (JSON). Every field is what the replayed core holds. */
+export interface InactiveSummary {
+  userid: number;
+  urgency: number;
+  priority: number;
+  t_submit: number;
+  t_clean: number;
+  /** Index into RESULTS. */
+  result: number;
+  name: string;
+  waitStatus: number;
+  /** The replay's annotations: `memo`s only (plugin annotations are never stored). */
+  annotations: Record<string, unknown> | null;
+  flags: readonly string[];
+  dependencies: readonly string[];
+  end_event?: EventEntry;
+  /** The replayed core has an R (read lazily from the store). */
+  hasR: boolean;
+}
+
+/**
+ * The summary of a job that has just become inactive (or was just replayed), as a replay
+ * of its stored eventlog would give it: annotations are folded from its `memo`s, not taken
+ * from the live core (which holds plugin annotations no eventlog records).
+ */
+export function summaryOf(job: ActiveJob): InactiveSummary {
+  const c = job.core;
+  const finish = c.endEvent?.name === "finish" ? c.endEvent : job.eventlog.find((e) => e.name === "finish");
+  const s: InactiveSummary = {
+    userid: c.userid,
+    urgency: c.urgency,
+    priority: c.priority,
+    t_submit: c.t_submit,
+    t_clean: c.t_clean ?? 0,
+    result: RESULTS.indexOf(resultOf(c) ?? "FAILED"),
+    name: jobName(c.jobspec),
+    waitStatus: typeof finish?.context?.status === "number" ? finish.context.status : -1,
+    annotations: storedAnnotations(c, job.eventlog),
+    flags: c.flags,
+    dependencies: c.dependencies,
+    // A replay has an R once alloc or resource-update was posted (a live core may also hold
+    // one from a plugin's OUT in SCHED that no event recorded).
+    hasR: eventPosted(c, "alloc") || eventPosted(c, "resource-update"),
+  };
+  if (c.endEvent !== undefined) s.end_event = c.endEvent;
+  return s;
+}
+
+/**
+ * On job args whose `jobspec` is read from the store on demand, a method taking a function
+ * every jobspec read then goes through: the plugin host's read-only copy (src/plugins/
+ * shield.ts) keeps the read on demand. Absent on other args.
+ */
+export const STORED_JOBSPEC: unique symbol = Symbol("jobtap.storedJobspec");
+
+/** A stored summary, or undefined if it is not one (the job is then replayed in full). */
+export function parseSummary(text: string): InactiveSummary | undefined {
+  let s: Partial<InactiveSummary>;
+  try {
+    s = JSON.parse(text) as Partial<InactiveSummary>;
+  } catch {
+    return undefined;
+  }
+  const numbers = [s?.userid, s?.urgency, s?.priority, s?.t_submit, s?.t_clean, s?.result, s?.waitStatus];
+  if (numbers.some((n) => typeof n !== "number") || typeof s.name !== "string" || typeof s.hasR !== "boolean") return undefined;
+  if (!Array.isArray(s.flags) || !Array.isArray(s.dependencies)) return undefined;
+  return s as InactiveSummary;
+}
+
+/** The inactive-cache record of a summarized job (`annotations`: the live ones if known). */
+export function recordOf(id: JobId, s: InactiveSummary, annotations = s.annotations): InactiveRecord {
+  return {
+    id,
+    userid: s.userid,
+    urgency: s.urgency,
+    priority: s.priority,
+    t_submit: s.t_submit,
+    t_clean: s.t_clean,
+    result: s.result,
+    name: s.name,
+    waitStatus: s.waitStatus,
+    annotations,
+  };
+}
+
+type StoredView = () => { jobspec: Jobspec; R?: Record<string, unknown> } | undefined;
+
+/**
+ * The IN args of a stored inactive job (restart's job.inactive-add and job.destroy): the
+ * scalar args from its summary as own properties; `jobspec` (and `R`, if the replayed job
+ * has one) are getters on the prototype that read and replay the job from the store the
+ * first time a plugin reads them. A class, because per-object accessors cost V8 about ten
+ * times more to create, and this runs once per inactive job at every start.
+ */
+class StoredJobArgs {
+  readonly id: JobId;
+  readonly userid: number;
+  readonly urgency: number;
+  readonly priority: number;
+  readonly state = "INACTIVE" as const;
+  readonly t_submit: number;
+  readonly dependencies: string[];
+  readonly annotations: Record<string, unknown> | null;
+  readonly flags: readonly string[];
+  declare end_event?: EventEntry;
+  // Private: own properties a plugin could see (keys, spread, clone) are only the args'.
+  readonly #stored: StoredView;
+  #wrap: ((js: Jobspec) => Jobspec) | undefined;
+
+  constructor(id: JobId, s: InactiveSummary, stored: StoredView) {
+    this.id = id;
+    this.userid = s.userid;
+    this.urgency = s.urgency;
+    this.priority = s.priority;
+    this.t_submit = s.t_submit;
+    this.dependencies = [...s.dependencies];
+    this.annotations = s.annotations;
+    this.flags = s.flags;
+    if (s.end_event !== undefined) this.end_event = s.end_event;
+    this.#stored = stored;
+  }
+
+  get jobspec(): Jobspec {
+    const js = this.#stored()?.jobspec;
+    return (js && this.#wrap ? this.#wrap(js) : js)!;
+  }
+
+  protected storedR(): Record<string, unknown> | undefined {
+    return this.#stored()?.R;
+  }
+
+  [STORED_JOBSPEC](wrap: (js: Jobspec) => Jobspec): void {
+    this.#wrap = wrap;
+  }
+}
+
+/** The args of a stored inactive job that had resources: `R` read on demand too. */
+class StoredJobArgsR extends StoredJobArgs {
+  get R(): Record<string, unknown> | undefined {
+    return this.storedR();
+  }
+}
+
+/**
+ * The IN args of a stored inactive job, equal in value to those the replayed job would get
+ * (`jobspec` and `R` read from the store only when a plugin reads them: see StoredJobArgs).
+ */
+export function summaryArgs(id: JobId, s: InactiveSummary, view: StoredView): JobArgs {
+  let loaded: ReturnType<StoredView>;
+  const stored = () => (loaded ??= view());
+  return (s.hasR ? new StoredJobArgsR(id, s, stored) : new StoredJobArgs(id, s, stored)) as unknown as JobArgs;
+}
