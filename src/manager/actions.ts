@@ -28,6 +28,11 @@ export interface ActionDeps {
 export class Actions implements ActionRunner {
   constructor(private readonly d: ActionDeps) {}
 
+  /** Runs `fn` with the alloc queue sorted once at its end (Scheduler.reorderOnce). */
+  reorderOnce(fn: () => void): void {
+    this.d.scheduler.reorderOnce(fn);
+  }
+
   /** `jobtap job kill`: the job's executor signals its processes; false if none is left. */
   signal(job: ActiveJob, signum: number): boolean {
     const executor = job.exec?.released === false ? job.exec.reg.executor : undefined;

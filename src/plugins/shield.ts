@@ -16,9 +16,9 @@ import { STORED_JOBSPEC } from "../manager/summary.js";
  * A deep-frozen copy of JSON data (plain objects and arrays; a jobspec is stored as JSON).
  * About 5x cheaper than structuredClone + freeze for a small jobspec.
  */
-export function frozenCopy<T>(value: T): T {
+export function frozenCopy<T>(value: T, self?: symbol): T {
   if (typeof value !== "object" || value === null) return value;
-  if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy)) as T;
+  if (Array.isArray(value)) return Object.freeze(value.map((v) => frozenCopy(v))) as T;
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(value)) {
     const v = frozenCopy((value as Record<string, unknown>)[k]);
@@ -26,21 +26,31 @@ export function frozenCopy<T>(value: T): T {
     if (k === "__proto__") Object.defineProperty(out, k, { value: v, enumerable: true });
     else out[k] = v;
   }
+  // The copy points to itself under `self` (JobspecShield's key): a copy is its own copy.
+  if (self !== undefined) Object.defineProperty(out, self, { value: out });
   return Object.freeze(out) as T;
 }
 
-/** One per host: the frozen copy of each jobspec object seen, held weakly. */
+/**
+ * One per host: the frozen copy of each jobspec object seen. The copy hangs off the object
+ * under this host's own symbol (non-enumerable: invisible to JSON, keys, spread and clones),
+ * so finding it is a property read; a WeakMap holding 100,000 jobspecs cost more to look up
+ * and to collect than the priority plugin's whole call. Objects that cannot take the
+ * property (frozen by their owner) fall back to the WeakMap.
+ */
 export class JobspecShield {
+  private readonly key = Symbol("jobtap.frozenJobspec");
   private readonly copies = new WeakMap<object, Jobspec>();
 
-  /** The frozen copy of `jobspec` (made on first sight). */
+  /** The frozen copy of `jobspec` (made on first sight); a copy is its own copy. */
   frozen(jobspec: Jobspec): Jobspec {
+    const held = (jobspec as unknown as { [k: symbol]: Jobspec | undefined })[this.key];
+    if (held !== undefined) return held;
     let copy = this.copies.get(jobspec);
-    if (copy === undefined) {
-      copy = frozenCopy(jobspec);
-      this.copies.set(jobspec, copy);
-      this.copies.set(copy, copy);
-    }
+    if (copy !== undefined) return copy;
+    copy = frozenCopy(jobspec, this.key);
+    if (Object.isExtensible(jobspec)) Object.defineProperty(jobspec, this.key, { value: copy });
+    else this.copies.set(jobspec, copy);
     return copy;
   }
 

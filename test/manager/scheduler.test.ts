@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { JobId } from "../../src/manager/ids.js";
 import { jobspec, simManager, submitNow } from "./helpers.js";
 import { JobManager } from "../../src/manager/manager.js";
+import { PRIORITY_UNAVAILABLE } from "../../src/manager/port.js";
+import { fakePort } from "./fake-port.js";
 
 const job = (seconds: number, cores = 1) => jobspec(["true"], { exec: { test: { run_duration: seconds } } }, { cores });
 
@@ -85,5 +87,49 @@ describe("scheduler at scale", () => {
     await s.clock.advance(0);
     expect(s.mgr.jobs({ states: ["RUN"] })).toHaveLength(2500);
     expect(JobManager.internals(s.mgr).scheduler.pending()).toEqual([]);
+  });
+});
+
+describe("reprioritize-all", () => {
+  it("leaves the queue in priority order, jobs entering SCHED during the call included", async () => {
+    // Priorities by a rule known to the test; 300 jobs wait behind one running job.
+    const rule = new Map<JobId, number>();
+    let round = 0;
+    // Before the reprioritize: the first 200 submitted get 1000, the rest wait unavailable.
+    let seen = 0;
+    const priorityOf = (id: JobId) => {
+      if (round === 0 && !rule.has(id)) rule.set(id, seen++ < 200 ? 1000 : PRIORITY_UNAVAILABLE);
+      return rule.get(id)!;
+    };
+    let port!: ReturnType<ReturnType<typeof fakePort>>;
+    const s = await simManager({
+      resources: { cores: 1 },
+      plugins: (m) =>
+        (port = fakePort({
+          "job.state.priority": (a) => ({ priority: priorityOf(a.id) }),
+          "job.priority.get": (a) => ({ priority: priorityOf(a.id) }),
+        })(m)),
+    });
+    const submitted = s.mgr.submitMany(Array.from({ length: 300 }, () => ({ jobspec: job(3600) })));
+    await s.clock.advance(10);
+    const ids = (await submitted) as Array<{ id: JobId }>;
+    const running = ids[0]!.id;
+    expect(s.mgr.job(running).state).toBe("RUN");
+    // The last 100 wait in PRIORITY (priority unavailable) until the reprioritize below.
+    expect(ids.slice(200).every(({ id }) => s.mgr.job(id).state === "PRIORITY")).toBe(true);
+    round = 1;
+    ids.forEach(({ id }, i) => rule.set(id, 1 + ((i * 7919) % 997)));
+    port.mgr!.reprioritizeAll();
+    const expected = ids
+      .map(({ id }) => id)
+      .filter((id) => id !== running)
+      .sort((a, b) => priorityOf(b) - priorityOf(a) || (a < b ? -1 : 1));
+    expect(JobManager.internals(s.mgr).scheduler.pending()).toEqual(expected);
+    expect(expected.every((id) => s.mgr.job(id).priority === priorityOf(id))).toBe(true);
+    // And the next job to run is the head of that order.
+    s.mgr.cancel(running);
+    await s.clock.advance(10);
+    await s.clock.advance(0);
+    expect(s.mgr.job(expected[0]!).state).toBe("RUN");
   });
 });
