@@ -139,10 +139,15 @@ export class Engine {
    * Posts an event to a job's mailbox. If the job is idle and not held, the event and every
    * event it causes for this job are processed before this returns (a synchronous cascade).
    */
-  post(job: ActiveJob, name: string, context?: Record<string, unknown>): void {
-    job.queue.push(this.entry(name, context));
+  post(job: ActiveJob, name: string, context?: Record<string, unknown>, origin?: string): void {
+    const e = this.entry(name, context);
+    if (origin !== undefined) this.origins.set(e, origin);
+    job.queue.push(e);
     this.drain(job);
   }
+
+  /** Who posted an event from outside the manager (a plugin), for its error if it fails. */
+  private readonly origins = new WeakMap<EventEntry, string>();
 
   /** Runs queued events until the mailbox is empty, the job is held, or already running. */
   drain(job: ActiveJob): void {
@@ -178,7 +183,11 @@ export class Engine {
     // same rules to a copy for replay and tests.
     const error = applyEvent(job.core, e);
     if (error !== undefined) {
-      this.log("error", `job ${formatJobId(job.core.id)}: ${error}`);
+      const origin = this.origins.get(e);
+      // The manager's own state event, queued before a fatal exception (a plugin's, say)
+      // ended the job, is stale rather than wrong.
+      const stale = origin === undefined && job.core.endEvent?.name === "exception";
+      this.log(stale ? "debug" : "error", `job ${formatJobId(job.core.id)}: ${error}${origin === undefined ? "" : ` (posted by ${origin})`}`);
       if (e.name === "alloc") this.actions.allocRefused(job);
       return;
     }

@@ -108,21 +108,21 @@ export class ManagerPortImpl implements ManagerPort {
     return [...this.e.active.values()].filter((j) => j.core.state !== "NEW").map((j) => this.e.args(j));
   }
 
-  postEvent(id: JobId, name: string, context?: Record<string, unknown>): void {
+  postEvent(id: JobId, name: string, context?: Record<string, unknown>, origin?: string): void {
     if (typeof name !== "string" || name.length === 0 || /\s/.test(name)) {
       throw new JobtapError(ErrorCode.BAD_EVENT, `job ${formatJobId(id)}: invalid event name ${JSON.stringify(name)}`);
     }
     const job = this.job(id);
     this.e.checkRoom(job);
-    this.e.post(job, name, context);
+    this.e.post(job, name, context, origin);
   }
 
-  raiseException(id: JobId, type: string, severity: number, note: string): void {
+  raiseException(id: JobId, type: string, severity: number, note: string, origin?: string): void {
     const job = this.job(id);
     if (severity === 0 && this.e.processedInNew(job)) throw this.badState(job, "fatal job exception was posted in NEW state");
     const n = note.length > NOTE_MAX ? `${note.slice(0, NOTE_MAX - 1)}+` : note;
     // Flux records the instance owner as the raiser of a plugin's exception.
-    this.e.raise(job, type, severity, n, { userid: this.owner });
+    this.e.post(job, "exception", { type, severity, note: n, userid: this.owner }, origin);
   }
 
   dependencyAdd(id: JobId, description: string): void {

@@ -168,8 +168,9 @@ export interface ManagerPort {
    * Optional: bare fakes lack it.
    */
   submitJob?(jobspec: Jobspec, opts: PluginSubmitOptions): Promise<JobId>;
-  postEvent(id: JobId, name: string, context?: Record<string, unknown>): void;
-  raiseException(id: JobId, type: string, severity: number, note: string): void;
+  /** `origin` (e.g. "plugin NAME") is named in the error if the event cannot be applied. */
+  postEvent(id: JobId, name: string, context?: Record<string, unknown>, origin?: string): void;
+  raiseException(id: JobId, type: string, severity: number, note: string, origin?: string): void;
   /** NEW or DEPEND only. See docs/semantics.md for the duplicate rule. */
   dependencyAdd(id: JobId, description: string): void;
   dependencyRemove(id: JobId, description: string): void;

@@ -360,9 +360,11 @@ function jobApi(host: ContextHost, rec: PluginRecord, g: Guards): JobApi {
     },
     dependencyAdd: (id, d) => job("dependencyAdd", id, (m) => m.dependencyAdd(id, d)),
     dependencyRemove: (id, d) => job("dependencyRemove", id, (m) => m.dependencyRemove(id, d)),
+    // The plugin's name travels with the event: if the manager cannot apply it later (the
+    // job moved on meanwhile), its error names who posted it.
     raiseException: (id, type, severity, note) =>
-      job("raiseException", id, (m) => m.raiseException(id, type, severity, note)),
-    postEvent: (id, name, context) => job("postEvent", id, (m) => m.postEvent(id, name, context)),
+      job("raiseException", id, (m) => m.raiseException(id, type, severity, note, `plugin ${rec.name}`)),
+    postEvent: (id, name, context) => job("postEvent", id, (m) => m.postEvent(id, name, context, `plugin ${rec.name}`)),
     subscribe(id) {
       job("subscribe", id, (m) => activeOrThrow(m, id));
       host.subscribe(rec, id);

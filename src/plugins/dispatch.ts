@@ -204,7 +204,7 @@ export class Dispatcher {
       },
       raise: (plugin, topic, id, note) => {
         try {
-          this.deps.manager()?.raiseException(id, topic, 4, note);
+          this.deps.manager()?.raiseException(id, topic, 4, note, `plugin ${plugin.name}`);
         } catch (e) {
           this.report("warn", `${label(plugin, topic, id)}: ${msg(e)}`);
         }
