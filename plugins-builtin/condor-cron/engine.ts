@@ -146,6 +146,7 @@ export class CronEngine {
 
   private create(kind: CronKind, c: CronJobConfig): CronJob {
     const job = new CronJob(kind, c);
+    for (const n of c.notes ?? []) this.p.log.warn(`${job.label}: ${n}`);
     if (c.metrics !== undefined) {
       if (kind === "startd") job.monitor = new Metrics(c.metrics, (m) => this.p.log.warn(m));
       else this.p.log.warn(`${job.label}: METRICS applies to startd cron jobs only; ignored`);

@@ -35,6 +35,8 @@ export interface CronJobConfig {
   slots?: number[];
   metrics?: { kind: "SUM" | "PEAK"; name: string }[];
   configValProg?: string;
+  /** Knobs read and ignored, for the log (a PERIOD of a OneShot job, a bad METRICS item). */
+  notes?: string[];
 }
 
 /** The jobs of one cron manager. */
@@ -164,6 +166,10 @@ function readJob(config: CondorConfig, prefix: CronPrefix, name: string): CronJo
   return addOptional(config, job, knob, where) ?? job;
 }
 
+function note(job: CronJobConfig, text: string): void {
+  (job.notes ??= []).push(text);
+}
+
 /** Fills the optional items; returns a skip reason when one is invalid. */
 function addOptional(
   config: CondorConfig,
@@ -172,7 +178,9 @@ function addOptional(
   where: (item: string) => string,
 ): string | undefined {
   const periodText = config.get(knob("PERIOD"));
-  if (periodText !== undefined && job.mode !== "OneShot" && job.mode !== "OnDemand") {
+  if (periodText !== undefined && (job.mode === "OneShot" || job.mode === "OnDemand")) {
+    note(job, `${knob("PERIOD")}${where("PERIOD")} is ignored for a ${job.mode} job`);
+  } else if (periodText !== undefined) {
     const period = parseCronPeriod(periodText);
     if (period === undefined) return `${knob("PERIOD")} = ${periodText}${where("PERIOD")} is not a period (N, Ns, Nm, Nh)`;
     job.period = period;
@@ -198,9 +206,11 @@ function addOptional(
   }
   const slots = config.getList(knob("SLOTS"));
   if (slots.length > 0 && slots.every((s) => /^\d+$/.test(s))) job.slots = slots.map(Number);
-  const metrics = config.getList(knob("METRICS")).map((m) => /^(SUM|PEAK):(\w+)$/i.exec(m));
-  if (metrics.length > 0 && metrics.every((m) => m !== null)) {
-    job.metrics = metrics.map((m) => ({ kind: m![1]!.toUpperCase() as "SUM" | "PEAK", name: m![2]! }));
+  // Each METRICS item on its own, as HTCondor: a bad one is noted and dropped, the rest kept.
+  for (const item of config.getList(knob("METRICS"))) {
+    const m = /^(SUM|PEAK):(\w+)$/i.exec(item);
+    if (m) (job.metrics ??= []).push({ kind: m[1]!.toUpperCase() as "SUM" | "PEAK", name: m[2]! });
+    else note(job, `${knob("METRICS")}${where("METRICS")}: item ${JSON.stringify(item)} is not SUM:<Name> or PEAK:<Name>; ignored`);
   }
   const prog = config.get(knob("CONFIG_VAL_PROG"));
   if (prog !== undefined) job.configValProg = prog;

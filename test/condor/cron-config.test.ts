@@ -45,7 +45,18 @@ describe("the seed startd/schedd/benchmark cron example", () => {
     const t = cronTableFromConfig(example, "SCHEDD_CRON_");
     expect(t.maxJobLoad).toBe(0.1);
     expect(t.jobs).toEqual([
-      { ...base, name: "test", executable: "/modules/test", mode: "OneShot", reconfigRerun: true, prefix: "test_", kill: true, args: ["abc", "123"], jobLoad: 0.01 },
+      {
+        ...base,
+        name: "test",
+        executable: "/modules/test",
+        mode: "OneShot",
+        reconfigRerun: true,
+        prefix: "test_",
+        kill: true,
+        args: ["abc", "123"],
+        jobLoad: 0.01,
+        notes: [`SCHEDD_CRON_test_PERIOD (${fileURLToPath(new URL("./fixtures/cron-example.config", import.meta.url))}:62) is ignored for a OneShot job`],
+      },
     ]);
   });
 });
@@ -65,7 +76,7 @@ describe("cron job validation", () => {
         "STARTD_CRON_OK_PERIOD = 0",
         'STARTD_CRON_OK_ENV = "A=1 B=\'two words\'"',
         "STARTD_CRON_OK_SLOTS = 1, x",
-        "STARTD_CRON_OK_METRICS = SUM:Cpus, PEAK:Memory",
+        "STARTD_CRON_OK_METRICS = SUM:Cpus, PEAK:Memory, MAX:Disk",
         "STARTD_CRON_BADCOND_EXECUTABLE = /x",
         "STARTD_CRON_BADCOND_MODE = OneShot",
         "STARTD_CRON_BADCOND_CONDITION = (a ==",
@@ -87,6 +98,7 @@ describe("cron job validation", () => {
       period: 0,
       env: { A: "1", B: "two words" },
       metrics: [{ kind: "SUM", name: "Cpus" }, { kind: "PEAK", name: "Memory" }],
+      notes: ['STARTD_CRON_ok_METRICS (cron.cfg:12): item "MAX:Disk" is not SUM:<Name> or PEAK:<Name>; ignored'],
     });
     expect(t.jobs[0]!.slots).toBeUndefined();
   });
