@@ -329,7 +329,10 @@ describe("condor-cron: resource monitors (METRICS)", () => {
     const samples = (a: [string, number], b: [string, number], c: string) => writeFileSync(sample, record("GPU0", 1, ...a) + record("GPU1", 1, ...b) + record("GPU2", 2, c));
     samples(["3", 100], ["4", 200], "5");
     const exe = script("monitor", `cat ${sample}`);
-    const t = (h = await cronHost({ startd: { jobs: { gpus: { executable: exe, period: "10s", metrics: ["SUM:GPUs", "PEAK:GPUsMemory"] } } } }, 2));
+    const t = (h = await cronHost({ startd: { jobs: { gpus: { executable: exe, period: "10s", metrics: ["SUM:GPUs", "PEAK:GPUsMemory", "MAX:Disk"] } } } }, 2));
+    expect(t.log.filter((l) => l.includes("MAX:Disk"))).toEqual([
+      'warn: condor-cron: startd cron job gpus: STARTD_CRON_gpus_METRICS (conf.startd.jobs.gpus.metrics): item "MAX:Disk" is not SUM:<Name> or PEAK:<Name>; ignored',
+    ]);
     const t0 = t.clock.now();
     /**
      * Moves the clock to t0 + `s` seconds (a period's start), then lets the run finish in
