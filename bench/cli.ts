@@ -15,14 +15,13 @@
  * socket path, not this machine's core count. Progress goes to stderr; the last stdout
  * line is the JSON result.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { connectDaemon, type DaemonClient } from "../src/server/client.js";
+import { BIN, startDaemon, stopDaemon } from "./lib/daemon.js";
 
-const BIN = fileURLToPath(new URL("../../bin/jobtap", import.meta.url));
 
 interface BenchArgs {
   jobs: number;
@@ -69,25 +68,6 @@ function run(env: NodeJS.ProcessEnv, file: string, args: string[]): Promise<stri
     c.stderr.on("data", (d) => (err += d.toString()));
     c.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`${file} ${args.join(" ")}: ${err}`))));
   });
-}
-
-async function startDaemon(statedir: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const config = join(statedir, "bench.toml");
-  writeFileSync(config, `[resources]\ncores = 100000\n`);
-  const child = spawn(process.execPath, [BIN, "daemon", "--statedir", statedir, "--config", config], {
-    env,
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  const socket = join(statedir, "jobtap.sock");
-  const client = connectDaemon(socket);
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (existsSync(socket) && (await client.call("ping", {}).then(() => true, () => false))) break;
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error("bench cli: the daemon did not start");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  client.close();
-  return child;
 }
 
 async function activeCount(client: DaemonClient): Promise<number> {
@@ -138,9 +118,7 @@ export async function main(argv: string[]): Promise<void> {
     );
   } finally {
     client.close();
-    const exited = new Promise((r) => daemon.once("exit", r));
-    daemon.kill("SIGTERM");
-    await exited;
+    await stopDaemon(daemon);
     rmSync(statedir, { recursive: true, force: true });
   }
 }
