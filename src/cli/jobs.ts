@@ -6,8 +6,9 @@
 import { ACTIVE, PENDING, RESULTS, RUNNING, STATES } from "../manager/states.js";
 import { optFlag, optInt, optString, parseArgs, usage } from "./args.js";
 import { currentUserid, withDaemon } from "./common.js";
-import { DEFAULT_FORMAT, formatTable } from "./format.js";
-import type { Subcommand } from "./io.js";
+import { DEFAULT_FORMAT, formatTable, type FormatEnv } from "./format.js";
+import type { CliIO, Subcommand } from "./io.js";
+import type { JobView } from "../server/protocol.js";
 import { loadUserTable } from "./users.js";
 
 const OPTIONS = [
@@ -60,9 +61,57 @@ export const jobs: Subcommand = async (argv, io) => {
       ...(limit === undefined ? {} : { limit }),
       ...(constraint === undefined ? {} : { constraint }),
     };
-    const { jobs: list } = await client.call("list", req);
-    if (optFlag(p, "json")) io.stdout(JSON.stringify(list) + "\n");
-    else io.stdout(formatTable(list, format, { users, now: Date.now() / 1000 }, !optFlag(p, "no-header")));
+    // Streamed: rows are printed a chunk at a time as the daemon sends them, so a listing
+    // of 100,000 jobs never sits whole in either process.
+    const out = optFlag(p, "json") ? jsonArrayWriter(io) : tableWriter(io, format, { users, now: Date.now() / 1000 }, !optFlag(p, "no-header"));
+    let chunk: JobView[] = [];
+    await client.stream("list", { ...req, stream: true }, (line) => {
+      chunk.push(line as JobView);
+      if (chunk.length >= PRINT_CHUNK) {
+        out.rows(chunk);
+        chunk = [];
+      }
+    });
+    out.rows(chunk);
+    out.end();
     return 0;
   });
 };
+
+/** Rows printed per write while a listing streams in. */
+const PRINT_CHUNK = 512;
+
+interface ListingWriter {
+  rows(jobs: JobView[]): void;
+  end(): void;
+}
+
+/** The table, header first (printed even when no job is listed). */
+function tableWriter(io: CliIO, format: string, env: FormatEnv, header: boolean): ListingWriter {
+  let headerDue = header;
+  const print = (jobs: JobView[]) => {
+    io.stdout(formatTable(jobs, format, env, headerDue));
+    headerDue = false;
+  };
+  return {
+    rows: (jobs) => {
+      if (jobs.length > 0) print(jobs);
+    },
+    end: () => {
+      if (headerDue) print([]);
+    },
+  };
+}
+
+/** One JSON array, as `JSON.stringify(list)` prints it, written as the rows arrive. */
+function jsonArrayWriter(io: CliIO): ListingWriter {
+  let opened = false;
+  return {
+    rows: (jobs) => {
+      if (jobs.length === 0) return;
+      io.stdout((opened ? "," : "[") + jobs.map((j) => JSON.stringify(j)).join(","));
+      opened = true;
+    },
+    end: () => io.stdout(opened ? "]\n" : "[]\n"),
+  };
+}

@@ -266,6 +266,18 @@ export class JobManager {
     return r.eventlog;
   }
 
+  /**
+   * A job's eventlog and full jobspec together: for an inactive job one store read and
+   * replay instead of one each (listings build a view per job from both).
+   */
+  eventlogAndJobspec(id: JobId): { eventlog: EventEntry[]; jobspec: Jobspec } {
+    const a = this.engine.active.get(id);
+    if (a) return { eventlog: [...a.eventlog], jobspec: a.core.jobspec };
+    const r = this.loadInactive(id);
+    if (!r) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
+    return { eventlog: r.eventlog, jobspec: r.core.jobspec };
+  }
+
   /** A job's full jobspec (environment included: the caller is the owner's library). */
   jobspec(id: JobId): Jobspec {
     const a = this.engine.active.get(id) ?? this.loadInactive(id);

@@ -68,8 +68,13 @@ export interface Methods {
     res: { ids: string[]; errors?: Array<{ index: number; message: string }> };
   };
   list: {
-    /** `constraint`: a ClassAd expression over each job's ad (`condor_q -constraint`). */
-    req: { states?: string[]; results?: string[]; userid?: number; limit?: number; constraint?: string };
+    /**
+     * `constraint`: a ClassAd expression over each job's ad (`condor_q -constraint`).
+     * `stream: true`: the jobs come as JSON lines, one JobView each, written in chunks
+     * between which the daemon serves other requests (`jobtap jobs` over a big store);
+     * no job: the plain reply.
+     */
+    req: { states?: string[]; results?: string[]; userid?: number; limit?: number; constraint?: string; stream?: boolean };
     res: { jobs: JobView[] };
   };
   info: { req: { id: string }; res: { job: JobView; jobspec: Jobspec; R?: unknown } };

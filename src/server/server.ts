@@ -28,6 +28,12 @@ export interface CallContext {
   signal: AbortSignal;
   /** Streams one JSON line to the client; the first call switches the reply to NDJSON. */
   writeLine(value: unknown): void;
+  /**
+   * Resolves once the reply can take more lines: after the client has read what is buffered
+   * (or hung up), else on the next turn of the event loop, so other requests and the
+   * manager run between the chunks of a long stream.
+   */
+  writable(): Promise<void>;
   /** Who is calling, as proven (auth.ts); undefined only for `ping`. */
   caller: Caller | undefined;
 }
@@ -303,6 +309,22 @@ async function runHandler(
       }
       res.write(JSON.stringify(value) + "\n");
     },
+    writable: () =>
+      new Promise<void>((resolve) => {
+        if (res.destroyed || !res.writableNeedDrain) {
+          setImmediate(resolve);
+          return;
+        }
+        // 'drain' can come from a write completing within this same turn: going on from it
+        // directly would chain chunk after chunk without the loop ever reading other sockets.
+        const done = () => {
+          res.off("drain", done);
+          res.off("close", done);
+          setImmediate(resolve);
+        };
+        res.on("drain", done);
+        res.on("close", done);
+      }),
   };
   try {
     const handler = handlers[method] as Handler<MethodName>;

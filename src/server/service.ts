@@ -39,7 +39,11 @@ export function createHandlers(d: ServiceDeps): Handlers {
   return {
     ping: () => ({ version: d.version, pid: process.pid, uptime: (Date.now() - d.startedAt) / 1000 }),
     submit: (req, ctx) => submit(d, req, who(ctx)),
-    list: (req) => ({ jobs: list(m, req) }),
+    list: (req, ctx) => {
+      const listing = list(m, req);
+      if (req.stream === true) return streamList(listing, ctx);
+      return { jobs: listing.views.map(listing.full) };
+    },
     info: (req, ctx) => {
       const id = jobId("info", req.id);
       const info = m.job(id);
@@ -216,7 +220,15 @@ function expand(jobspecs: unknown[], count: unknown): unknown[] {
 /** The largest `count` one request may ask for (as `--cc` accepts). */
 const MAX_COUNT = 1_000_000;
 
-function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?: unknown; limit?: unknown; constraint?: unknown }): JobView[] {
+/** The jobs a `list` request selects, in listing order, and how to build each one's full view. */
+interface Listing {
+  /** Sorted and limited; a running job's view is already full, the others are light. */
+  views: JobView[];
+  /** The full view of a listed job (for an inactive job, a store read). */
+  full: (view: JobView) => JobView;
+}
+
+function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?: unknown; limit?: unknown; constraint?: unknown }): Listing {
   const states = (req.states === undefined ? [...STATES] : strList("list", "states", req.states)) as State[];
   for (const s of states) if (!(STATES as readonly string[]).includes(s)) bad("list", `unknown state "${s}"`);
   const results = req.results === undefined ? [] : strList("list", "results", req.results);
@@ -234,15 +246,41 @@ function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?
   const rows = filtered.map((info) => ({
     id: info.id as bigint,
     info,
-    view: info.state === "RUN" || info.state === "CLEANUP" ? fullView(m, info) : jobView(info, undefined, undefined),
+    view: isRunning(info) ? fullView(m, info) : jobView(info, undefined, undefined),
   }));
   const infoOf = new Map(rows.map((r) => [r.view, r.info]));
-  return sortForListing(rows)
-    .slice(0, limit)
-    .map((v) => {
+  return {
+    views: sortForListing(rows).slice(0, limit),
+    full: (v) => {
       const info = infoOf.get(v)!;
-      return info.state === "RUN" || info.state === "CLEANUP" ? v : fullView(m, info);
-    });
+      return isRunning(info) ? v : fullView(m, info);
+    },
+  };
+}
+
+function isRunning(info: { state: State }): boolean {
+  return info.state === "RUN" || info.state === "CLEANUP";
+}
+
+/** Jobs per chunk of a streamed listing: the daemon serves others between chunks. */
+const LIST_CHUNK = 256;
+
+/**
+ * A listing as JSON lines, one job each, built as it is sent (an inactive job's view is a
+ * store read), so neither side holds the whole listing's views. A job purged meanwhile is
+ * left out, as it would be had the listing started a moment later.
+ */
+async function streamList(listing: Listing, ctx: CallContext): Promise<void> {
+  const { views, full } = listing;
+  for (let i = 0; i < views.length; i++) {
+    if (ctx.signal.aborted) return;
+    try {
+      ctx.writeLine(full(views[i]!));
+    } catch (e) {
+      if (!isJobtapError(e, ErrorCode.UNKNOWN_JOB)) throw e;
+    }
+    if (i % LIST_CHUNK === LIST_CHUNK - 1) await ctx.writable();
+  }
 }
 
 /** A `condor_q -constraint` test: true iff the expression is boolean-equivalent true over the

@@ -65,7 +65,8 @@ function ntasksOf(jobspec: Jobspec): number {
 
 /** The complete view of one job, reading its eventlog and jobspec from the manager. */
 export function fullView(m: JobManager, info: JobInfo): JobView {
-  return jobView(info, m.eventlog(info.id), m.jobspec(info.id));
+  const { eventlog, jobspec } = m.eventlogAndJobspec(info.id);
+  return jobView(info, eventlog, jobspec);
 }
 
 const PENDING_STATES = new Set(["NEW", "DEPEND", "PRIORITY", "SCHED"]);

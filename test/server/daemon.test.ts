@@ -87,7 +87,7 @@ describe("daemon (in-process)", () => {
     const { ids: held } = await client.call("submit", { jobspecs: [testJob("0s", { queue: "q1" })], count: 40, urgency: 0 });
     const { ids: [urgent] } = await client.call("submit", { jobspecs: [testJob("0s", { queue: "q2" })], urgency: 20 });
     await until(async () => (await view(urgent as string)).state === "SCHED", "job to queue");
-    const eventlogReads = vi.spyOn(daemon!.manager, "eventlog");
+    const eventlogReads = vi.spyOn(daemon!.manager, "eventlogAndJobspec");
     const { jobs } = await client.call("list", { limit: 3 });
     // Pending by priority then submit order, then the running job: full views (queue from
     // the jobspec, t_run from the eventlog) for these rows only.
@@ -99,6 +99,45 @@ describe("daemon (in-process)", () => {
     expect(all.at(-1)).toMatchObject({ id: running, state: "RUN", queue: "q0" });
     expect(all.at(-1)!.t_run).toBeGreaterThanOrEqual(all.at(-1)!.t_submit);
     eventlogReads.mockRestore();
+  });
+
+  it("list with stream: true sends the same jobs as JSON lines, in chunks past the first 256", async () => {
+    await start("[resources]\ncores = 1\n");
+    const { ids } = await client.call("submit", { jobspecs: [testJob("0s")], count: 600, urgency: 0 });
+    const { jobs } = await client.call("list", {});
+    const streamed: unknown[] = [];
+    await client.stream("list", { stream: true }, (line) => streamed.push(line));
+    expect(jobs).toHaveLength(600);
+    expect(streamed).toEqual(jobs);
+    expect(jobs.map((j) => j.id)).toEqual(ids);
+    const limited: unknown[] = [];
+    await client.stream("list", { stream: true, limit: 300, states: ["SCHED"] }, (line) => limited.push(line));
+    expect(limited).toEqual(jobs.slice(0, 300));
+    const none: unknown[] = [];
+    await client.stream("list", { stream: true, states: ["RUN"] }, (line) => none.push(line));
+    expect(none).toEqual([]);
+  });
+
+  it("a streamed listing leaves the daemon serving other clients between its chunks", async () => {
+    await start("[resources]\ncores = 1\n");
+    await client.call("submit", { jobspecs: [testJob("0s")], count: 6000, urgency: 0 });
+    const other = connectDaemon(join(dir, "jobtap.sock"));
+    await other.call("ping", {});
+    // Each listed job's full view is one eventlogAndJobspec call, made as its line is sent.
+    const views = vi.spyOn(daemon!.manager, "eventlogAndJobspec");
+    let viewsWhenPinged: number | undefined;
+    let ping: Promise<unknown> | undefined;
+    let rows = 0;
+    await client.stream("list", { stream: true }, () => {
+      rows++;
+      ping ??= other.call("ping", {}).then(() => (viewsWhenPinged = views.mock.calls.length));
+    });
+    await ping;
+    other.close();
+    views.mockRestore();
+    expect(rows).toBe(6000);
+    // The ping was answered while the daemon was still building the listing's rows.
+    expect(viewsWhenPinged).toBeLessThan(6000);
   });
 
   it("returns rejections and bad fields as coded errors naming what was wrong", async () => {
