@@ -63,8 +63,12 @@ export class Submitter {
     private readonly slots: { exists(n: number): boolean; describe(): string } = { exists: () => true, describe: () => "" },
   ) {}
 
-  /** JSON sizes of jobspec objects already checked (a `--cc` batch shares one object). */
-  private readonly sizes = new WeakMap<object, number>();
+  /**
+   * Jobspec objects already checked against the size limits: a `--cc` batch shares one
+   * object, whose environment (the submitter's whole environment) need not be measured
+   * again for each of its jobs. The limits of a Submitter do not change.
+   */
+  private readonly withinLimits = new WeakSet<object>();
   /** The stored JSON of the job `enter` just admitted, handed to `accept` (one serialization per job). */
   private enteredJson = "";
 
@@ -129,9 +133,10 @@ export class Submitter {
       json = JSON.stringify(jobspec);
       jsonCache?.set(jobspec, json);
     }
-    let size = this.sizes.get(jobspec);
-    if (size === undefined) this.sizes.set(jobspec, (size = Buffer.byteLength(json)));
-    checkJobLimits(jobspec, this.limits, size);
+    if (!this.withinLimits.has(jobspec)) {
+      checkJobLimits(jobspec, this.limits, Buffer.byteLength(json));
+      this.withinLimits.add(jobspec);
+    }
     parseUserAttributes(jobspec);
     if (request.slot !== undefined && !this.slots.exists(request.slot)) {
       throw new JobtapError(ErrorCode.UNKNOWN_SLOT, `jobspec: attributes.system.slot: no slot ${request.slot} on this host (it has ${this.slots.describe()})`);
