@@ -28,7 +28,7 @@ import { Scheduler, type ResourcePool } from "./scheduler.js";
 import { MemoryStore } from "./store/memory.js";
 import { SqliteStore } from "./store/sqlite.js";
 import type { JobStore } from "./store/types.js";
-import { Submitter, type SubmitOptions, type SubmitOutcome } from "./submit.js";
+import { Submitter, type SharedJobspecs, type SubmitOptions, type SubmitOutcome } from "./submit.js";
 import { JobCommands, type RaiseOptions } from "./commands.js";
 import { DEFAULT_JOB_LIMITS, type JobLimits } from "./limits.js";
 import { JobUpdater, type UpdateOptions } from "./update.js";
@@ -166,10 +166,10 @@ export class JobManager {
   /** Submits several jobs as one batch; each gets its own outcome (Flux's per-job errors). */
   async submitMany(jobs: ReadonlyArray<{ jobspec: unknown; opts?: SubmitOptions }>): Promise<SubmitOutcome[]> {
     this.checkOpen();
-    // Jobs of one call often share one jobspec object (`--cc`): serialized once for the store.
+    // Jobs of one call often share one jobspec object (`--cc`): checked and serialized once.
     // The manager never mutates a submitted jobspec, and the caller cannot during this call.
-    const json = new Map<object, string>();
-    const settled = await Promise.allSettled(jobs.map((j) => this.submitter.submit(j.jobspec, j.opts, json)));
+    const shared: SharedJobspecs = new Map();
+    const settled = await Promise.allSettled(jobs.map((j) => this.submitter.submit(j.jobspec, j.opts, shared)));
     return settled.map((s) =>
       s.status === "fulfilled"
         ? { id: s.value }

@@ -8,7 +8,7 @@ import type { Engine } from "./engine.js";
 import { SUBMIT_FLAG } from "./events.js";
 import { type FluidGenerator, type JobId } from "./ids.js";
 import { newActiveJob, type ActiveJob } from "./job.js";
-import { checkJobspec, isPlainObject } from "./jobspec.js";
+import { checkJobspec, isPlainObject, type ResourceRequest } from "./jobspec.js";
 import { checkJobLimits, checkJobsPerUser, DEFAULT_JOB_LIMITS, type JobLimits } from "./limits.js";
 import { parseUserAttributes } from "./jobad.js";
 import type { Jobspec, StackResult } from "./port.js";
@@ -24,6 +24,20 @@ export interface SubmitOptions {
   /** "debug", "waitable", "novalidate" (owner only), or the Flux bit mask. */
   flags?: readonly string[] | number;
 }
+
+/** A jobspec that passed the checks of its own: its resource request and stored JSON. */
+interface CheckedJobspec {
+  jobspec: Jobspec;
+  request: ResourceRequest;
+  json: string;
+}
+
+/**
+ * Jobspec objects checked during one submitMany call: jobs often share one object (`--cc`),
+ * whose environment (the submitter's whole environment) is then measured, and the object
+ * serialized, once. Scoped to the call: the caller cannot change the object meanwhile.
+ */
+export type SharedJobspecs = Map<object, CheckedJobspec>;
 
 /** Outcome of one job of a batch submit. */
 export type SubmitOutcome = { id: JobId } | { error: JobtapError };
@@ -63,12 +77,6 @@ export class Submitter {
     private readonly slots: { exists(n: number): boolean; describe(): string } = { exists: () => true, describe: () => "" },
   ) {}
 
-  /**
-   * Jobspec objects already checked against the size limits: a `--cc` batch shares one
-   * object, whose environment (the submitter's whole environment) need not be measured
-   * again for each of its jobs. The limits of a Submitter do not change.
-   */
-  private readonly withinLimits = new WeakSet<object>();
   /** The stored JSON of the job `enter` just admitted, handed to `accept` (one serialization per job). */
   private enteredJson = "";
 
@@ -76,10 +84,10 @@ export class Submitter {
    * Submits one job. Resolves with its id once the batch holding its eventlog is durable;
    * rejects with JOB_REJECTED (the plugin's errmsg) or a bad-input code.
    */
-  submit(jobspecIn: unknown, opts: SubmitOptions = {}, jsonCache?: Map<object, string>): Promise<JobId> {
+  submit(jobspecIn: unknown, opts: SubmitOptions = {}, shared?: SharedJobspecs): Promise<JobId> {
     let job: ActiveJob;
     try {
-      job = this.enter(jobspecIn, opts, jsonCache);
+      job = this.enter(jobspecIn, opts, shared);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -121,26 +129,15 @@ export class Submitter {
   /**
    * Checks the request, creates the job, processes `submit`; the job is held and admitted.
    * The jobspec is serialized here once (its size is checked, and the same text is what
-   * `accept` stores): left in `enteredJson`. `jsonCache` (one submitMany call) serializes a
-   * jobspec object shared by many jobs once.
+   * `accept` stores): left in `enteredJson`. `shared` (one submitMany call) checks and
+   * serializes a jobspec object shared by many jobs once.
    */
-  private enter(jobspecIn: unknown, opts: SubmitOptions, jsonCache: Map<object, string> | undefined): ActiveJob {
+  private enter(jobspecIn: unknown, opts: SubmitOptions, shared: SharedJobspecs | undefined): ActiveJob {
     const e = this.engine;
     if (e.fatal) throw e.fatal;
-    const { jobspec, request } = checkJobspec(jobspecIn);
-    let json = jsonCache?.get(jobspec);
-    if (json === undefined) {
-      json = JSON.stringify(jobspec);
-      jsonCache?.set(jobspec, json);
-    }
-    if (!this.withinLimits.has(jobspec)) {
-      checkJobLimits(jobspec, this.limits, Buffer.byteLength(json));
-      this.withinLimits.add(jobspec);
-    }
-    parseUserAttributes(jobspec);
-    if (request.slot !== undefined && !this.slots.exists(request.slot)) {
-      throw new JobtapError(ErrorCode.UNKNOWN_SLOT, `jobspec: attributes.system.slot: no slot ${request.slot} on this host (it has ${this.slots.describe()})`);
-    }
+    const known = typeof jobspecIn === "object" && jobspecIn !== null ? shared?.get(jobspecIn) : undefined;
+    const { jobspec, request, json } = known ?? this.checked(jobspecIn);
+    if (known === undefined) shared?.set(jobspec, { jobspec, request, json });
     const urgency = checkUrgency(opts.urgency ?? URGENCY_DEFAULT);
     const userid = opts.userid ?? this.owner;
     const flags = submitFlags(opts.flags);
@@ -158,6 +155,18 @@ export class Submitter {
     e.admit(job);
     this.enteredJson = json;
     return job;
+  }
+
+  /** The checks of a jobspec that depend on it alone (shape, size limits, slot, ClassAd attributes). */
+  private checked(jobspecIn: unknown): CheckedJobspec {
+    const { jobspec, request } = checkJobspec(jobspecIn);
+    const json = JSON.stringify(jobspec);
+    checkJobLimits(jobspec, this.limits, Buffer.byteLength(json));
+    parseUserAttributes(jobspec);
+    if (request.slot !== undefined && !this.slots.exists(request.slot)) {
+      throw new JobtapError(ErrorCode.UNKNOWN_SLOT, `jobspec: attributes.system.slot: no slot ${request.slot} on this host (it has ${this.slots.describe()})`);
+    }
+    return { jobspec, request, json };
   }
 
   /** The job is accepted: it enters the store (`json`: its jobspec as `enter` serialized
