@@ -18,6 +18,7 @@ import { ErrorCode, JobtapError } from "../errors.js";
 import type { TimerHandle } from "../manager/clock.js";
 import type { JobId } from "../manager/ids.js";
 import { PRIORITY_UNAVAILABLE } from "../manager/port.js";
+import { isThenable } from "../manager/steps.js";
 import type { PluginContext } from "./context.js";
 import { importPlugin, pluginShape } from "./loader.js";
 import { compileTopicGlob, type LoadSortOrder } from "./record.js";
@@ -67,8 +68,7 @@ class WorkerSession {
       const mod = await importPlugin({ kind: "file", path: this.task.path }, this.task.seq);
       const shape = pluginShape(mod, this.task.path);
       this.inSetup = true;
-      const r = shape.setup(this.context());
-      if (r instanceof Promise) await r;
+      await shape.setup(this.context());
       this.inSetup = false;
       this.send({
         t: "ready",
@@ -137,7 +137,7 @@ class WorkerSession {
       this.send({ t: "result", seq, result: failure(e) });
       return;
     }
-    if (r instanceof Promise) {
+    if (isThenable(r)) {
       r.then(
         (value: unknown) => this.sendResult(seq, { ok: true, value }),
         (e: unknown) => this.sendResult(seq, failure(e)),
@@ -153,7 +153,7 @@ class WorkerSession {
     const report = (e: unknown) => this.log("warn", `${what}: ${errorData(e, ErrorCode.PLUGIN_CALL).message}`);
     try {
       const r = fn();
-      if (r instanceof Promise) r.catch(report);
+      if (isThenable(r)) r.then(undefined, report);
     } catch (e) {
       report(e);
     }

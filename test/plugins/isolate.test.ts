@@ -48,6 +48,13 @@ describe("isolated plugin containment", () => {
     expect(h.job(after).annotations).toEqual({ misbehave: "ok" });
   });
 
+  it("awaits a handler's thenable that is not a Promise, as in process", async () => {
+    const h = await isolatedHost("iso-misbehave.js");
+    const id = await submit(h, "thenable");
+    await complete(h, id);
+    expect(h.job(id).annotations).toEqual({ misbehave: "thenable" });
+  });
+
   it("labels a handler that throws, as in process; the worker stays", async () => {
     const h = await isolatedHost("iso-misbehave.js");
     const bad = await submit(h, "throw");
