@@ -194,6 +194,15 @@ class Supervisor implements ProcessEvents {
     this.err = new OutputCapture(run.stderrCap);
     this.startedAt = clock.now();
     this.decoder = run.onStdout ? new StringDecoder("utf8") : undefined;
+    // The time limit counts from the request: a spawn helper reports the pid a moment after
+    // the process started, and a limit armed only then could miss the clock moving meanwhile.
+    if (run.timeLimitMs !== Infinity) {
+      this.limitTimer = this.clock.setTimeout(() => this.kill("timeout"), Math.max(0, run.timeLimitMs));
+    }
+    if (run.signal) {
+      if (run.signal.aborted) this.aborted = true;
+      else run.signal.addEventListener("abort", this.onAbort, { once: true });
+    }
   }
 
   spawned(pid: number, release: () => void): void {
@@ -208,13 +217,8 @@ class Supervisor implements ProcessEvents {
         this.note("error", `onSpawn threw (${e instanceof Error ? e.message : String(e)})`);
       }
     }
-    if (run.timeLimitMs !== Infinity) {
-      this.limitTimer = this.clock.setTimeout(() => this.kill("timeout"), Math.max(0, run.timeLimitMs));
-    }
-    if (run.signal) {
-      if (run.signal.aborted) this.kill("abort");
-      else run.signal.addEventListener("abort", this.onAbort, { once: true });
-    }
+    // A limit or abort that came before the pid was known is carried out now.
+    if (this.timedOut || this.aborted) this.signalGroup(this.timedOut ? "timeout" : "abort");
   }
 
   failed(e: SpawnFailure): void {
@@ -282,6 +286,11 @@ class Supervisor implements ProcessEvents {
     if (this.exit || this.timedOut || this.aborted || this.done) return;
     if (why === "timeout") this.timedOut = true;
     else this.aborted = true;
+    if (this.pid !== undefined) this.signalGroup(why);
+  }
+
+  /** SIGTERM to the group now, SIGKILL after the grace period. */
+  private signalGroup(why: "timeout" | "abort"): void {
     const pgid = this.pid!;
     this.note(
       "warn",

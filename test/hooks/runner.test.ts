@@ -92,6 +92,15 @@ describe.each([
     );
   });
 
+  it("the time limit counts from the request: a clock that moves before the pid is known still kills", async () => {
+    const clock = new SimulatedClock();
+    const hook = hookScript(dir, "slow", `echo $$ > "${dir}/slow.pid"; exec sleep 1000`);
+    const result = newRunner({ clock }).run({ path: hook, timeLimitMs: 1_000, checkPath: false });
+    await clock.advance(1_000); // at once: a spawn helper has not reported the process yet
+    const r = ran(await result);
+    expect(r).toMatchObject({ kind: "signaled", signal: "SIGTERM", timedOut: true });
+  });
+
   it("a hang that ignores SIGTERM gets SIGKILL after the grace period, children too", async () => {
     const clock = new SimulatedClock();
     const hook = hookScript(dir, "stubborn", `trap '' TERM; sleep 1000 & echo $! > "${dir}/gc.pid"; while :; do wait; done`);
