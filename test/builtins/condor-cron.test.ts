@@ -1,9 +1,9 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ClassAd, PluginContext } from "../../src/plugin.js";
-import { host, type TestHost } from "./helpers.js";
+import { host, settle, writeScript, type TestHost } from "./helpers.js";
 
 let h: TestHost | undefined;
 let dir: string;
@@ -16,23 +16,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Writes an executable shell script `name` in the temp dir; returns its path. */
-function script(name: string, body: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, `#!/bin/sh\n${body}\n`);
-  chmodSync(path, 0o755);
-  return path;
-}
-
-/** Advances simulated time in small steps, letting real processes run, until `cond` holds. */
-async function settle(t: TestHost, cond: () => boolean, stepMs = 10, realMs = 15_000): Promise<void> {
-  const end = Date.now() + realMs;
-  while (!cond() && Date.now() < end) {
-    await t.advance(stepMs);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  if (!cond()) throw new Error("condition not reached");
-}
+const script = (name: string, body: string): string => writeScript(dir, name, body);
 
 /** Lets real processes run for a while without moving simulated time. */
 async function realWait(t: TestHost, ms: number): Promise<void> {

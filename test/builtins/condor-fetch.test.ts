@@ -1,10 +1,10 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { formatJobId, parseJobId, readHookAds, type ClassAd } from "../../src/plugin.js";
 import type { JobId } from "../../src/manager/ids.js";
-import { host, type TestHost } from "./helpers.js";
+import { host, settle as settleUntil, writeScript, type TestHost } from "./helpers.js";
 
 let h: TestHost | undefined;
 let dir: string;
@@ -17,21 +17,9 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function script(name: string, body: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, `#!/bin/sh\n${body}\n`);
-  chmodSync(path, 0o755);
-  return path;
-}
-
-async function settle(t: TestHost, cond: () => boolean, stepMs = 10, realMs = 15_000): Promise<void> {
-  const end = Date.now() + realMs;
-  while (!cond() && Date.now() < end) {
-    await t.advance(stepMs);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  if (!cond()) throw new Error(`condition not reached; log:\n${t.log.slice(0, 30).join("\n")}\nfiles: ${readdirSync(dir).join(" ")}`);
-}
+const script = (name: string, body: string): string => writeScript(dir, name, body);
+const settle = (t: TestHost, cond: () => boolean, stepMs = 10, realMs = 15_000): Promise<void> =>
+  settleUntil(t, cond, stepMs, realMs, () => `log:\n${t.log.slice(0, 30).join("\n")}\nfiles: ${readdirSync(dir).join(" ")}`);
 
 const lines = (path: string) => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((l) => l !== "") : []);
 const attr = (ad: ClassAd | undefined, name: string) => (ad?.has(name) ? ad.evaluate(name) : undefined);

@@ -1,5 +1,7 @@
 /** Shared set-up for builtin plugin scenarios: a real in-memory manager with every builtin. */
 import { createTestHost, type TestHost, type TestHostOptions, type TestJob } from "../../src/plugins/testhost.js";
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { ErrorCode, isJobtapError } from "../../src/errors.js";
 import type { JobId } from "../../src/manager/ids.js";
 
@@ -33,4 +35,25 @@ export function exceptions(h: TestHost, id: JobId): string[] {
     .eventlog(id)
     .filter((e) => e.name === "exception")
     .map((e) => `${String(e.context?.type)}:${String(e.context?.severity)}:${String(e.context?.note)}`);
+}
+
+/** Writes an executable shell script `name` in `dir`; returns its path. */
+export function writeScript(dir: string, name: string, body: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, `#!/bin/sh\n${body}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+/**
+ * Advances simulated time in steps of `stepMs`, letting real processes run, until `cond`
+ * holds; fails after `realMs` of real time, with `detail()` in the message when given.
+ */
+export async function settle(t: TestHost, cond: () => boolean, stepMs = 10, realMs = 15_000, detail?: () => string): Promise<void> {
+  const end = Date.now() + realMs;
+  while (!cond() && Date.now() < end) {
+    await t.advance(stepMs);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  if (!cond()) throw new Error(detail ? `condition not reached; ${detail()}` : "condition not reached");
 }

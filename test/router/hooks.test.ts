@@ -1,10 +1,10 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { printOldAd } from "../../src/plugin.js";
 import { formatJobId } from "../../src/manager/ids.js";
-import type { TestHost } from "../builtins/helpers.js";
+import { settle as settleUntil, writeScript, type TestHost } from "../builtins/helpers.js";
 import { attr, copies, copiesOf, routeRows, routerHost, submitRoutable, until } from "./helpers.js";
 
 let h: TestHost | undefined;
@@ -18,23 +18,9 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** An executable shell script in the temp dir. */
-function script(name: string, body: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, `#!/bin/sh\n${body}\n`);
-  chmodSync(path, 0o755);
-  return path;
-}
-
-/** Lets real hook processes run while simulated time moves in small steps. */
-async function settle(t: TestHost, cond: () => boolean, realMs = 15_000): Promise<void> {
-  const end = Date.now() + realMs;
-  while (!cond() && Date.now() < end) {
-    await t.advance(200);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  if (!cond()) throw new Error("condition not reached");
-}
+const script = (name: string, body: string): string => writeScript(dir, name, body);
+/** Lets real hook processes run while simulated time moves in 200 ms steps. */
+const settle = (t: TestHost, cond: () => boolean, realMs = 15_000): Promise<void> => settleUntil(t, cond, 200, realMs);
 
 const read = (name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), "utf8") : undefined);
 const ROUTE = { R: { transform: 'REQUIREMENTS WantJobRouter\nGridResource = "local"\n' } };
