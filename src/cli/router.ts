@@ -24,7 +24,8 @@ interface StatusRow {
   grid_resource: string;
 }
 
-interface RouteRow {
+/** One route's line of `condor-router.q` (what `jobtap router q` prints). */
+export interface RouteRow {
   name: string;
   grid_resource: string;
   max_jobs: number;

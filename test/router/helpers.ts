@@ -3,6 +3,7 @@ import type { ClassAdValue } from "../../src/plugin.js";
 import { formatJobId, type JobId } from "../../src/manager/ids.js";
 import type { JobInfo } from "../../src/manager/views.js";
 import { host, type TestHost } from "../builtins/helpers.js";
+import type { RouteRow } from "../../src/cli/router.js";
 
 export { until } from "../builtins/helpers.js";
 
@@ -28,18 +29,6 @@ export function copies(h: TestHost): JobInfo[] {
 /** The copies routed from `orig`. */
 export function copiesOf(h: TestHost, orig: JobId): JobInfo[] {
   return copies(h).filter((j) => attr(h, j.id, "RoutedFromJobId") === formatJobId(orig));
-}
-
-export interface RouteRow {
-  name: string;
-  current: number;
-  running: number;
-  idle: number;
-  recent_routed: number;
-  recent_succeeded: number;
-  recent_failed: number;
-  throttle: string;
-  accepting: boolean;
 }
 
 /** The router's per-route summary (`condor-router.q`). */
