@@ -125,8 +125,10 @@ function readAll(res: IncomingMessage): Promise<string> {
 
 async function readLines(res: IncomingMessage, onLine: (line: string) => void): Promise<void> {
   let pending = "";
+  // Decoded as a stream: a character split between two chunks is joined, not mangled.
+  res.setEncoding("utf8");
   for await (const chunk of res) {
-    pending += (chunk as Buffer).toString("utf8");
+    pending += chunk as string;
     let nl: number;
     while ((nl = pending.indexOf("\n")) >= 0) {
       const line = pending.slice(0, nl);
