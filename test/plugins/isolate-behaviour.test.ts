@@ -30,7 +30,13 @@ describe.each([
     await complete(h, id);
     expect(h.job(id).priority).toBe(42);
     expect(h.job(id).annotations).toMatchObject({ behave: "new", phase: "PLUGIN_PHASE", frozen: "yes", aux: true });
-    const q = await h.plugins.query("iso-behaviour.js");
+    // An isolated plugin gets "aux gone" over its port and the query as a pool task: two
+    // channels, so the query may overtake the notification; give the worker a moment.
+    let q = await h.plugins.query("iso-behaviour.js");
+    for (let i = 0; i < 100 && q.destroyed !== 1; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      q = await h.plugins.query("iso-behaviour.js");
+    }
     expect(q.events).toEqual(expect.arrayContaining(["job.event.alloc", "job.event.prolog-start", "job.event.prolog-finish", "job.event.start", "job.event.finish"]));
     // The aux destructor ran when the job went inactive, and wrote persistent state.
     expect(q.destroyed).toBe(1);
