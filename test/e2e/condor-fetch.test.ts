@@ -67,8 +67,11 @@ describe("condor-fetch: the example work source through bin/jobtap daemon", () =
     await waitFor(() => lines(join(ex, "ran.log")).length === 2, 30_000, "both jobs running");
     await d.kill();
     await d.start();
-    const q = JSON.parse(d.cli(["plugin", "query", "condor-fetch"]).stdout) as { slots: Array<{ claim: { job: string | null } | null }> };
-    expect(q.slots.map((s) => s.claim?.job).filter((j) => typeof j === "string")).toHaveLength(2);
+    // The restarted plugin matches its saved claims to their jobs as it starts.
+    const daemon = d;
+    const claimed = () => (JSON.parse(daemon.cli(["plugin", "query", "condor-fetch"]).stdout) as { slots: Array<{ claim: { job: string | null } | null }> }).slots.map((s) => s.claim?.job).filter((j) => typeof j === "string");
+    await waitFor(() => claimed().length === 2, 10_000, "both claims matched").catch(() => {});
+    expect(claimed()).toHaveLength(2);
     writeFileSync(join(ex, "go"), "");
     await waitFor(() => done() === 2, 30_000, "both jobs done");
     expect(lines(join(ex, "ran.log")).sort()).toEqual(["a", "b"]);

@@ -75,7 +75,9 @@ describe("isolated plugins and plugin trace through the daemon", { timeout: 90_0
     const all = new Trace(d, ["--json"]);
     const mine = new Trace(d, ["--plugin", "prio.mjs", "--json"]);
     traces.push(all, mine);
-    const id = await tracedJob(d, () => all.out.includes('"kind":"state"') && mine.out.includes("job.state.priority"));
+    // Live from a job's entry into PRIORITY on, `all` sees that job's priority calls and
+    // transitions whole (the two clients go live at different moments).
+    const id = await tracedJob(d, () => all.out.includes('"state":"PRIORITY"') && mine.out.includes("job.state.priority"));
     await waitFor(() => all.lines().some((r) => r.kind === "state" && r.job === id && r.state === "INACTIVE"), 30_000, "the job to end");
     expect(all.lines()).toEqual(expect.arrayContaining([
       expect.objectContaining({ kind: "call", plugin: "prio.mjs", topic: "job.state.priority", job: id, outcome: "ok", out: { priority: 77 }, async: true }),
