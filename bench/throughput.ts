@@ -16,8 +16,17 @@
  * `fraction_of_store_limit` = end_to_end_per_s / store_limit_jobs_per_s (`builtins_*` for the
  * run with the default builtins).
  *
- * `rss_bytes_per_job` is the growth of RSS (after a full GC) across the memory rounds,
- * divided by the jobs they added: the cost of one more inactive job.
+ * `rss_bytes_per_job` is what one more inactive job costs the process: after the timed round,
+ * MEMORY_ROUNDS more rounds of N jobs each add N inactive jobs; after each (and once before
+ * the first) the bench lets the store's batch flush, runs two full GCs and reads RSS and the
+ * JS heap in use. The figure is the least-squares slope of RSS over the inactive-job count
+ * across those samples (`heap_bytes_per_job`: the same for the JS heap), and
+ * `rss_bytes_per_job_stderr` its standard error. A slope over many samples, not the
+ * difference of two: RSS after a GC still swings by 10–30 MB from sample to sample (pages
+ * freed by V8 and by malloc arenas of the GC and compiler threads are returned to the system
+ * or kept at no fixed moment), which two samples 50,000 jobs apart turned into anything from
+ * 800 to 2,400 B/job. Nothing is excluded: the SQLite page cache, malloc arenas and V8's page
+ * retention all count, as they do for the daemon.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -37,9 +46,36 @@ function gc(): void {
   (runInNewContext("gc") as () => void)();
 }
 
-function rss(): number {
+interface MemorySample {
+  /** Inactive jobs added since the first sample. */
+  jobs: number;
+  rss: number;
+  heap: number;
+}
+
+/** RSS and JS heap in use once the store's batch has flushed, after two full GCs. */
+async function sample(jobs: number): Promise<MemorySample> {
+  await new Promise((r) => setTimeout(r, 100));
   gc();
-  return process.memoryUsage().rss;
+  gc();
+  const m = process.memoryUsage();
+  return { jobs, rss: m.rss, heap: m.heapUsed };
+}
+
+/** Least-squares slope of `y` over `jobs`, with its standard error. */
+function slope(samples: MemorySample[], y: "rss" | "heap"): { slope: number; stderr: number } {
+  const n = samples.length;
+  const mx = samples.reduce((a, s) => a + s.jobs, 0) / n;
+  const my = samples.reduce((a, s) => a + s[y], 0) / n;
+  let sxx = 0;
+  let sxy = 0;
+  for (const s of samples) {
+    sxx += (s.jobs - mx) ** 2;
+    sxy += (s.jobs - mx) * (s[y] - my);
+  }
+  const b = sxy / sxx;
+  const residuals = samples.reduce((a, s) => a + (s[y] - my - b * (s.jobs - mx)) ** 2, 0);
+  return { slope: b, stderr: Math.sqrt(residuals / (n - 2) / sxx) };
 }
 
 interface Round {
@@ -69,8 +105,8 @@ async function round(mgr: JobManager, n: number): Promise<Round> {
   };
 }
 
-/** Rounds of N jobs over which the memory per inactive job is measured. */
-const MEMORY_ROUNDS = 5;
+/** Rounds of N jobs over which the memory per inactive job is measured (see the header). */
+const MEMORY_ROUNDS = 20;
 
 interface Settings {
   n: number;
@@ -81,9 +117,9 @@ interface Settings {
 
 /**
  * Rounds of N jobs: the first warms up (JIT, heap and SQLite cache high-water marks), the
- * second is timed, then MEMORY_ROUNDS more measure memory. RSS per job is the growth across
- * those after full GCs, i.e. what more inactive jobs cost once the transient peak of N
- * in-flight jobs has been paid.
+ * second is timed, then MEMORY_ROUNDS more measure memory. RSS per job is the slope of RSS
+ * over those (see the header), i.e. what more inactive jobs cost once the transient peak of
+ * N in-flight jobs has been paid.
  */
 async function measure(s: Settings): Promise<Record<string, number | string>> {
   const { n, cores, sync } = s;
@@ -103,14 +139,12 @@ async function measure(s: Settings): Promise<Record<string, number | string>> {
     const warm = await round(mgr, n);
     // Memory is measured on untimed rounds after the timed one: forcing GC needs a V8 flag that would
     // otherwise slow the timed rounds down.
-    // One round of N is too small to rise above allocator noise (it often measured 0), so
-    // memory is the growth over MEMORY_ROUNDS more rounds, i.e. MEMORY_ROUNDS × N jobs.
-    const rss0 = rss();
-    const heap0 = process.memoryUsage().heapUsed;
-    for (let i = 0; i < MEMORY_ROUNDS; i++) await round(mgr, n);
-    await new Promise((r) => setTimeout(r, 50));
-    const rss1 = rss();
-    const heap1 = process.memoryUsage().heapUsed;
+    const samples = [await sample(0)];
+    for (let i = 1; i <= MEMORY_ROUNDS; i++) {
+      await round(mgr, n);
+      samples.push(await sample(i * n));
+    }
+    const rssSlope = slope(samples, "rss");
     await mgr.close();
     // The ceiling: the rows this run wrote for N jobs, written again straight through SQLite.
     const limit = measureStoreLimit(join(dir, "jobtap.db"), n, sync);
@@ -119,11 +153,12 @@ async function measure(s: Settings): Promise<Record<string, number | string>> {
       submit_per_s: warm.submit_per_s,
       end_to_end_per_s: warm.end_to_end_per_s,
       cpu_us_per_job: warm.cpu_us_per_job,
-      rss_bytes_per_job: Math.max(0, Math.round((rss1 - rss0) / (n * MEMORY_ROUNDS))),
-      heap_bytes_per_job: Math.max(0, Math.round((heap1 - heap0) / (n * MEMORY_ROUNDS))),
+      rss_bytes_per_job: Math.round(rssSlope.slope),
+      rss_bytes_per_job_stderr: Math.round(rssSlope.stderr),
+      heap_bytes_per_job: Math.round(slope(samples, "heap").slope),
       cold_submit_per_s: cold.submit_per_s,
       cold_end_to_end_per_s: cold.end_to_end_per_s,
-      rss_peak_growth_bytes: Math.max(0, rss0 - rssStart),
+      rss_peak_growth_bytes: Math.max(0, samples[0]!.rss - rssStart),
       cores: JobManager.internals(mgr).scheduler.pool.cores,
       sqlite_synchronous: sync,
       ...limit,
@@ -155,6 +190,7 @@ export async function main(args: string[]): Promise<void> {
       "end_to_end_per_s",
       "cpu_us_per_job",
       "rss_bytes_per_job",
+      "rss_bytes_per_job_stderr",
       "heap_bytes_per_job",
       "store_limit_jobs_per_s",
       "store_chunks_per_job",
