@@ -119,8 +119,8 @@ export class JobManager {
       exists: (n) => n <= scheduler.slots.length,
       describe: () => describeSlots(scheduler.slots),
     });
-    this.commands = new JobCommands(engine, this.owner, (id) => this.inactive.get(id) !== undefined);
-    this.updater = new JobUpdater(engine, this.owner, (id) => this.inactive.get(id) !== undefined, (r) => scheduler.infeasible(r));
+    this.commands = new JobCommands(engine, this.owner, (id) => this.inactive.has(id));
+    this.updater = new JobUpdater(engine, this.owner, (id) => this.inactive.has(id), (r) => scheduler.infeasible(r));
     this.jobAds = new JobAds({
       hostname: hostname(),
       outputDir: outputDirOf(opts),
@@ -251,8 +251,7 @@ export class JobManager {
       (filter.states === undefined || filter.states.includes(s)) && (filter.userid === undefined || filter.userid === uid);
     for (const j of this.engine.active.values()) if (j.core.state !== "NEW" && want(j.core.state, j.core.userid)) out.push(activeInfo(j));
     if (filter.states === undefined || filter.states.includes("INACTIVE")) {
-      const inactive = [...this.inactive.records.values()].filter((r) => want("INACTIVE", r.userid));
-      for (let i = inactive.length - 1; i >= 0; i--) out.push(inactiveInfo(inactive[i]!));
+      for (const r of this.inactive.newestFirst(filter.userid)) out.push(inactiveInfo(r));
     }
     return out;
   }
@@ -369,16 +368,16 @@ export class JobManager {
       for (const id of o.ids) {
         const a = this.engine.active.get(id);
         if (a !== undefined) throw new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(id)}: cannot purge an active job (${a.core.state})`);
-        const r = this.inactive.get(id);
-        if (r === undefined) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `job ${formatJobId(id)}: unknown job`);
-        if (!mine(r.userid)) throw new JobtapError(ErrorCode.PERMISSION_DENIED, `job ${formatJobId(id)}: guests may only purge their own jobs`);
+        const uid = this.inactive.userid(id);
+        if (uid === undefined) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `job ${formatJobId(id)}: unknown job`);
+        if (!mine(uid)) throw new JobtapError(ErrorCode.PERMISSION_DENIED, `job ${formatJobId(id)}: guests may only purge their own jobs`);
       }
       victims = [...new Set(o.ids)];
     } else {
       if (o.ageLimit === undefined && o.numLimit === undefined) {
         throw new JobtapError(ErrorCode.INVALID_ARGUMENT, "purge: give job ids, an age limit or a count limit");
       }
-      const records = [...this.inactive.records.values()].filter((r) => mine(r.userid)); // oldest first
+      const records = [...this.inactive.oldestFirst()].filter((r) => mine(r.userid));
       const cutoff = o.ageLimit === undefined ? -Infinity : this.clock.now() / 1000 - o.ageLimit;
       const overCount = o.numLimit === undefined ? 0 : Math.max(0, records.length - o.numLimit);
       victims = records.filter((r, i) => i < overCount || r.t_clean < cutoff).map((r) => r.id);
@@ -439,7 +438,7 @@ export class JobManager {
 
   /** A cached inactive job replayed from the store (no callbacks), or undefined. */
   private loadInactive(id: JobId): ActiveJob | undefined {
-    if (!this.inactive.get(id)) return undefined;
+    if (!this.inactive.has(id)) return undefined;
     const text = this.engine.batch.storedView(id);
     if (!text) return undefined;
     const r = replayJob(text);

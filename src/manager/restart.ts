@@ -86,7 +86,7 @@ export function replayStore(d: ReplayDeps): Replay {
         continue;
       }
       out.summaries.set(row.id, s);
-      d.inactive.records.set(row.id, recordOf(row.id, s));
+      d.inactive.restore(recordOf(row.id, s));
     }
   }
   // A summary that does not parse is not trusted: that job is replayed in full.
@@ -136,16 +136,7 @@ function storeSummaries(d: ReplayDeps, out: Replay, fresh: Array<{ id: JobId; su
   } catch (err) {
     d.engine.log("error", `cannot store the summaries of ${fresh.length} inactive jobs (they are replayed in full at the next start): ${(err as Error).message}`);
   }
-  let last: JobId | undefined;
-  let sorted = true;
-  for (const id of d.inactive.records.keys()) {
-    if (last !== undefined && id < last) sorted = false;
-    last = id;
-  }
-  if (sorted) return;
-  const records = [...d.inactive.records.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  d.inactive.records.clear();
-  for (const r of records) d.inactive.records.set(r.id, r);
+  d.inactive.sortById();
 }
 
 /** One replayed job into the inactive cache (returns its summary), or active with its resources reserved. */
@@ -154,7 +145,7 @@ function admitReplayed(d: ReplayDeps, r: { core: JobCore; eventlog: EventEntry[]
   job.eventlog = r.eventlog;
   if (r.core.state === "INACTIVE") {
     const s = summaryOf(job);
-    d.inactive.records.set(r.core.id, recordOf(r.core.id, s));
+    d.inactive.restore(recordOf(r.core.id, s));
     return s;
   }
   restoreRuntimeFlags(job);
@@ -179,7 +170,7 @@ export interface RestartDeps extends ReplayDeps {
 export async function restartCallbacks(d: RestartDeps, replay: Replay, loadInactive: (id: JobId) => ActiveJob | undefined): Promise<void> {
   const e = d.engine;
   if (e.port.matches("job.inactive-add") || e.port.matches("job.destroy")) {
-    for (const id of d.inactive.records.keys()) {
+    for (const id of d.inactive.ids()) {
       const s = replay.summaries.get(id);
       if (s === undefined) continue;
       // The jobspec and R are read from the store only if a plugin reads them.
