@@ -7,10 +7,11 @@
  * entry per line, until the job is inactive or the client hangs up.
  *
  * Job ids cross the wire as f58 strings (JSON has no 64-bit integers); the daemon accepts any
- * encoding `parseJobId` does. Who calls is never taken from a request: the client first
- * proves its uid (`auth.challenge`, `auth.prove`: see auth.ts) and sends the token it got
- * in an `authorization: Bearer TOKEN` header; every method except `ping` and the two auth
- * methods needs it (see docs/cli.md, "Who may do what").
+ * encoding `parseJobId` does. Who calls is never taken from a request: the client proves
+ * its uid with a proof file named in its first request (`authorization: Proof NONCE`, or
+ * in two steps with `auth.challenge` and `auth.prove`: see auth.ts) and sends the token it
+ * got in an `authorization: Bearer TOKEN` header; every method except `ping` and the two
+ * auth methods needs one of the two (see docs/cli.md, "Who may do what").
  */
 import type { EventEntry, Jobspec } from "../manager/port.js";
 
@@ -127,6 +128,9 @@ export interface Methods {
   /** Step 3: the proof file is checked; the token authenticates later requests. */
   "auth.prove": { req: { nonce: string }; res: { token: string; userid: number } };
 }
+
+/** The reply header carrying the token a `Proof` authorization earned (lowercase, as Node reads it). */
+export const TOKEN_HEADER = "x-jobtap-token";
 
 /** Methods the socket server answers itself (authentication), not the service handlers. */
 export type AuthMethod = "auth.challenge" | "auth.prove";

@@ -15,6 +15,7 @@ import {
   API_PREFIX,
   DEFAULT_MAX_REQUEST_BYTES,
   PUBLIC_METHODS,
+  TOKEN_HEADER,
   isMethodName,
   type AuthMethod,
   type MethodName,
@@ -263,21 +264,37 @@ async function serveRequest(req: IncomingMessage, res: ServerResponse, s: Served
     sendError(res, 400, protocolError(`${method}: request body must be a JSON object`));
     return;
   }
-  const caller = s.auth.caller(bearer(req.headers.authorization));
+  let caller: Caller | undefined;
+  try {
+    caller = authorize(req.headers.authorization, s.auth, res);
+  } catch (e) {
+    const data = toErrorData(e);
+    sendError(res, HTTP_STATUS[data.code] ?? 500, data);
+    return;
+  }
   if (caller === undefined && !PUBLIC_METHODS.includes(method)) {
     sendError(res, 401, {
       code: ErrorCode.NOT_AUTHENTICATED,
-      message: `${method}: not authenticated (prove your uid with auth.challenge and auth.prove first)`,
+      message: `${method}: not authenticated (prove your uid first: an authorization: Proof header, or auth.challenge and auth.prove)`,
     });
     return;
   }
   await runHandler(method, params, res, authHandlers(handlers, s.auth), signal, caller);
 }
 
-/** The token of an `authorization: Bearer TOKEN` header. */
-function bearer(header: string | undefined): string | undefined {
-  const m = header === undefined ? null : /^Bearer\s+(\S+)$/.exec(header);
-  return m ? m[1] : undefined;
+/**
+ * The caller an `authorization` header stands for: `Bearer TOKEN` (a token from an earlier
+ * proof) or `Proof NONCE` (a proof file written for this request: checked now, and the
+ * token for later requests goes back in the `x-jobtap-token` header). Throws
+ * PERMISSION_DENIED for a proof that fails.
+ */
+function authorize(header: string | undefined, auth: Authenticator, res: ServerResponse): Caller | undefined {
+  const m = header === undefined ? null : /^(Bearer|Proof)\s+(\S+)$/.exec(header);
+  if (!m) return undefined;
+  if (m[1] === "Bearer") return auth.caller(m[2]);
+  const { token } = auth.proveOwn(m[2]!);
+  res.setHeader(TOKEN_HEADER, token);
+  return auth.caller(token);
 }
 
 /** The service handlers plus the two auth methods, which the server answers itself. */

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
 import { createAuthenticator, proofText, writeProof, type Authenticator } from "../../src/server/auth.js";
+import { clientNonce } from "../../src/server/proof.js";
 
 const UID = process.getuid?.() ?? 0;
 
@@ -62,5 +63,40 @@ describe("auth: proving a uid by creating a file", () => {
     const link = join(dir, "link.auth");
     symlinkSync(authDir, link);
     expect(() => writeProof(socket, nonce, link)).toThrow("refusing to authenticate");
+  });
+
+  it("a proof under a nonce the client picked (authorization: Proof) proves its owner once, and not when old", () => {
+    auth.close();
+    let now = Date.now();
+    auth = createAuthenticator(socket, UID, false, () => now);
+    const nonce = clientNonce();
+    expect(nonce).toMatch(/^[0-9a-f]{36}$/);
+    expect(clientNonce()).not.toBe(nonce);
+    writeProof(socket, nonce);
+    const { token, userid } = auth.proveOwn(nonce);
+    expect(userid).toBe(UID);
+    expect(auth.caller(token)).toEqual({ userid: UID, owner: true });
+    // The file is consumed: the same nonce again proves nothing.
+    expect(() => auth.proveOwn(nonce)).toThrow("no proof file");
+
+    // A proof file written more than a minute ago is refused (its inode change time).
+    const old = clientNonce();
+    writeProof(socket, old);
+    now += 61_000;
+    expect(() => auth.proveOwn(old)).toThrow("the proof file is too old");
+
+    // The same forgeries as for a challenge's nonce.
+    const authDir = `${socket}.auth`;
+    const victim = join(dir, "victims-file");
+    const linked = clientNonce();
+    writeFileSync(victim, proofText(linked, statSync(authDir)));
+    linkSync(victim, join(authDir, linked));
+    expect(() => auth.proveOwn(linked)).toThrow("not a plain file of one link");
+    const moved = clientNonce();
+    const elsewhere = join(dir, "elsewhere");
+    mkdirSync(elsewhere);
+    writeFileSync(join(authDir, moved), proofText(moved, statSync(elsewhere)));
+    expect(() => auth.proveOwn(moved)).toThrowError(expect.objectContaining({ code: ErrorCode.PERMISSION_DENIED }));
+    expect(() => auth.proveOwn("../../etc/passwd")).toThrow("needs a nonce of 36 hex digits");
   });
 });

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
-import { connect } from "node:net";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -8,6 +8,7 @@ import { ErrorCode, JobtapError } from "../../src/errors.js";
 import { connectDaemon } from "../../src/server/client.js";
 import type { Handlers } from "../../src/server/server.js";
 import { startSocketServer, type SocketServer } from "../../src/server/server.js";
+import { clientNonce, writeProof } from "../../src/server/proof.js";
 
 /** Handlers that answer from a small in-test table, enough to drive the protocol. */
 function testHandlers(onWait: () => void = () => undefined): Handlers {
@@ -177,6 +178,180 @@ describe("socket server", () => {
     await expect(startSocketServer({ socketPath: sock, handlers: testHandlers() })).rejects.toMatchObject({
       message: `another daemon is already serving ${sock}`,
     });
+  });
+});
+
+describe("proving the caller in the request itself", () => {
+  let dir: string;
+  let sock: string;
+  let server: SocketServer | undefined;
+  const callers: Array<number | undefined> = [];
+
+  const start = async () => {
+    const handlers = testHandlers();
+    handlers.submit = (req, ctx) => {
+      callers.push(ctx.caller?.userid);
+      return { ids: req.jobspecs.map((_, i) => `f${i + 1}`) };
+    };
+    server = await startSocketServer({ socketPath: sock, handlers });
+  };
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), "jobtap-proof-"));
+    sock = join(dir, "jobtap.sock");
+    callers.length = 0;
+    await start();
+  });
+  afterEach(async () => {
+    await server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const submitWith = (authorization: string) => {
+    const body = JSON.stringify({ jobspecs: [{}] });
+    return rawExchange(
+      sock,
+      `POST /v1/submit HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  };
+
+  it("serves a request carrying a proof as the proof file's owner and answers a token for later requests", async () => {
+    const nonce = clientNonce();
+    writeProof(sock, nonce);
+    const reply = await submitWith(`Proof ${nonce}`);
+    expect(reply).toMatch(/^HTTP\/1\.1 200/);
+    expect(callers).toEqual([process.getuid?.() ?? 0]);
+    expect(readdirSync(`${sock}.auth`)).toEqual([]); // the proof file was consumed
+    const token = /\r\nx-jobtap-token: (\S+)\r\n/i.exec(reply)?.[1];
+    expect(token).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(await submitWith(`Bearer ${token}`)).toMatch(/^HTTP\/1\.1 200/);
+    // The same proof again, or one never written: refused, and the handler never runs.
+    for (const again of [nonce, clientNonce()]) {
+      const refused = await submitWith(`Proof ${again}`);
+      expect(refused).toMatch(/^HTTP\/1\.1 403/);
+      expect(refused).toContain("authorization: Proof: no proof file");
+      expect(refused).not.toMatch(/x-jobtap-token/i);
+    }
+    expect(callers).toHaveLength(2);
+  });
+
+  it("a client whose daemon restarted reconnects and proves again by itself", async () => {
+    const c = connectDaemon(sock);
+    await c.call("submit", { jobspecs: [{} as never] });
+    await server?.close();
+    await start();
+    // The kept connection is gone and the new daemon does not know the token.
+    expect((await c.call("submit", { jobspecs: [{} as never] })).ids).toEqual(["f1"]);
+    expect(callers).toHaveLength(2);
+    c.close();
+  });
+});
+
+/**
+ * A scripted peer on a real socket, to see what the client sends and how it reads what a
+ * server may legally write: each request's line and authorization header are recorded with
+ * the connection it came on, and `answer` writes the reply (or nothing).
+ */
+async function scriptedPeer(sock: string, answer: (req: { auth: string; conn: number; n: number }, s: Socket) => void) {
+  mkdirSync(`${sock}.auth`, { mode: 0o700 });
+  const seen: Array<{ auth: string; conn: number }> = [];
+  let conns = 0;
+  const server = createServer((s) => {
+    const conn = ++conns;
+    let buf = "";
+    s.on("data", (d) => {
+      buf += d.toString("latin1");
+      for (;;) {
+        const end = buf.indexOf("\r\n\r\n");
+        if (end < 0) return;
+        const head = buf.slice(0, end);
+        const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+        if (buf.length < end + 4 + length) return;
+        buf = buf.slice(end + 4 + length);
+        const auth = /\r\nauthorization: ([^\r]*)/i.exec(head)?.[1] ?? "";
+        seen.push({ auth, conn });
+        answer({ auth, conn, n: seen.length }, s);
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(sock, () => r()));
+  return { seen, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+const json = (s: Socket, status: number, value: unknown, extra = "") => {
+  const text = JSON.stringify(value);
+  s.write(`HTTP/1.1 ${status} X\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n${extra}\r\n${text}`);
+};
+
+describe("the client's side of the wire", () => {
+  let dir: string;
+  let sock: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "jobtap-client-"));
+    sock = join(dir, "jobtap.sock");
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("proves once, then sends the token on one kept connection; after a 401 it proves again", async () => {
+    let tokens = 0;
+    const peer = await scriptedPeer(sock, ({ auth, n }, s) => {
+      if (auth.startsWith("Proof ")) json(s, 200, { result: { ids: [`p${n}`] } }, `x-jobtap-token: T${++tokens}\r\n`);
+      else if (auth === `Bearer T${tokens}` && n !== 4) json(s, 200, { result: { ids: [`b${n}`] } });
+      else json(s, 401, { error: { code: ErrorCode.NOT_AUTHENTICATED, message: "who?" } });
+    });
+    const c = connectDaemon(sock);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(...(await c.call("submit", { jobspecs: [] })).ids);
+    c.close();
+    await peer.close();
+    expect(ids).toEqual(["p1", "b2", "b3", "p5"]);
+    expect(peer.seen.map((r) => r.auth.split(" ")[0])).toEqual(["Proof", "Bearer", "Bearer", "Bearer", "Proof"]);
+    expect(new Set(peer.seen.map((r) => r.conn))).toEqual(new Set([1]));
+    expect(readdirSync(`${sock}.auth`)).toEqual([]); // the client removed its proof files
+  });
+
+  it("sends a request again on a new connection when a kept one was closed before answering", async () => {
+    const peer = await scriptedPeer(sock, ({ conn, n }, s) => {
+      if (conn === 1 && n === 2) s.destroy(); // the server's idle timeout hit just as the request came
+      else json(s, 200, { result: { version: `v${n}`, pid: 1, uptime: 0 } });
+    });
+    const c = connectDaemon(sock);
+    expect((await c.call("ping", {})).version).toBe("v1");
+    expect((await c.call("ping", {})).version).toBe("v3");
+    c.close();
+    await peer.close();
+    expect(peer.seen.map((r) => r.conn)).toEqual([1, 1, 2]);
+  });
+
+  it("reads a chunked stream written in pieces, split inside lines and inside characters", async () => {
+    const lines = [{ id: "ƒ2LuoFx3", n: 1 }, { id: "ƒ2StiMtj", note: "ü€😀".repeat(50) }, { end: true }];
+    const body = Buffer.from(lines.map((l) => JSON.stringify(l) + "\n").join(""));
+    const peer = await scriptedPeer(sock, (_req, s) => {
+      s.write("HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n");
+      const wire: Buffer[] = [];
+      for (let i = 0; i < body.length; i += 7) {
+        const piece = body.subarray(i, i + 7);
+        wire.push(Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from("\r\n"));
+      }
+      wire.push(Buffer.from("0\r\n\r\n"));
+      const all = Buffer.concat(wire);
+      let at = 0;
+      const next = () => {
+        if (at >= all.length) return;
+        s.write(all.subarray(at, at + 5));
+        at += 5;
+        setImmediate(next);
+      };
+      next();
+    });
+    const c = connectDaemon(sock);
+    const got: unknown[] = [];
+    await c.stream("list", { stream: true }, (l) => got.push(l));
+    // The connection is kept after a chunked reply: a second call uses it.
+    await c.stream("list", { stream: true }, () => undefined);
+    c.close();
+    await peer.close();
+    expect(got).toEqual(lines);
+    expect(peer.seen.map((r) => r.conn)).toEqual([1, 1]);
   });
 });
 
