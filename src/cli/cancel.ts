@@ -3,7 +3,8 @@
  * `flux cancel` does.
  */
 import { optString, parseArgs, usage } from "./args.js";
-import { jobIdArg, withDaemon } from "./common.js";
+import { withDaemon } from "./common.js";
+import { jobIdArg } from "./jobid.js";
 import type { Subcommand } from "./io.js";
 
 const OPTIONS = [{ name: "message", short: "m", value: true }];

@@ -4,8 +4,6 @@
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { ErrorCode, JobtapError } from "../errors.js";
-import { formatJobId, parseJobId } from "../manager/ids.js";
 import { connectDaemon, type DaemonClient } from "../server/client.js";
 import type { JobView } from "../server/protocol.js";
 import type { CliIO } from "./io.js";
@@ -49,13 +47,4 @@ export function exitStatusOf(job: JobView): number {
     return signal !== 0 ? 128 + signal : (ws >> 8) & 0xff || 1;
   }
   return 1;
-}
-
-/** A job id argument in any encoding, returned as canonical f58; a USAGE error names it. */
-export function jobIdArg(text: string): string {
-  try {
-    return formatJobId(parseJobId(text));
-  } catch (e) {
-    throw new JobtapError(ErrorCode.USAGE, (e as Error).message);
-  }
 }

@@ -5,7 +5,8 @@
  */
 import type { EventEntry } from "../manager/port.js";
 import { optFlag, parseArgs, usage } from "./args.js";
-import { jobIdArg, withDaemon } from "./common.js";
+import { withDaemon } from "./common.js";
+import { jobIdArg } from "./jobid.js";
 import type { Subcommand } from "./io.js";
 
 const OPTIONS = [{ name: "json" }, { name: "follow", short: "f" }];

@@ -4,7 +4,8 @@
  * does (start it; finish it with a wait status). Only the job's owner may.
  */
 import { parseArgs, usage } from "./args.js";
-import { jobIdArg, withDaemon } from "./common.js";
+import { withDaemon } from "./common.js";
+import { jobIdArg } from "./jobid.js";
 import type { Subcommand } from "./io.js";
 
 const USAGE = "usage: jobtap job-exec-override start ID | finish ID STATUS";

@@ -10,7 +10,8 @@ import { constants } from "node:os";
 import { ErrorCode, JobtapError } from "../errors.js";
 import { parseFSD } from "../manager/fsd.js";
 import { optFlag, optInt, optString, parseArgs, usage } from "./args.js";
-import { jobIdArg, withDaemon } from "./common.js";
+import { withDaemon } from "./common.js";
+import { jobIdArg } from "./jobid.js";
 import type { CliIO, Subcommand } from "./io.js";
 
 const KEYS = ["job", "jobspec", "R"] as const;

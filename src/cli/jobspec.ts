@@ -7,6 +7,7 @@
 import { parseFSD } from "../manager/fsd.js";
 import type { Jobspec } from "../manager/port.js";
 import { usage } from "./args.js";
+import { URGENCY_DEFAULT, URGENCY_EXPEDITE, URGENCY_HOLD, URGENCY_MAX, URGENCY_MIN } from "../manager/states.js";
 
 export interface SubmitSpec {
   command: string[];
@@ -185,4 +186,20 @@ function expandVars(text: string, env: Record<string, string>): string {
 function globToRegExp(glob: string): RegExp {
   const body = glob.replace(/[.+^${}()|\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
   return new RegExp(`^${body}$`);
+}
+
+const NAMED_URGENCY: Record<string, number> = {
+  hold: URGENCY_HOLD,
+  expedite: URGENCY_EXPEDITE,
+  default: URGENCY_DEFAULT,
+};
+
+/** Parses an urgency argument (`jobtap urgency`, `submit --urgency`): 0..31 or one of the names. */
+export function parseUrgency(text: string, what = "urgency"): number {
+  const named = NAMED_URGENCY[text.toLowerCase()];
+  if (named !== undefined) return named;
+  if (!/^\d+$/.test(text) || Number(text) < URGENCY_MIN || Number(text) > URGENCY_MAX) {
+    throw usage(`${what} "${text}": expected ${URGENCY_MIN}..${URGENCY_MAX}, hold, expedite or default`);
+  }
+  return Number(text);
 }

@@ -6,7 +6,6 @@ import { ErrorCode, isJobtapError } from "../errors.js";
 import { parseArgs, takeGlobalOption, usage } from "./args.js";
 import type { CliIO, Subcommand } from "./io.js";
 import { processTerminal } from "./terminal.js";
-import { packageVersion } from "../version.js";
 
 type Loader = () => Promise<Subcommand>;
 
@@ -172,7 +171,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     const p = parseArgs(argv, GLOBAL_OPTIONS, { stopAtPositional: true });
     const [sub, ...args] = p.positionals;
     if (p.options.version === true) {
-      io.stdout(`jobtap ${packageVersion()}\n`);
+      io.stdout(`jobtap ${(await import("../version.js")).packageVersion()}\n`);
       return 0;
     }
     if (p.options.help === true || sub === undefined || sub === "help") {

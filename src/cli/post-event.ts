@@ -3,7 +3,8 @@
  * over the `.post-event` builtin's owner-only service (Flux's job-manager.post-event).
  */
 import { parseArgs, usage } from "./args.js";
-import { jobIdArg, withDaemon } from "./common.js";
+import { withDaemon } from "./common.js";
+import { jobIdArg } from "./jobid.js";
 import type { Subcommand } from "./io.js";
 import { callService, parseJsonArg } from "./plugin.js";
 

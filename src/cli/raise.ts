@@ -3,7 +3,8 @@
  * `flux job raise` does (type defaults to "cancel", severity to 0).
  */
 import { optInt, optString, parseArgs, usage } from "./args.js";
-import { jobIdArg, withDaemon } from "./common.js";
+import { withDaemon } from "./common.js";
+import { jobIdArg } from "./jobid.js";
 import type { Subcommand } from "./io.js";
 
 const OPTIONS = [

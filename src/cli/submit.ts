@@ -6,13 +6,10 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Jobspec } from "../manager/port.js";
 import { optFlag, optInt, optList, optString, parseArgs, usage, type OptionSpec, type ParsedArgs } from "./args.js";
-import { parseUrgency } from "./urgency.js";
 import { exitStatusOf, withDaemon } from "./common.js";
 import { parseIdset } from "./idset.js";
 import type { DaemonClient } from "../server/client.js";
 import type { CliIO, Subcommand } from "./io.js";
-import { ProgressBar } from "./progress.js";
-import { describeEnd } from "./wait.js";
 import {
   applyEnvRules,
   beginTimeDependency,
@@ -20,6 +17,7 @@ import {
   parseDependency,
   parseSetattr,
   parseTimeLimit,
+  parseUrgency,
   setAttribute,
   substituteCc,
   type Dependency,
@@ -76,7 +74,9 @@ export const submit: Subcommand = async (argv, io) => {
   const urgencyArg = optString(p, "urgency");
   const urgency = urgencyArg === undefined ? undefined : parseUrgency(urgencyArg, "--urgency");
   const total = batches.reduce((n, b) => n + (b.count ?? b.jobspecs.length), 0);
-  const bar = (what: string) => (progress ? new ProgressBar(io, total, optFlag(p, "jps"), what) : undefined);
+  // --progress and --wait load their modules only when asked for (a plain submit starts faster).
+  const Bar = progress ? (await import("./progress.js")).ProgressBar : undefined;
+  const bar = (what: string) => (Bar ? new Bar(io, total, optFlag(p, "jps"), what) : undefined);
   return withDaemon(io, async (client) => {
     const ids: string[] = [];
     let status = 0;
@@ -99,6 +99,7 @@ export const submit: Subcommand = async (argv, io) => {
     }
     if (!optFlag(p, "wait")) return status;
     const finished = bar("done");
+    const { describeEnd } = await import("./wait.js");
     for (const id of ids) {
       const { job } = await client.call("wait", { id });
       // A job that could not even run (its command missing, a bad --cwd) says why.

@@ -13,7 +13,8 @@ import { ErrorCode, JobtapError } from "../errors.js";
 import { parseFSD } from "../manager/fsd.js";
 import type { DaemonClient } from "../server/client.js";
 import { optFlag, parseArgs, usage } from "./args.js";
-import { jobIdArg, withDaemon } from "./common.js";
+import { withDaemon } from "./common.js";
+import { jobIdArg } from "./jobid.js";
 import type { Subcommand } from "./io.js";
 import { jsonOrString } from "./jobspec.js";
 

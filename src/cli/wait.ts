@@ -3,7 +3,8 @@
  * their exit statuses (0 when all completed), printing a line for each job that did not.
  */
 import { parseArgs, usage } from "./args.js";
-import { exitStatusOf, jobIdArg, withDaemon } from "./common.js";
+import { exitStatusOf, withDaemon } from "./common.js";
+import { jobIdArg } from "./jobid.js";
 import type { Subcommand } from "./io.js";
 import type { JobView } from "../server/protocol.js";
 

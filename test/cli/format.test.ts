@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_FORMAT, formatTable, parseFormat } from "../../src/cli/format.js";
 import { parseStateFilter } from "../../src/cli/jobs.js";
 import { confFromPairs } from "../../src/cli/plugin.js";
-import { parseUrgency } from "../../src/cli/urgency.js";
+import { parseUrgency } from "../../src/cli/jobspec.js";
 import type { JobView } from "../../src/server/protocol.js";
 import { loadUserTable } from "../../src/cli/users.js";
 
