@@ -2,6 +2,11 @@
  * One user's job history, kept oldest first by (t_submit, id): jobs almost always arrive in
  * submit order, so adding one is an append; only an out-of-order add (restart replay of
  * inactive jobs, a runtime load) binary-searches its place. Queries read it newest first.
+ *
+ * The list is kept in two columns (ids and submit times in typed arrays) rather than an
+ * object per job: every inactive job stays in its user's history until purged, so this is
+ * memory per inactive job (an entry object with its boxed time cost about 60 bytes, the
+ * columns 16).
  */
 import type { JobId } from "jobtap/plugin";
 
@@ -11,29 +16,31 @@ export interface HistoryEntry {
   t_submit: number;
 }
 
-/** True if `a` sorts before `b` (older submit, then smaller id). */
-function before(a: HistoryEntry, b: HistoryEntry): boolean {
-  return a.t_submit < b.t_submit || (a.t_submit === b.t_submit && a.id < b.id);
-}
-
 /** A user's jobs, oldest first, without duplicates. */
 export class UserHistory {
   private readonly ids = new Set<JobId>();
+  private jobIds = new BigUint64Array(0);
+  private times = new Float64Array(0);
+  private n = 0;
 
-  /** `entries` is the backing array (oldest first); tests pass one to count accesses. */
-  constructor(private readonly entries: HistoryEntry[] = []) {}
+  /** `probe`, if given, is called at each entry the list reads (tests count them). */
+  constructor(private readonly probe?: () => void) {}
 
   get size(): number {
-    return this.entries.length;
+    return this.n;
   }
 
   /** Adds a job; false if it is already there. O(1) when it is the newest so far. */
   add(e: HistoryEntry): boolean {
     if (this.ids.has(e.id)) return false;
     this.ids.add(e.id);
-    const n = this.entries.length;
-    if (n === 0 || before(this.entries[n - 1]!, e)) this.entries.push(e);
-    else this.entries.splice(this.firstAfter(e), 0, e);
+    if (this.n === this.times.length) this.grow();
+    const at = this.n === 0 || this.notAfter(this.n - 1, e) ? this.n : this.firstAfter(e);
+    this.jobIds.copyWithin(at + 1, at, this.n);
+    this.times.copyWithin(at + 1, at, this.n);
+    this.jobIds[at] = e.id;
+    this.times[at] = e.t_submit;
+    this.n++;
     return true;
   }
 
@@ -42,25 +49,46 @@ export class UserHistory {
     if (!this.ids.delete(e.id)) return false;
     let i = this.firstAfter(e) - 1;
     // The caller's t_submit should match the stored one; fall back to a scan if not.
-    if (this.entries[i]?.id !== e.id) i = this.entries.findIndex((x) => x.id === e.id);
-    this.entries.splice(i, 1);
+    if (i < 0 || this.jobIds[i] !== e.id) i = this.jobIds.subarray(0, this.n).indexOf(e.id);
+    this.jobIds.copyWithin(i, i + 1, this.n);
+    this.times.copyWithin(i, i + 1, this.n);
+    this.n--;
     return true;
   }
 
   /** The jobs newest first (a copy). */
   newestFirst(): HistoryEntry[] {
-    return this.entries.slice().reverse();
+    const out: HistoryEntry[] = [];
+    for (let i = this.n - 1; i >= 0; i--) out.push({ id: this.jobIds[i] as JobId, t_submit: this.times[i]! });
+    return out;
+  }
+
+  /** True unless the entry at `i` sorts after `e` (by submit time, then id). */
+  private notAfter(i: number, e: HistoryEntry): boolean {
+    this.probe?.();
+    const t = this.times[i]!;
+    return t < e.t_submit || (t === e.t_submit && this.jobIds[i]! <= e.id);
   }
 
   /** Index of the first entry that sorts after `e` (binary search). */
   private firstAfter(e: HistoryEntry): number {
     let lo = 0;
-    let hi = this.entries.length;
+    let hi = this.n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (before(e, this.entries[mid]!)) hi = mid;
-      else lo = mid + 1;
+      if (this.notAfter(mid, e)) lo = mid + 1;
+      else hi = mid;
     }
     return lo;
+  }
+
+  private grow(): void {
+    const size = Math.max(16, this.times.length * 2);
+    const ids = new BigUint64Array(size);
+    ids.set(this.jobIds);
+    const times = new Float64Array(size);
+    times.set(this.times);
+    this.jobIds = ids;
+    this.times = times;
   }
 }
