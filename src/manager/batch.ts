@@ -3,6 +3,10 @@
  * window goes into one `JobStore.commit` transaction; submissions wait for the commit that
  * makes them durable. A failed commit is fatal to the manager, as a KVS commit failure is
  * fatal to Flux's job manager.
+ *
+ * With a store that commits asynchronously (the SQLite store's writer thread), the batch is
+ * handed over at the window and the next window fills meanwhile; the batch's waiters are
+ * released when the store says it is durable, batches in order.
  */
 import { ErrorCode, JobtapError } from "../errors.js";
 import type { Clock, TimerHandle } from "./clock.js";
@@ -28,6 +32,8 @@ export class StoreBatcher {
   private commitWaiters: Array<(err?: JobtapError) => void> = [];
   /** Set once a commit failed; every later write or submission is refused with it. */
   fatal: JobtapError | undefined;
+  /** Settles once every batch handed to an asynchronous store so far is durable or failed. */
+  private durable: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly clock: Clock,
@@ -121,15 +127,31 @@ export class StoreBatcher {
     this.dirty = [];
     this.dirtyIndex = undefined;
     this.commitWaiters = [];
+    if (this.store.commitAsync && !this.fatal) {
+      // An empty batch's waiters still wait for the batches in flight before it.
+      if (!batchIsEmpty(batch)) this.durable = this.store.commitAsync(batch).catch((err: unknown) => this.fail(err));
+      if (waiters.length > 0) void this.durable.then(() => release(waiters, this.fatal));
+      return;
+    }
     if (!batchIsEmpty(batch) && !this.fatal) {
       try {
         this.store.commit(batch);
       } catch (err) {
-        this.fatal = err instanceof JobtapError ? err : new JobtapError(ErrorCode.STORE_WRITE, String(err));
-        this.log("error", `job store commit failed, job manager stopped: ${this.fatal.message}`);
+        this.fail(err);
       }
     }
-    for (const w of waiters) w(this.fatal);
+    release(waiters, this.fatal);
+  }
+
+  /** Resolves once every batch committed so far is durable or has failed (close). */
+  settled(): Promise<void> {
+    return this.durable;
+  }
+
+  private fail(err: unknown): void {
+    if (this.fatal) return;
+    this.fatal = err instanceof JobtapError ? err : new JobtapError(ErrorCode.STORE_WRITE, String(err));
+    this.log("error", `job store commit failed, job manager stopped: ${this.fatal.message}`);
   }
 
   /** Stops the batch timer without writing (used by close after a final commit). */
@@ -137,6 +159,10 @@ export class StoreBatcher {
     if (this.batchTimer) this.clock.clearTimeout(this.batchTimer);
     this.batchTimer = undefined;
   }
+}
+
+function release(waiters: Array<(err?: JobtapError) => void>, err: JobtapError | undefined): void {
+  for (const w of waiters) w(err);
 }
 
 /**

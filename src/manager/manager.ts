@@ -431,7 +431,8 @@ export class JobManager {
     this.executors.close();
     this.engine.batch.commit();
     this.engine.batch.stopTimers();
-    this.store.close();
+    await this.engine.batch.settled();
+    await this.store.close();
   }
 
   // --- inactive jobs, read back from the store on demand --------------------------------
@@ -495,6 +496,12 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   const clock = opts.clock ?? new RealClock();
   const log = opts.log ?? defaultLog;
   const store = openStore(opts, clock.now());
+  try {
+    await store.ready?.();
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   const engine = new Engine({ clock, store, batchWindowMs: opts.batchWindowMs ?? 10, log });
   const post = (id: JobId, name: string, context?: Record<string, unknown>) => {
     const job = engine.active.get(id);

@@ -5,6 +5,11 @@
  * per later window (insert-only: cheaper than rewriting a growing row), keyed (job, batch
  * number) in a clustered WITHOUT ROWID table.
  *
+ * Commits run in a writer thread by default (sqlite-thread.ts): the manager's thread hands a
+ * batch over and goes on; the batch counts as durable when the writer says so. The manager's
+ * connection stays for reads and the rare direct writes (plugin state, lost+found), which
+ * wait on SQLite's busy timeout while the writer holds the lock.
+ *
  * Durability: WAL with `synchronous=NORMAL` by default, as Flux's content-sqlite does with a
  * statedir: a committed batch survives the job manager being killed (the restart test
  * SIGKILLs it); `synchronous: "full"` also fsyncs every commit, surviving a machine crash at
@@ -17,6 +22,8 @@ import { ErrorCode, JobtapError } from "../../errors.js";
 import { makeDirs } from "../fsutil.js";
 import type { JobId } from "../ids.js";
 import type { JobStore, StoreBatch, StoredJobText } from "./types.js";
+import { WriterThread } from "./sqlite-thread.js";
+import { batchRows, batchWriter, connectionPragmas, fromRow, toRow, type BatchRows, type PurgeRow } from "./sqlite-write.js";
 
 export interface SqliteStoreOptions {
   synchronous?: "full" | "normal";
@@ -27,6 +34,11 @@ export interface SqliteStoreOptions {
    * fails as on a full disk. Tests use it to fill the store without filling a disk.
    */
   maxPages?: number;
+  /**
+   * Where batches are written: "worker" (default), a writer thread with its own connection,
+   * so the manager's thread does not wait on SQLite; or "main", synchronously in `commit`.
+   */
+  commits?: "worker" | "main";
 }
 
 /**
@@ -56,10 +68,6 @@ CREATE TABLE IF NOT EXISTS plugin_kv (plugin TEXT NOT NULL, key TEXT NOT NULL, v
 /** The concatenated eventlog chunks of a job, in insertion order. */
 const EVENTLOG_OF = (idExpr: string) =>
   `jobs.eventlog0 || coalesce((SELECT group_concat(lines, '') FROM (SELECT lines FROM eventlog WHERE eventlog.id = ${idExpr} ORDER BY batch)), '')`;
-
-/** Job ids are unsigned 64-bit; SQLite integers are signed: store the two's-complement. */
-const toRow = (id: JobId): bigint => BigInt.asIntN(64, id);
-const fromRow = (v: bigint): JobId => BigInt.asUintN(64, v) as JobId;
 
 /**
  * The store holds every jobspec, environments included: the database file is created mode
@@ -114,7 +122,14 @@ export class SqliteStore implements JobStore {
   /** Number of the next batch: orders a job's eventlog chunks, continues across restarts. */
   private batchSeq = 1;
   private readonly st: ReturnType<SqliteStore["prepare"]>;
-  private readonly commitTxn: (b: StoreBatch) => void;
+  private readonly writeRows: (rows: BatchRows) => void;
+  private readonly purgeRow: PurgeRow;
+  private readonly thread: WriterThread | undefined;
+  /**
+   * Present when commits run in the writer thread: hands the batch over and resolves once
+   * it is durable (see JobStore.commitAsync).
+   */
+  readonly commitAsync?: (batch: StoreBatch) => Promise<void>;
 
   /** Opens (creating if needed) the store at `path`. Throws STORE_OPEN naming the path. */
   constructor(
@@ -129,17 +144,19 @@ export class SqliteStore implements JobStore {
       // Read before anything is written: a newer layout is refused untouched.
       checkVersion(db, path);
       if (db.readonly) throw new Error("the file is read-only");
-      db.pragma("journal_mode = WAL");
-      db.pragma(`synchronous = ${opts.synchronous === "full" ? "FULL" : "NORMAL"}`);
-      if (opts.maxPages !== undefined) db.pragma(`max_page_count = ${opts.maxPages}`);
+      connectionPragmas(db, opts);
       db.exec(SCHEMA);
       if (db.pragma("user_version", { simple: true }) !== STORE_SCHEMA_VERSION) db.pragma(`user_version = ${STORE_SCHEMA_VERSION}`);
       this.db = db;
       this.st = this.prepare();
       this.epochMs = this.initEpoch(opts.epochMs ?? Date.now());
-      this.commitTxn = this.db.transaction((b: StoreBatch) => this.write(b));
+      ({ write: this.writeRows, purgeRow: this.purgeRow } = batchWriter(db));
       const last = this.db.prepare("SELECT max(batch) AS b FROM eventlog").get() as { b: number | null };
       this.batchSeq = (last.b ?? 0) + 1;
+      if (opts.commits !== "main" && path !== ":memory:" && path !== "") {
+        this.thread = new WriterThread({ path, synchronous: opts.synchronous, maxPages: opts.maxPages });
+        this.commitAsync = (batch) => this.handOver(batch);
+      }
     } catch (e) {
       db?.close();
       throw openError(e, path);
@@ -149,18 +166,17 @@ export class SqliteStore implements JobStore {
   private prepare() {
     const db = this.db;
     return {
-      insert: db.prepare("INSERT INTO jobs (id, jobspec, eventlog0) VALUES (?, ?, ?)"),
-      append: db.prepare("INSERT INTO eventlog (id, batch, lines) VALUES (?, ?, ?)"),
-      purge: db.prepare("DELETE FROM jobs WHERE id = ?"),
-      purgeLog: db.prepare("DELETE FROM eventlog WHERE id = ?"),
-      summarize: db.prepare("INSERT OR REPLACE INTO inactive (id, summary) VALUES (?, ?)"),
-      purgeSummary: db.prepare("DELETE FROM inactive WHERE id = ?"),
       summaries: db.prepare("SELECT id, summary FROM inactive ORDER BY id").safeIntegers(true),
       unsummarized: db
         .prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog FROM jobs WHERE NOT EXISTS (SELECT 1 FROM inactive WHERE inactive.id = jobs.id) ORDER BY id`)
         .safeIntegers(true),
       all: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog FROM jobs ORDER BY id`).safeIntegers(true),
       one: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog FROM jobs WHERE id = ?`).safeIntegers(true),
+      oneBefore: db
+        .prepare(
+          `SELECT id, jobspec, jobs.eventlog0 || coalesce((SELECT group_concat(lines, '') FROM (SELECT lines FROM eventlog WHERE eventlog.id = jobs.id AND batch < ? ORDER BY batch)), '') AS eventlog FROM jobs WHERE id = ?`,
+        )
+        .safeIntegers(true),
       aside: db.prepare(
         `INSERT OR REPLACE INTO lost_found (id, reason, jobspec, eventlog) SELECT id, ?, jobspec, ${EVENTLOG_OF("jobs.id")} FROM jobs WHERE id = ?`,
       ),
@@ -188,30 +204,22 @@ export class SqliteStore implements JobStore {
   }
 
   /**
-   * New jobs (with their first chunk of eventlog in the same row), then later eventlog
-   * chunks, then summaries of jobs that became inactive, then purges (a job may do all four
-   * in one window).
+   * Writes one batch on this thread (batchWriter's order: new jobs with their first
+   * eventlog chunk, later chunks, summaries, purges). With a writer thread, only for when
+   * nothing is in flight (restart writes summaries before any batch).
    */
-  private write(b: StoreBatch): void {
-    const first = new Set<JobId>();
-    for (const j of b.newJobs) {
-      this.st.insert.run(toRow(j.id), j.jobspec, b.appends.get(j.id) ?? "");
-      first.add(j.id);
-    }
-    const seq = this.batchSeq++;
-    for (const [id, lines] of b.appends) if (!first.has(id)) this.st.append.run(toRow(id), seq, lines);
-    for (const j of b.inactive ?? []) this.st.summarize.run(toRow(j.id), j.summary);
-    for (const id of b.purged) this.purgeRow(toRow(id));
-  }
-
-  private purgeRow(row: bigint): void {
-    this.st.purge.run(row);
-    this.st.purgeLog.run(row);
-    this.st.purgeSummary.run(row);
-  }
-
   commit(batch: StoreBatch): void {
-    this.guard(() => this.commitTxn(batch));
+    this.guard(() => this.writeRows(batchRows(batch, this.batchSeq++)));
+  }
+
+  /** Resolves once the writer thread is up (rejects STORE_OPEN if it cannot open the file). */
+  ready(): Promise<void> {
+    return this.thread?.ready ?? Promise.resolve();
+  }
+
+  private handOver(batch: StoreBatch): Promise<void> {
+    if (this.closed) return Promise.reject(new JobtapError(ErrorCode.STORE_WRITE, `job store ${this.path} is closed`));
+    return this.thread!.commit(batch, batchRows(batch, this.batchSeq++));
   }
 
   loadAll(): Iterable<StoredJobText> {
@@ -240,17 +248,27 @@ export class SqliteStore implements JobStore {
     }
   }
 
+  /** One job, including what in-flight batches add to it (readers never see a gap). */
   load(id: JobId): StoredJobText | undefined {
-    const r = this.st.one.get(toRow(id)) as { id: bigint; jobspec: string; eventlog: string } | undefined;
+    return this.thread ? this.thread.view(id, (before) => this.loadRow(id, before)) : this.loadRow(id);
+  }
+
+  /** One job as the file holds it; with `beforeSeq`, without chunks of that batch or later. */
+  private loadRow(id: JobId, beforeSeq?: number): StoredJobText | undefined {
+    const r = (beforeSeq === undefined ? this.st.one.get(toRow(id)) : this.st.oneBefore.get(beforeSeq, toRow(id))) as
+      | { id: bigint; jobspec: string; eventlog: string }
+      | undefined;
     return r && { id: fromRow(r.id), jobspec: r.jobspec, eventlog: r.eventlog };
   }
 
   setAside(id: JobId, reason: string): void {
     this.guard(() =>
-      this.db.transaction(() => {
-        this.st.aside.run(reason, toRow(id));
-        this.purgeRow(toRow(id));
-      })(),
+      this.db
+        .transaction(() => {
+          this.st.aside.run(reason, toRow(id));
+          this.purgeRow(toRow(id));
+        })
+        .immediate(),
     );
   }
 
@@ -277,10 +295,15 @@ export class SqliteStore implements JobStore {
     return (this.st.kvKeys.all(plugin) as Array<{ key: string }>).map((r) => r.key);
   }
 
-  close(): void {
+  /** Waits for the writer thread's last batch and ends the thread, then closes the file. */
+  close(): void | Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.db.close();
+    if (!this.thread) {
+      this.db.close();
+      return;
+    }
+    return this.thread.close().finally(() => this.db.close());
   }
 
   /** Runs a write; any SQLite failure becomes STORE_WRITE naming the file. */

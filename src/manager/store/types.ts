@@ -4,7 +4,8 @@
  *
  * Writes are grouped into one `commit(batch)` per batch window; `commit` returns only when
  * the batch is durable (or throws STORE_WRITE), and the manager acknowledges submissions
- * only after that. Eventlogs are RFC 18 JSON Lines text; the jobspec is stored once per job.
+ * only after that. A store may instead offer `commitAsync` (the write runs elsewhere while
+ * the manager goes on); acknowledgements then wait for its promise. Eventlogs are RFC 18 JSON Lines text; the jobspec is stored once per job.
  */
 import type { JobId } from "../ids.js";
 
@@ -37,6 +38,15 @@ export interface JobStore {
   epoch(): number;
   /** Writes one batch atomically; durable when it returns. Throws STORE_WRITE on failure. */
   commit(batch: StoreBatch): void;
+  /**
+   * Optional asynchronous commit (the SQLite store's writer thread): takes the batch at once
+   * (`load` sees it from now on), resolves once it is durable, rejects with STORE_WRITE if
+   * it cannot be. Batches become durable in the order they are handed over; after a failure
+   * every later batch is refused. When present, the manager commits only through it.
+   */
+  commitAsync?(batch: StoreBatch): Promise<void>;
+  /** Optional: resolves once the store can take commits (awaited at start); rejects STORE_OPEN. */
+  ready?(): Promise<void>;
   /** Every stored job, in id order (restart replay). */
   loadAll(): Iterable<StoredJobText>;
   /**
@@ -57,8 +67,8 @@ export interface JobStore {
   pluginSet(plugin: string, key: string, value: string): void;
   pluginDelete(plugin: string, key: string): void;
   pluginKeys(plugin: string): string[];
-  /** Flushes and releases the store. Idempotent. */
-  close(): void;
+  /** Flushes and releases the store (after the last asynchronous commit). Idempotent. */
+  close(): void | Promise<void>;
 }
 
 /** An empty batch. */
