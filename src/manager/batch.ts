@@ -130,7 +130,9 @@ export class StoreBatcher {
     if (this.store.commitAsync && !this.fatal) {
       // An empty batch's waiters still wait for the batches in flight before it.
       if (!batchIsEmpty(batch)) this.durable = this.store.commitAsync(batch).catch((err: unknown) => this.fail(err));
-      if (waiters.length > 0) void this.durable.then(() => release(waiters, this.fatal));
+      const acked = waiters.length > 0 ? this.durable.then(() => release(waiters, this.fatal)) : this.durable;
+      // A simulated clock lets the write take no simulated time (tests see a synchronous store's order).
+      this.clock.waitFor?.(acked);
       return;
     }
     if (!batchIsEmpty(batch) && !this.fatal) {

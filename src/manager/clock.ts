@@ -12,6 +12,12 @@ export interface Clock {
   /** Runs `fn` after `ms` milliseconds (0: as soon as possible, after the current task). */
   setTimeout(fn: () => void, ms: number): TimerHandle;
   clearTimeout(h: TimerHandle): void;
+  /**
+   * Real asynchronous work that takes no time on this clock (a store write in another
+   * thread): a simulated clock's `advance` waits for it before firing the next timer, so a
+   * test sees the same order of events as with a synchronous store. Real clocks omit it.
+   */
+  waitFor?(work: Promise<unknown>): void;
 }
 
 /**
@@ -84,6 +90,8 @@ export class SimulatedClock implements Clock {
   private seq = 0;
   private heap: SimTimer[] = [];
   private live = 0;
+  /** Real work `advance` waits for (waitFor). */
+  private readonly work = new Set<Promise<unknown>>();
 
   constructor(startMs = Date.UTC(2026, 0, 1)) {
     this.t = startMs;
@@ -108,6 +116,14 @@ export class SimulatedClock implements Clock {
     }
   }
 
+  waitFor(work: Promise<unknown>): void {
+    const w: Promise<unknown> = work.then(
+      () => this.work.delete(w),
+      () => this.work.delete(w),
+    );
+    this.work.add(w);
+  }
+
   /** Number of timers not yet fired or cancelled. */
   pending(): number {
     return this.live;
@@ -116,7 +132,7 @@ export class SimulatedClock implements Clock {
   /** Moves time forward by `ms`, firing every timer that falls due, in order. */
   async advance(ms = 0): Promise<void> {
     const end = this.t + ms;
-    await flushMicrotasks();
+    await this.settle();
     for (let fired = 0; ; fired++) {
       if (fired > 1_000_000) throw new Error(`SimulatedClock: runaway timers (over a million fired in one advance)`);
       const next = this.heap[0];
@@ -127,10 +143,19 @@ export class SimulatedClock implements Clock {
       this.live--;
       this.t = Math.max(this.t, next.at);
       next.fn();
-      await flushMicrotasks();
+      await this.settle();
     }
     this.t = end;
     await new Promise<void>((r) => setImmediate(r));
+  }
+
+  /** Promise reactions, and the real work they wait on, with theirs. */
+  private async settle(): Promise<void> {
+    await flushMicrotasks();
+    while (this.work.size > 0) {
+      await Promise.all(this.work);
+      await flushMicrotasks();
+    }
   }
 
   private push(t: SimTimer): void {
