@@ -409,7 +409,11 @@ export class JobManager {
     return this.store.lostAndFound();
   }
 
-  /** Writes the current batch now (tests, shutdown); acknowledges waiting submissions. */
+  /**
+   * Commits the current batch now (tests, shutdown): waiting submissions are acknowledged
+   * when it is durable (at once on a synchronous store; with the SQLite writer thread, when
+   * the writer replies).
+   */
   flush(): void {
     this.engine.batch.commit();
   }
