@@ -163,19 +163,26 @@ export class InactiveCache {
     return slot === undefined ? undefined : this.columns.userid[slot];
   }
 
-  /** The records, oldest inactivation first (each built as it is reached). */
-  *oldestFirst(): Generator<InactiveRecord> {
-    for (const [id, slot] of this.slots) yield this.columns.record(id, slot);
+  /** The records, oldest inactivation first. */
+  oldestFirst(): InactiveRecord[] {
+    const out: InactiveRecord[] = [];
+    this.slots.forEach((slot, id) => out.push(this.columns.record(id, slot)));
+    return out;
   }
 
   /** The records, most recent inactivation first, optionally only one user's. */
-  *newestFirst(userid?: number): Generator<InactiveRecord> {
-    const ids = [...this.slots.keys()];
-    for (let i = ids.length - 1; i >= 0; i--) {
-      const slot = this.slots.get(ids[i]!);
-      if (slot === undefined) continue; // purged while the caller iterated
-      if (userid === undefined || this.columns.userid[slot] === userid) yield this.columns.record(ids[i]!, slot);
-    }
+  newestFirst(userid?: number): InactiveRecord[] {
+    const ids: JobId[] = [];
+    const slots: number[] = [];
+    const uids = this.columns.userid;
+    this.slots.forEach((slot, id) => {
+      if (userid !== undefined && uids[slot] !== userid) return;
+      ids.push(id);
+      slots.push(slot);
+    });
+    const out = new Array<InactiveRecord>(ids.length);
+    for (let i = 0, j = ids.length - 1; j >= 0; i++, j--) out[i] = this.columns.record(ids[j]!, slots[j]!);
+    return out;
   }
 
   /** The cached ids, oldest inactivation first; live (a job purged meanwhile is skipped). */

@@ -377,7 +377,7 @@ export class JobManager {
       if (o.ageLimit === undefined && o.numLimit === undefined) {
         throw new JobtapError(ErrorCode.INVALID_ARGUMENT, "purge: give job ids, an age limit or a count limit");
       }
-      const records = [...this.inactive.oldestFirst()].filter((r) => mine(r.userid));
+      const records = this.inactive.oldestFirst().filter((r) => mine(r.userid));
       const cutoff = o.ageLimit === undefined ? -Infinity : this.clock.now() / 1000 - o.ageLimit;
       const overCount = o.numLimit === undefined ? 0 : Math.max(0, records.length - o.numLimit);
       victims = records.filter((r, i) => i < overCount || r.t_clean < cutoff).map((r) => r.id);

@@ -35,10 +35,10 @@ describe("InactiveCache (columns)", () => {
     expect(c.add(record(5, ids[5]))).toBe(false);
     expect(c.size).toBe(3000);
     ids.forEach((id, i) => expect(c.get(id)).toEqual(record(i, id)));
-    expect([...c.oldestFirst()]).toEqual(ids.map((id, i) => record(i, id)));
-    expect([...c.newestFirst()].map((r) => r.id)).toEqual([...ids].reverse());
+    expect(c.oldestFirst()).toEqual(ids.map((id, i) => record(i, id)));
+    expect(c.newestFirst().map((r) => r.id)).toEqual([...ids].reverse());
     const mine = ids.map((id, i) => record(i, id)).filter((r) => r.userid === 1002).reverse();
-    expect([...c.newestFirst(1002)]).toEqual(mine);
+    expect(c.newestFirst(1002)).toEqual(mine);
     expect(c.userid(ids[3]!)).toBe(4294967295);
     expect(c.get(asJobId(1n))).toBeUndefined();
   });
@@ -52,7 +52,7 @@ describe("InactiveCache (columns)", () => {
     expect(purged.at(-1)).toEqual(record(195));
     c.add(record(250));
     // The freed slot holds the newest record, which still lists last.
-    expect([...c.oldestFirst()].map((r) => r.name)).toEqual([...Array.from({ length: 100 }, (_, k) => 150 + k).filter((i) => i !== 195), 250].map((i) => record(i).name));
+    expect(c.oldestFirst().map((r) => r.name)).toEqual([...Array.from({ length: 100 }, (_, k) => 150 + k).filter((i) => i !== 195), 250].map((i) => record(i).name));
     expect(c.get(record(250).id)).toEqual(record(250));
     expect(c.get(record(195).id)).toBeUndefined();
   });
