@@ -2,10 +2,11 @@
  * The store limit: how fast better-sqlite3 alone writes the rows jobtap wrote for a run
  * (a module under bench/lib/, so bench/run.mjs does not offer it as a bench of its own).
  *
- * The rows are not modelled but copied: the schema and the `jobs` and `eventlog` rows of
- * `jobs` jobs are read back from the run's own database, then written into a fresh file
- * with the same pragmas the store uses (WAL, the run's `synchronous`), one transaction per
- * JOBS_PER_TXN jobs (each job's row and all its eventlog chunks), with prepared statements.
+ * The rows are not modelled but copied: the schema and every row jobtap wrote for `jobs`
+ * jobs (the `jobs` row, the `eventlog` chunk rows, the `inactive` summary row) are read back
+ * from the run's own database, then written into a fresh file with the same pragmas the
+ * store uses (WAL, the run's `synchronous`), one transaction per JOBS_PER_TXN jobs (each
+ * job's rows together), with prepared statements.
  * Everything else jobtap does per job is absent, so jobs per second here is the ceiling the
  * manager's own throughput is compared with. A single pass lasts ~0.1 s and swings by 2× on a
  * shared machine: the fastest of PASSES passes (each into a fresh file) is reported.
@@ -26,6 +27,8 @@ interface JobRows {
   jobspec: string;
   eventlog0: string;
   chunks: Array<{ batch: number; lines: string }>;
+  /** The inactive summary row ("" if the job had none). */
+  summary: string;
 }
 
 export interface StoreLimit {
@@ -48,9 +51,13 @@ function readRows(dbPath: string, jobs: number): { schema: string[]; rows: JobRo
         jobspec: string;
         eventlog0: string;
       }>
-    ).map((r) => ({ ...r, chunks: [] as JobRows["chunks"] }));
+    ).map((r) => ({ ...r, chunks: [] as JobRows["chunks"], summary: "" }));
     const chunks = db.prepare("SELECT batch, lines FROM eventlog WHERE id = ? ORDER BY batch").safeIntegers(false);
-    for (const r of rows) r.chunks = chunks.all(r.id) as JobRows["chunks"];
+    const summary = db.prepare("SELECT summary FROM inactive WHERE id = ?").pluck();
+    for (const r of rows) {
+      r.chunks = chunks.all(r.id) as JobRows["chunks"];
+      r.summary = (summary.get(r.id) as string | undefined) ?? "";
+    }
     return { schema, rows: rows.reverse() };
   } finally {
     db.close();
@@ -67,7 +74,7 @@ export function measureStoreLimit(dbPath: string, jobs: number, sync: "full" | "
   let bytes = 0;
   for (const r of rows) {
     chunks += r.chunks.length;
-    bytes += r.jobspec.length + r.eventlog0.length;
+    bytes += r.jobspec.length + r.eventlog0.length + r.summary.length;
     for (const c of r.chunks) bytes += c.lines.length;
   }
   return {
@@ -87,10 +94,12 @@ function writePass(schema: string[], rows: JobRows[], sync: "full" | "normal"): 
     for (const sql of schema) db.exec(sql);
     const insert = db.prepare("INSERT INTO jobs (id, jobspec, eventlog0) VALUES (?, ?, ?)");
     const append = db.prepare("INSERT INTO eventlog (id, batch, lines) VALUES (?, ?, ?)");
+    const summarize = db.prepare("INSERT INTO inactive (id, summary) VALUES (?, ?)");
     const txn = db.transaction((part: JobRows[]) => {
       for (const r of part) {
         insert.run(r.id, r.jobspec, r.eventlog0);
         for (const c of r.chunks) append.run(r.id, c.batch, c.lines);
+        if (r.summary) summarize.run(r.id, r.summary);
       }
     });
     const t0 = performance.now();
