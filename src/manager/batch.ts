@@ -167,12 +167,21 @@ function release(waiters: Array<(err?: JobtapError) => void>, err: JobtapError |
   for (const w of waiters) w(err);
 }
 
+/** The line's head for the last timestamp seen: events come in runs sharing a millisecond,
+ *  and formatting the number is most of a line's cost. */
+let headTimestamp = NaN;
+let headText = "";
+
 /**
  * One RFC 18 eventlog line. Built by hand around the context (names are plain words, so
  * quoting them is enough); values JSON cannot carry (bigint) are written as strings.
  */
 export function eventLine(e: EventEntry): string {
-  const head = `{"timestamp":${e.timestamp},"name":${JSON.stringify(e.name)}`;
+  if (e.timestamp !== headTimestamp) {
+    headTimestamp = e.timestamp;
+    headText = `{"timestamp":${e.timestamp},"name":`;
+  }
+  const head = headText + JSON.stringify(e.name);
   if (e.context === undefined) return `${head}}\n`;
   let ctx: string;
   try {

@@ -244,7 +244,10 @@ export class Engine {
     }
   }
 
-  /** Standard IN args (spec §4.1), built fresh for each stack call. */
+  /**
+   * Standard IN args (spec §4.1), built fresh for each stack call (plugins may keep them).
+   * The jobspec, dependencies and flags are shared, read-only views of the job's own.
+   */
   args(job: ActiveJob, extra?: Partial<JobArgs>): JobArgs {
     const c = job.core;
     const a: JobArgs = {
@@ -255,11 +258,11 @@ export class Engine {
       state: c.state,
       t_submit: c.t_submit,
       jobspec: redactedJobspec(job, this.redactions),
-      dependencies: [...c.dependencies],
+      dependencies: c.dependencies,
       annotations: c.annotations,
       flags: c.flags,
-      ...extra,
     };
+    if (extra !== undefined) Object.assign(a, extra);
     if (c.R) a.R = redactR(c.R);
     if (c.endEvent) a.end_event = c.endEvent;
     return a;
@@ -273,16 +276,24 @@ export class Engine {
     if (!this.port.matches(topic)) return;
     // The host labels plugin failures itself; a throw here is a host bug, which must not
     // take the job's mailbox (or the manager) down with it.
-    const fail = (err: unknown) => this.log("error", `job ${formatJobId(job.core.id)}: ${topic}: ${errText(err)}`);
     let res: StackResult<OutOf<AppliedTopic>> | Promise<StackResult<OutOf<AppliedTopic>>>;
     try {
       res = this.port.callJob(topic, this.args(job, extra));
     } catch (err) {
-      fail(err);
+      this.callFailed(job, topic, err);
       return;
     }
-    if (res instanceof Promise) return res.then((r) => this.applyOut(job, topic, r), fail);
+    if (res instanceof Promise) {
+      return res.then(
+        (r) => this.applyOut(job, topic, r),
+        (err: unknown) => this.callFailed(job, topic, err),
+      );
+    }
     this.applyOut(job, topic, res);
+  }
+
+  private callFailed(job: ActiveJob, topic: AppliedTopic, err: unknown): void {
+    this.log("error", `job ${formatJobId(job.core.id)}: ${topic}: ${errText(err)}`);
   }
 
   /**

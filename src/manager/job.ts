@@ -63,16 +63,24 @@ export function newActiveJob(core: JobCore): ActiveJob {
  * The jobspec plugins see, computed once per jobspec version. `shared` (one per manager)
  * maps a jobspec object to its redaction, so jobs submitted with one shared jobspec (the
  * daemon's `--cc`) share one redacted object too, and the plugin host's frozen copy of it.
+ * A jobspec without an environment is its own redaction: no lookup (a WeakMap holding one
+ * key per job cost more than the whole redaction).
  */
 export function redactedJobspec(job: ActiveJob, shared?: WeakMap<Jobspec, Jobspec>): Jobspec {
   if (job.redacted) return job.redacted;
   const js = job.core.jobspec;
+  if (!hasEnvironment(js)) return (job.redacted = js);
   let r = shared?.get(js);
   if (r === undefined) {
     r = redactJobspec(js);
     shared?.set(js, r);
   }
   return (job.redacted = r);
+}
+
+function hasEnvironment(js: Jobspec): boolean {
+  const system = js.attributes?.system;
+  return !!system && "environment" in system;
 }
 
 /** True if an event with this name sits in the job's mailbox. */

@@ -67,8 +67,8 @@ export interface JobArgs {
   cred?: { userid: number; owner: boolean };
   key?: string;
   value?: unknown;
-  /** Outstanding dependency descriptions, insertion order. */
-  dependencies: string[];
+  /** Outstanding dependency descriptions, insertion order (frozen). */
+  dependencies: readonly string[];
   annotations: Record<string, unknown> | null;
   flags: readonly string[];
 }

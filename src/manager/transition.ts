@@ -65,7 +65,7 @@ export function newJobCore(id: JobId, jobspec: Jobspec): JobCore {
     R: undefined,
     endEvent: undefined,
     annotations: null,
-    dependencies: [],
+    dependencies: NO_DEPENDENCIES,
     grudge: [],
     hasResources: false,
     started: false,
@@ -244,11 +244,15 @@ function applyEffects(j: MutableCore, e: EventEntry): string | undefined {
 
 const NO_CONTEXT: Record<string, unknown> = Object.freeze({});
 
+/** Outstanding dependencies are frozen arrays, replaced on change: plugins get the job's
+ *  own array in their args, not a copy per call. */
+const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
+
 function dependencyAdd(j: MutableCore, d: string): string | undefined {
   if (j.state !== "NEW" && j.state !== "DEPEND") return undefined;
   // Outstanding duplicate: no-op. Previously removed: tolerated, does not re-block (Flux).
   if (j.grudge.includes(d)) return undefined;
-  j.dependencies = [...j.dependencies, d];
+  j.dependencies = Object.freeze([...j.dependencies, d]);
   j.grudge = [...j.grudge, d];
   return undefined;
 }
@@ -256,7 +260,7 @@ function dependencyAdd(j: MutableCore, d: string): string | undefined {
 function dependencyRemove(j: MutableCore, d: string): string | undefined {
   if (j.state !== "NEW" && j.state !== "DEPEND") return undefined;
   if (!j.dependencies.includes(d)) return `dependency-remove: "${d}" is not an outstanding dependency`;
-  j.dependencies = j.dependencies.filter((x) => x !== d);
+  j.dependencies = Object.freeze(j.dependencies.filter((x) => x !== d));
   return undefined;
 }
 

@@ -38,6 +38,9 @@ type Result<O = StackOut> = StackResult<O> | Promise<StackResult<O>>;
 
 const NOTHING: StackResult = { handled: 0, out: {} };
 
+/** Frames kept for reuse: enough for any realistic nesting of synchronous stack calls. */
+const SPARE_FRAMES = 64;
+
 /** Runs stack calls; one per host. */
 export class Dispatcher {
   /** Hands plugins deep-frozen jobspecs (see shield.ts). */
@@ -181,6 +184,7 @@ export class Dispatcher {
   private stackHost(): StackHost & { inspecting: boolean } {
     const { clock } = this.deps;
     const inspectors = this.inspectors;
+    const spare: Frame[] = [];
     return {
       timer: (ms, onExpire) => {
         const h = clock.setTimeout(onExpire, ms);
@@ -188,19 +192,29 @@ export class Dispatcher {
       },
       enter: (id, plugin, topic) => {
         if (id === undefined) return undefined;
-        const frame: Frame = { id, plugin, topic, staged: undefined };
-        this.frames.push(frame);
-        return frame;
+        const frame = spare.pop();
+        if (frame === undefined) return this.pushFrame({ id, plugin, topic, staged: undefined, pending: false });
+        frame.id = id;
+        frame.plugin = plugin;
+        frame.topic = topic;
+        return this.pushFrame(frame);
       },
       suspend: (frame) => {
         if (frame === undefined) return;
         this.dropFrame(frame);
+        frame.pending = true;
         this.pendingFrames.add(frame);
       },
       leave: (frame) => {
         if (frame === undefined) return;
-        if (!this.pendingFrames.delete(frame)) this.dropFrame(frame);
+        if (frame.pending) {
+          frame.pending = false;
+          this.pendingFrames.delete(frame);
+        } else this.dropFrame(frame);
         if (frame.staged !== undefined) this.postStaged(frame);
+        // Nothing refers to a frame once its handler has returned: the next handler call
+        // reuses it (one handler call per plugin per topic would otherwise allocate one).
+        if (spare.length < SPARE_FRAMES) spare.push(frame);
       },
       raise: (plugin, topic, id, note) => {
         try {
@@ -222,6 +236,11 @@ export class Dispatcher {
         }
       },
     };
+  }
+
+  private pushFrame(frame: Frame): Frame {
+    this.frames.push(frame);
+    return frame;
   }
 
   private dropFrame(frame: Frame): void {

@@ -36,6 +36,8 @@ export interface Frame {
   topic: string;
   /** Jobspec updates staged by the plugin; posted as one event when its handler returns. */
   staged: Record<string, unknown> | undefined;
+  /** True while its handler's Promise is unsettled (the frame is in the pending set). */
+  pending: boolean;
 }
 
 /** What the stack engine needs from the dispatcher. */
