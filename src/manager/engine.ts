@@ -214,10 +214,23 @@ export class Engine {
 
   /** Steps 7-11 of spec §3, in order; the rest waits for an async callback to settle. */
   private callbacks(job: ActiveJob, e: EventEntry, prev: State): void | Promise<void> {
-    return runSteps<Callbacks, never>({ engine: this, job, e, prev }, 4, Engine.callbackStep) as void | Promise<void>;
+    // Inline while every step is synchronous (no context object per event); from the first
+    // step that returns a Promise, the step loop runs the rest after it settles.
+    for (let step = 0; step < 4; step++) {
+      const r = Engine.callbackStep(this, job, e, prev, step);
+      if (r !== undefined) {
+        if (step === 3) return r;
+        const rest: Callbacks = { engine: this, job, e, prev };
+        return r.then(() => runSteps<Callbacks, never>(rest, 4, Engine.stepOf, step + 1)) as Promise<void>;
+      }
+    }
   }
 
-  private static callbackStep({ engine, job, e, prev }: Callbacks, step: number): void | Promise<void> {
+  private static stepOf({ engine, job, e, prev }: Callbacks, step: number): void | Promise<void> {
+    return Engine.callbackStep(engine, job, e, prev, step);
+  }
+
+  private static callbackStep(engine: Engine, job: ActiveJob, e: EventEntry, prev: State, step: number): void | Promise<void> {
     switch (step) {
       case 0:
         return engine.notifySubscribers(job, e);
