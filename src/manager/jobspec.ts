@@ -126,36 +126,46 @@ export function checkJobspec(js: unknown): { jobspec: Jobspec; request: Resource
 /** Sums a jobspec v1 resource tree into a request: slots × (cores, gpus, memory), × nodes. */
 export function resourceRequest(js: Jobspec): ResourceRequest {
   const req: ResourceRequest = { nnodes: 0, cores: 0, gpus: 0, memory: 0, slots: 0 };
-  walk(js.resources, 1, req, "resources", false);
+  walk(js.resources, 1, req, [], false);
   if (req.slots === 0) throw badSpec("resources: no slot found");
   const slot = js.attributes?.system?.slot;
   if (typeof slot === "number") req.slot = slot;
   return req;
 }
 
-function walk(list: unknown[], mult: number, req: ResourceRequest, where: string, inSlot: boolean): void {
-  list.forEach((r, i) => {
-    const at = `${where}[${i}]`;
-    if (!isPlainObject(r) || typeof r.type !== "string") throw badSpec(`${at}: needs a string type`);
-    const count = countOf(r.count, at);
+/** The jobspec path of resource `path` (indices from the top, each level under `.with`). */
+function resourcePath(path: readonly number[]): string {
+  return `resources${path.map((i) => `[${i}]`).join(".with")}`;
+}
+
+/** Sums one level of the resource tree; `path` (indices from the top, reused in place)
+ *  becomes text only for an error message. */
+function walk(list: unknown[], mult: number, req: ResourceRequest, path: number[], inSlot: boolean): void {
+  const depth = path.length;
+  for (let i = 0; i < list.length; i++) {
+    path[depth] = i;
+    path.length = depth + 1;
+    const r: unknown = list[i];
+    if (!isPlainObject(r) || typeof r.type !== "string") throw badSpec(`${resourcePath(path)}: needs a string type`);
+    const count = countOf(r.count, path);
     const n = mult * count;
     if (r.type === "node") req.nnodes += n;
     else if (r.type === "slot") req.slots += n;
     else if (r.type === "core") req.cores += n;
     else if (r.type === "gpu") req.gpus += n;
     else if (r.type === "memory") req.memory += n * unitBytes(r.unit);
-    if ((r.type === "core" || r.type === "gpu") && !inSlot) throw badSpec(`${at}: ${r.type} must be inside a slot`);
+    if ((r.type === "core" || r.type === "gpu") && !inSlot) throw badSpec(`${resourcePath(path)}: ${r.type} must be inside a slot`);
     if (r.with !== undefined) {
-      if (!Array.isArray(r.with)) throw badSpec(`${at}.with: must be an array`);
-      walk(r.with, n, req, `${at}.with`, inSlot || r.type === "slot");
+      if (!Array.isArray(r.with)) throw badSpec(`${resourcePath(path)}.with: must be an array`);
+      walk(r.with, n, req, path, inSlot || r.type === "slot");
     }
-  });
+  }
 }
 
-function countOf(count: unknown, at: string): number {
+function countOf(count: unknown, path: readonly number[]): number {
   if (typeof count === "number" && Number.isInteger(count) && count >= 1) return count;
   if (isPlainObject(count) && typeof count.min === "number" && count.min >= 1) return count.min;
-  throw badSpec(`${at}.count: must be an integer >= 1`);
+  throw badSpec(`${resourcePath(path)}.count: must be an integer >= 1`);
 }
 
 function unitBytes(unit: unknown): number {
