@@ -14,7 +14,9 @@ beforeEach(() => {
 afterEach(async () => {
   await h?.close();
   h = undefined;
-  rmSync(dir, { recursive: true, force: true });
+  // Retries: under load a hook child that outlived its job (killed at close) can still be
+  // writing its output file while the directory is removed (ENOTEMPTY, seen once).
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 const script = (name: string, body: string): string => writeScript(dir, name, body);
