@@ -62,8 +62,23 @@ export const jobs: Subcommand = async (argv, io) => {
       ...(constraint === undefined ? {} : { constraint }),
     };
     // Streamed: rows are printed a chunk at a time as the daemon sends them, so a listing
-    // of 100,000 jobs never sits whole in either process.
-    const out = optFlag(p, "json") ? jsonArrayWriter(io) : tableWriter(io, format, { users, now: Date.now() / 1000 }, !optFlag(p, "no-header"));
+    // of 100,000 jobs never sits whole in either process. --json passes the daemon's JSON
+    // text through as it came (the same text JSON.stringify gives; no parse and re-encode).
+    if (optFlag(p, "json")) {
+      const out = jsonArrayWriter(io);
+      let chunk: string[] = [];
+      await client.streamText("list", { ...req, stream: true }, (line) => {
+        chunk.push(line);
+        if (chunk.length >= PRINT_CHUNK) {
+          out.rows(chunk);
+          chunk = [];
+        }
+      });
+      out.rows(chunk);
+      out.end();
+      return 0;
+    }
+    const out = tableWriter(io, format, { users, now: Date.now() / 1000 }, !optFlag(p, "no-header"));
     let chunk: JobView[] = [];
     await client.stream("list", { ...req, stream: true }, (line) => {
       chunk.push(line as JobView);
@@ -81,13 +96,13 @@ export const jobs: Subcommand = async (argv, io) => {
 /** Rows printed per write while a listing streams in. */
 const PRINT_CHUNK = 512;
 
-interface ListingWriter {
-  rows(jobs: JobView[]): void;
+interface ListingWriter<Row> {
+  rows(jobs: Row[]): void;
   end(): void;
 }
 
 /** The table, header first (printed even when no job is listed). */
-function tableWriter(io: CliIO, format: string, env: FormatEnv, header: boolean): ListingWriter {
+function tableWriter(io: CliIO, format: string, env: FormatEnv, header: boolean): ListingWriter<JobView> {
   let headerDue = header;
   const print = (jobs: JobView[]) => {
     io.stdout(formatTable(jobs, format, env, headerDue));
@@ -103,13 +118,13 @@ function tableWriter(io: CliIO, format: string, env: FormatEnv, header: boolean)
   };
 }
 
-/** One JSON array, as `JSON.stringify(list)` prints it, written as the rows arrive. */
-function jsonArrayWriter(io: CliIO): ListingWriter {
+/** One JSON array, as `JSON.stringify(list)` prints it, written as the rows (JSON texts) arrive. */
+function jsonArrayWriter(io: CliIO): ListingWriter<string> {
   let opened = false;
   return {
     rows: (jobs) => {
       if (jobs.length === 0) return;
-      io.stdout((opened ? "," : "[") + jobs.map((j) => JSON.stringify(j)).join(","));
+      io.stdout((opened ? "," : "[") + jobs.join(","));
       opened = true;
     },
     end: () => io.stdout(opened ? "]\n" : "[]\n"),

@@ -29,6 +29,11 @@ export interface DaemonClient {
     req: Methods[M]["req"],
     onLine: (value: unknown) => void,
   ): Promise<void>;
+  /**
+   * `stream` handing each line over as the JSON text the daemon sent, unparsed (to pass it
+   * on as it is); an error line still rejects.
+   */
+  streamText<M extends MethodName>(method: M, req: Methods[M]["req"], onText: (line: string) => void): Promise<void>;
   close(): void;
 }
 
@@ -109,6 +114,11 @@ export function connectDaemon(socketPath: string): DaemonClient {
       rmSync(proof.path, { force: true });
     }
   };
+  /** A call whose reply is JSON lines (or, without any, a plain reply to check). */
+  const streamed = (method: MethodName, req: unknown, onLine: (line: string) => void): Promise<void> =>
+    authorized(method, req, (head) =>
+      (head.headers.get("content-type") ?? "").includes("ndjson") ? lines(onLine) : collect((text) => decodeReply(method, head.status, text)),
+    );
   return {
     socketPath,
     async call(method, req) {
@@ -117,15 +127,20 @@ export function connectDaemon(socketPath: string): DaemonClient {
       return result as never;
     },
     async stream(method, req, onLine) {
-      await authorized(method, req, (head) => {
-        if (!(head.headers.get("content-type") ?? "").includes("ndjson")) {
-          return collect((text) => decodeReply(method, head.status, text));
-        }
-        return lines((line) => {
+      await streamed(method, req, (line) => {
+        const value = parseJson(method, line) as { error?: unknown };
+        if (isJobtapError(value.error)) throw JobtapError.from(value.error);
+        onLine(value);
+      });
+    },
+    async streamText(method, req, onText) {
+      await streamed(method, req, (line) => {
+        // The daemon's last line is `{"error":...}` if the stream failed; no data line starts so.
+        if (line.startsWith('{"error":')) {
           const value = parseJson(method, line) as { error?: unknown };
           if (isJobtapError(value.error)) throw JobtapError.from(value.error);
-          onLine(value);
-        });
+        }
+        onText(line);
       });
     },
     close: () => {

@@ -29,6 +29,8 @@ export interface CallContext {
   signal: AbortSignal;
   /** Streams one JSON line to the client; the first call switches the reply to NDJSON. */
   writeLine(value: unknown): void;
+  /** Streams JSON lines already serialized (each ending in a newline) in one write. */
+  writeText(lines: string): void;
   /**
    * Resolves once the reply can take more lines: after the client has read what is buffered
    * (or hung up), else on the next turn of the event loop, so other requests and the
@@ -319,12 +321,15 @@ async function runHandler(
     signal,
     caller,
     writeLine(value) {
+      ctx.writeText(JSON.stringify(value) + "\n");
+    },
+    writeText(lines) {
       if (res.destroyed) return;
       if (!streaming) {
         streaming = true;
         res.writeHead(200, { "content-type": "application/x-ndjson" });
       }
-      res.write(JSON.stringify(value) + "\n");
+      res.write(lines);
     },
     writable: () =>
       new Promise<void>((resolve) => {

@@ -267,19 +267,24 @@ const LIST_CHUNK = 256;
 
 /**
  * A listing as JSON lines, one job each, built as it is sent (an inactive job's view is a
- * store read), so neither side holds the whole listing's views. A job purged meanwhile is
- * left out, as it would be had the listing started a moment later.
+ * store read), so neither side holds the whole listing's views; each chunk goes out in one
+ * write. A job purged meanwhile is left out, as it would be had the listing started a
+ * moment later.
  */
 async function streamList(listing: Listing, ctx: CallContext): Promise<void> {
   const { views, full } = listing;
-  for (let i = 0; i < views.length; i++) {
+  for (let start = 0; start < views.length; start += LIST_CHUNK) {
     if (ctx.signal.aborted) return;
-    try {
-      ctx.writeLine(full(views[i]!));
-    } catch (e) {
-      if (!isJobtapError(e, ErrorCode.UNKNOWN_JOB)) throw e;
+    let text = "";
+    for (const view of views.slice(start, start + LIST_CHUNK)) {
+      try {
+        text += JSON.stringify(full(view)) + "\n";
+      } catch (e) {
+        if (!isJobtapError(e, ErrorCode.UNKNOWN_JOB)) throw e;
+      }
     }
-    if (i % LIST_CHUNK === LIST_CHUNK - 1) await ctx.writable();
+    if (text !== "") ctx.writeText(text);
+    await ctx.writable();
   }
 }
 

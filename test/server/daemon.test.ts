@@ -110,6 +110,10 @@ describe("daemon (in-process)", () => {
     expect(jobs).toHaveLength(600);
     expect(streamed).toEqual(jobs);
     expect(jobs.map((j) => j.id)).toEqual(ids);
+    // streamText (jobs --json) hands over the lines as sent: the text JSON.stringify gives.
+    const texts: string[] = [];
+    await client.streamText("list", { stream: true }, (line) => texts.push(line));
+    expect(texts).toEqual(jobs.map((j) => JSON.stringify(j)));
     const limited: unknown[] = [];
     await client.stream("list", { stream: true, limit: 300, states: ["SCHED"] }, (line) => limited.push(line));
     expect(limited).toEqual(jobs.slice(0, 300));
