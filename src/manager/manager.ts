@@ -23,7 +23,7 @@ import { newActiveJob, type ActiveJob } from "./job.js";
 import { ManagerPortImpl, type InactiveAccess } from "./port-impl.js";
 import { QueueGate } from "./queues.js";
 import { NO_PLUGINS, type EventEntry, type Jobspec, type ManagerPort, type PluginPort } from "./port.js";
-import { replayJob, replayStore, restartCallbacks } from "./restart.js";
+import { parseStoredJob, replayJob, replayStore, restartCallbacks } from "./restart.js";
 import { Scheduler, type ResourcePool } from "./scheduler.js";
 import { MemoryStore } from "./store/memory.js";
 import { SqliteStore } from "./store/sqlite.js";
@@ -272,9 +272,11 @@ export class JobManager {
   eventlogAndJobspec(id: JobId): { eventlog: EventEntry[]; jobspec: Jobspec } {
     const a = this.engine.active.get(id);
     if (a) return { eventlog: [...a.eventlog], jobspec: a.core.jobspec };
-    const r = this.loadInactive(id);
-    if (!r) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
-    return { eventlog: r.eventlog, jobspec: r.core.jobspec };
+    // Parsed, not replayed: the entries are all a view needs (a listing reads thousands).
+    const text = this.inactive.has(id) ? this.engine.batch.storedView(id) : undefined;
+    const r = text && parseStoredJob(text);
+    if (!r || "error" in r) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
+    return r;
   }
 
   /** A job's full jobspec (environment included: the caller is the owner's library). */

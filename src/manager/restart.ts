@@ -21,6 +21,27 @@ export type Replayed = { core: JobCore; eventlog: EventEntry[] } | { error: stri
 
 /** Folds one stored job; a string error means the stored data is corrupt. */
 export function replayJob(text: StoredJobText): Replayed {
+  let core: JobCore | undefined;
+  const parsed = parseStoredJob(text, (jobspec, e, line) => {
+    core ??= newJobCore(text.id, jobspec);
+    const r = transition(core, e);
+    if (!r.ok) return `eventlog line ${line} (${e.name}): ${r.error}`;
+    core = r.job;
+    return undefined;
+  });
+  if ("error" in parsed) return parsed;
+  return { core: core!, eventlog: parsed.eventlog };
+}
+
+/**
+ * Parses one stored job's jobspec and eventlog; `each` (replayJob's fold) sees every entry
+ * as it is read and may refuse it with a message. Without `each` the job is not folded: a
+ * listing's view needs the entries, not the state machine's record.
+ */
+export function parseStoredJob(
+  text: StoredJobText,
+  each?: (jobspec: Jobspec, e: EventEntry, line: number) => string | undefined,
+): { jobspec: Jobspec; eventlog: EventEntry[] } | { error: string } {
   let jobspec: Jobspec;
   try {
     jobspec = JSON.parse(text.jobspec) as Jobspec;
@@ -28,7 +49,6 @@ export function replayJob(text: StoredJobText): Replayed {
   } catch (e) {
     return { error: `jobspec is not valid JSON: ${(e as Error).message}` };
   }
-  let core = newJobCore(text.id, jobspec);
   const eventlog: EventEntry[] = [];
   const lines = text.eventlog.split("\n");
   for (let i = 0; i < lines.length; i++) {
@@ -41,13 +61,12 @@ export function replayJob(text: StoredJobText): Replayed {
       return { error: `eventlog line ${i + 1} is not valid JSON: ${(err as Error).message}` };
     }
     if (typeof e?.name !== "string" || typeof e.timestamp !== "number") return { error: `eventlog line ${i + 1}: not an RFC 18 entry` };
-    const r = transition(core, e);
-    if (!r.ok) return { error: `eventlog line ${i + 1} (${e.name}): ${r.error}` };
-    core = r.job;
+    const refused = each?.(jobspec, e, i + 1);
+    if (refused !== undefined) return { error: refused };
     eventlog.push(e);
   }
   if (eventlog.length === 0 || eventlog[0]!.name !== "submit") return { error: "eventlog does not start with submit" };
-  return { core, eventlog };
+  return { jobspec, eventlog };
 }
 
 export interface ReplayDeps {
