@@ -1,13 +1,14 @@
 /**
- * `npm run bench -- listing [--jobs N] [--json]`: `jobtap jobs -a` over a big store.
+ * `npm run bench -- listing [--jobs N] [--held H] [--json]`: `jobtap jobs -a` over a big store.
  *
  * A daemon runs as its own process on a temp statedir; N jobs (default 100,000) are
- * submitted through its socket and run to INACTIVE by the test executor. Then `jobtap jobs
+ * submitted through its socket and run to INACTIVE by the test executor, then H more
+ * (default 0) are submitted held, so they stay active (SCHED) and are listed too. Then `jobtap jobs
  * -a` (or `--json`) runs as a real process, its output counted and thrown away, while this
  * process pings the daemon every 10 ms: a ping's latency is how long the listing kept
  * every other client of the daemon waiting.
  *
- * Prints {"jobs", "listed", "list_wall_ms", "list_cpu_ms" and "list_peak_rss_kib" (the CLI
+ * Prints {"jobs", "held", "listed", "list_wall_ms", "list_cpu_ms" and "list_peak_rss_kib" (the CLI
  * process's own), "first_byte_ms", "bytes", "ping_max_ms", "ping_p99_ms", "pings_failed",
  * "daemon_rss_kib_before"/"_after" (the daemon's VmRSS)} as the last stdout line.
  */
@@ -26,16 +27,17 @@ function rssKib(pid: number): number {
 }
 
 /** Submits `n` jobs that run for 0 s in `--cc` batches of 10,000 and waits until none is active. */
+const JOBSPEC = {
+  version: 1,
+  resources: [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: 1 }] }],
+  tasks: [{ command: ["true"], slot: "task", count: { per_slot: 1 } }],
+  attributes: { system: { duration: 0, exec: { test: { run_duration: "0s" } } } },
+};
+
 async function fill(client: DaemonClient, n: number): Promise<void> {
-  const jobspec = {
-    version: 1,
-    resources: [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: 1 }] }],
-    tasks: [{ command: ["true"], slot: "task", count: { per_slot: 1 } }],
-    attributes: { system: { duration: 0, exec: { test: { run_duration: "0s" } } } },
-  };
   for (let done = 0; done < n; ) {
     const count = Math.min(10_000, n - done);
-    await client.call("submit", { jobspecs: [jobspec], count });
+    await client.call("submit", { jobspecs: [JOBSPEC], count });
     done += count;
     process.stderr.write(`listing: ${done} jobs submitted\n`);
   }
@@ -138,6 +140,7 @@ async function pinger(socket: string): Promise<{ stop: () => Promise<{ lat: numb
 /** Entry point for bench/run.mjs. */
 export async function main(argv: string[]): Promise<void> {
   const n = Number(arg(argv, "jobs", "100000"));
+  const held = Number(arg(argv, "held", "0"));
   const json = argv.includes("--json");
   const dir = mkdtempSync(join(tmpdir(), "jobtap-bench-listing-"));
   const socket = join(dir, "jobtap.sock");
@@ -146,12 +149,16 @@ export async function main(argv: string[]): Promise<void> {
   const client = connectDaemon(socket);
   try {
     await fill(client, n);
+    for (let done = 0; done < held; done += 10_000) {
+      await client.call("submit", { jobspecs: [JOBSPEC], count: Math.min(10_000, held - done), urgency: 0 });
+    }
     const rss0 = rssKib(daemon.pid!);
     const ping = await pinger(socket);
     const run = await listOnce(env, json);
     const { lat, errors } = await ping.stop();
     const result = {
       jobs: n,
+      held,
       format: json ? "json" : "table",
       ...(json ? {} : { listed: run.lines - 1 }),
       list_wall_ms: run.wall_ms,
