@@ -36,9 +36,10 @@ export interface ServiceDeps {
 /** Builds the method table the socket server serves. */
 export function createHandlers(d: ServiceDeps): Handlers {
   const m = d.manager;
+  const commits = loneCommits(d);
   return {
     ping: () => ({ version: d.version, pid: process.pid, uptime: (Date.now() - d.startedAt) / 1000 }),
-    submit: (req, ctx) => submit(d, req, who(ctx)),
+    submit: (req, ctx) => commits.around(() => submit(d, req, who(ctx))),
     list: (req, ctx) => {
       const listing = list(m, req);
       if (req.stream === true) return streamList(listing, ctx);
@@ -205,6 +206,28 @@ async function submit(
     throw (outcomes[0] as { error: JobtapError }).error;
   }
   return errors.length > 0 ? { ids, errors } : { ids };
+}
+
+/**
+ * A submission that no other submission is waiting with is committed at the end of this
+ * turn of the event loop instead of at the end of the batch window: a user at a shell waits
+ * for the acknowledgement, and nothing would join the batch meanwhile. While several are in
+ * flight (many clients submitting at once) the window batches them as before.
+ */
+function loneCommits(d: ServiceDeps): { around<T>(submitting: () => Promise<T>): Promise<T> } {
+  let inFlight = 0;
+  return {
+    async around(submitting) {
+      inFlight++;
+      // After this turn: admission (plugin callbacks included) has put the job in the batch.
+      if (inFlight === 1) setImmediate(() => inFlight === 1 && d.accepting() && d.manager.flush());
+      try {
+        return await submitting();
+      } finally {
+        inFlight--;
+      }
+    },
+  };
 }
 
 /** The jobspecs of a submit request; `count` repeats a single one (the manager never

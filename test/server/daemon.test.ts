@@ -101,6 +101,29 @@ describe("daemon (in-process)", () => {
     eventlogReads.mockRestore();
   });
 
+  it("a lone submission is acknowledged at once, not at the end of the batch window; several in flight share the window's commit", async () => {
+    // A window no test waits out: an acknowledgement that waited for it would time out.
+    await start('[resources]\ncores = 1\n[job-manager]\nbatch-window = "1h"\n');
+    const commits = vi.spyOn(daemon!.manager, "flush");
+    const { ids } = await client.call("submit", { jobspecs: [testJob("0s")], urgency: 0 });
+    expect(ids).toHaveLength(1);
+    const { ids: more } = await client.call("submit", { jobspecs: [testJob("0s")], count: 3, urgency: 0 });
+    expect(more).toHaveLength(3);
+    expect(commits).toHaveBeenCalledTimes(2);
+    // Two at once: neither commits early; the window (here: a flush standing for its end) acks both.
+    commits.mockClear();
+    const submits = vi.spyOn(daemon!.manager, "submitMany");
+    const other = connectDaemon(join(dir, "jobtap.sock"));
+    await other.call("ping", {});
+    const both = Promise.all([client, other].map((c) => c.call("submit", { jobspecs: [testJob("0s")], urgency: 0 })));
+    await until(async () => submits.mock.calls.length === 2, "both admitted");
+    await new Promise((r) => setImmediate(r));
+    expect(commits).not.toHaveBeenCalled();
+    daemon!.manager.flush();
+    expect((await both).map((r) => r.ids.length)).toEqual([1, 1]);
+    other.close();
+  });
+
   it("list with stream: true sends the same jobs as JSON lines, in chunks past the first 256", async () => {
     await start("[resources]\ncores = 1\n");
     const { ids } = await client.call("submit", { jobspecs: [testJob("0s")], count: 600, urgency: 0 });
