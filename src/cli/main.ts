@@ -187,7 +187,8 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     }
     const { value, rest } = await socketAfterCommand(sub, args);
     const socket = value ?? p.options.socket;
-    const subIo = typeof socket === "string" ? { ...io, env: { ...io.env, JOBTAP_SOCKET: socket } } : io;
+    // Object.create keeps io's getters (a lazy stdin) instead of calling them as a spread would.
+    const subIo: CliIO = typeof socket === "string" ? Object.assign(Object.create(io) as CliIO, { env: { ...io.env, JOBTAP_SOCKET: socket } }) : io;
     return await (await entry.load())(rest, subIo);
   } catch (e) {
     return reportError(name, e, io);
@@ -224,7 +225,10 @@ export async function main(): Promise<void> {
     process.exit(BROKEN_PIPE_STATUS);
   });
   const io: CliIO = {
-    stdin: process.stdin,
+    // Opened when a command reads it: making process.stdin costs a start-up a few ms.
+    get stdin() {
+      return process.stdin;
+    },
     stdout: (t) => void process.stdout.write(t),
     stderr: (t) => void process.stderr.write(t),
     env: process.env,
