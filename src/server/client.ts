@@ -162,7 +162,12 @@ function proofFor(socketPath: string): { nonce: string; path: string } {
   }
 }
 
-/** A kept connection the daemon had closed before this request reached it: safe to resend. */
+/**
+ * A kept connection the daemon closed before any byte of the reply: the daemon closes only
+ * idle connections (its keep-alive timeout, or shutting down), so it had not read this
+ * request and sending it again on a new connection cannot run it twice. (A daemon killed
+ * mid-request is not listening any more: the new connection fails.)
+ */
 class StaleConnection extends Error {}
 
 /** Opens a connection (in `open` until it closes; out of `idle` too once closed). */
