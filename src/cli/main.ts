@@ -5,7 +5,6 @@
 import { ErrorCode, isJobtapError } from "../errors.js";
 import { parseArgs, takeGlobalOption, usage } from "./args.js";
 import type { CliIO, Subcommand } from "./io.js";
-import { processTerminal } from "./terminal.js";
 
 type Loader = () => Promise<Subcommand>;
 
@@ -234,7 +233,8 @@ export async function main(): Promise<void> {
     env: process.env,
     cwd: process.cwd(),
   };
-  const terminal = processTerminal();
+  // Only a terminal has anything to offer (terminal.ts): piped output skips loading it.
+  const terminal = process.stdout.isTTY ? (await import("./terminal.js")).processTerminal() : undefined;
   if (terminal) io.terminal = terminal;
   const status = await runCli(process.argv.slice(2), io);
   process.exitCode = status;

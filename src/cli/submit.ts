@@ -7,7 +7,6 @@ import { resolve } from "node:path";
 import type { Jobspec } from "../manager/port.js";
 import { optFlag, optInt, optList, optString, parseArgs, usage, type OptionSpec, type ParsedArgs } from "./args.js";
 import { exitStatusOf, withDaemon } from "./common.js";
-import { parseIdset } from "./idset.js";
 import type { DaemonClient } from "../server/client.js";
 import type { CliIO, Subcommand } from "./io.js";
 import {
@@ -68,7 +67,7 @@ export const submit: Subcommand = async (argv, io) => {
   const base = await jobspecFrom(p, io);
   const cc = optString(p, "cc");
   const progress = optFlag(p, "progress");
-  let batches = cc === undefined ? [{ jobspecs: [base] }] : ccBatches(base, parseIdset(cc, "--cc"));
+  let batches = cc === undefined ? [{ jobspecs: [base] }] : ccBatches(base, (await import("./idset.js")).parseIdset(cc, "--cc"));
   // A live bar needs several requests to move: split identical copies into chunks.
   if (progress && io.terminal) batches = batches.flatMap(chunked);
   const urgencyArg = optString(p, "urgency");
