@@ -15,6 +15,13 @@ import type { ActiveJob } from "./job.js";
 import type { EventEntry } from "./port.js";
 import { batchIsEmpty, emptyBatch, type JobStore } from "./store/types.js";
 
+/**
+ * New jobs after which a batch is handed to an asynchronous store before its window ends: a
+ * burst of submissions (one request of thousands of jobs, run in one go) is then written
+ * while the rest of it is still being taken, instead of all at once after it.
+ */
+export const EARLY_COMMIT_JOBS = 1024;
+
 /** Collects a batch window's store writes and commits them in one transaction. */
 export class StoreBatcher {
   private batch = emptyBatch();
@@ -47,6 +54,8 @@ export class StoreBatcher {
    * while it was under admission go into the current batch. A rejected job never does.
    */
   storeNewJob(job: ActiveJob, jobspecJson: string): void {
+    // Between two submissions (each job's own cascade has run): a safe place to cut.
+    if (this.store.commitAsync && this.batch.newJobs.length >= EARLY_COMMIT_JOBS) this.commit();
     this.batch.newJobs.push({ id: job.core.id, jobspec: jobspecJson });
     this.batchJobspecs.set(job.core.id, jobspecJson);
     const lines = job.unstored ?? "";

@@ -11,6 +11,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
 import type { JobId } from "../../src/manager/ids.js";
+import { EARLY_COMMIT_JOBS } from "../../src/manager/batch.js";
 import { createJobManager } from "../../src/manager/manager.js";
 import { SqliteStore } from "../../src/manager/store/sqlite.js";
 import { emptyBatch, type StoreBatch } from "../../src/manager/store/types.js";
@@ -99,6 +100,21 @@ describe("the SQLite store's writer thread", () => {
     const after = (file.prepare("SELECT batch FROM eventlog WHERE id = ? ORDER BY batch").all(row(id)) as Array<{ batch: bigint }>).map((r) => Number(r.batch));
     expect(after.length).toBeGreaterThan(chunks.length);
     expect(after.filter((n) => n > last).length).toBe(after.length - chunks.length);
+  });
+
+  it("a burst of submissions is handed over every EARLY_COMMIT_JOBS jobs, before its window ends", async () => {
+    const dir = statedir();
+    const s = await simManager({ statedir: dir, store: "sqlite" });
+    const n = 2 * EARLY_COMMIT_JOBS + 100;
+    let acked = 0;
+    const acks = Array.from({ length: n }, () => s.mgr.submit(testJob(0), { urgency: 0 }).then((id) => (acked++, id)));
+    await s.clock.advance(0); // no simulated time passes: only the early batches are written
+    expect(acked).toBe(2 * EARLY_COMMIT_JOBS);
+    await s.clock.advance(10);
+    expect(acked).toBe(n);
+    const ids = await Promise.all(acks);
+    await s.mgr.close();
+    expect(reader(dir).prepare("SELECT count(*) FROM jobs").pluck().get()).toBe(BigInt(ids.length));
   });
 
   it("a reader sees a batch in flight exactly once, before and after the writer has written it", async () => {
