@@ -169,12 +169,7 @@ export class JobManager {
     // Jobs of one call often share one jobspec object (`--cc`): checked and serialized once.
     // The manager never mutates a submitted jobspec, and the caller cannot during this call.
     const shared: SharedJobspecs = new Map();
-    const settled = await Promise.allSettled(jobs.map((j) => this.submitter.submit(j.jobspec, j.opts, shared)));
-    return settled.map((s) =>
-      s.status === "fulfilled"
-        ? { id: s.value }
-        : { error: s.reason instanceof JobtapError ? s.reason : new JobtapError(ErrorCode.INTERNAL, String(s.reason)) },
-    );
+    return this.submitter.submitAll(jobs, shared);
   }
 
   /** Cancels a job: a severity-0 `cancel` exception. */

@@ -42,6 +42,9 @@ export type SharedJobspecs = Map<object, CheckedJobspec>;
 /** Outcome of one job of a batch submit. */
 export type SubmitOutcome = { id: JobId } | { error: JobtapError };
 
+/** How one job's admission ends: its id once durable, or the error. */
+type Admitted = (id: JobId | undefined, err?: unknown) => void;
+
 /** Parses submit flags into Flux's bit mask; throws INVALID_ARGUMENT on an unknown name. */
 export function submitFlags(flags: SubmitOptions["flags"]): number {
   if (flags === undefined) return 0;
@@ -85,36 +88,95 @@ export class Submitter {
    * rejects with JOB_REJECTED (the plugin's errmsg) or a bad-input code.
    */
   submit(jobspecIn: unknown, opts: SubmitOptions = {}, shared?: SharedJobspecs): Promise<JobId> {
+    return new Promise<JobId>((resolve, reject) => {
+      this.admit(jobspecIn, opts, shared, (id, err) => (id === undefined ? reject(err) : resolve(id)));
+    });
+  }
+
+  /**
+   * Submits jobs in order (one submitMany), admitted one after another as `submit` does;
+   * resolves once every job has its outcome, in order. One Promise for the whole call
+   * rather than one per job (and a settled-result wrapper per job).
+   */
+  submitAll(items: ReadonlyArray<{ jobspec: unknown; opts?: SubmitOptions }>, shared: SharedJobspecs): Promise<SubmitOutcome[]> {
+    const out = new Array<SubmitOutcome>(items.length);
+    let left = items.length;
+    if (left === 0) return Promise.resolve(out);
+    return new Promise<SubmitOutcome[]>((resolve) => {
+      for (let i = 0; i < items.length; i++) {
+        const done: Admitted = (id, err) => {
+          if (out[i] !== undefined) return; // once per job, whatever goes wrong after
+          out[i] = id !== undefined ? { id } : { error: err instanceof JobtapError ? err : new JobtapError(ErrorCode.INTERNAL, String(err)) };
+          if (--left === 0) resolve(out);
+        };
+        try {
+          this.admit(items[i]!.jobspec, items[i]!.opts ?? {}, shared, done);
+        } catch (err) {
+          done(undefined, err);
+        }
+      }
+    });
+  }
+
+  /**
+   * One job's admission; `done` gets its id once the batch holding its eventlog is durable,
+   * or the error (JOB_REJECTED with the plugin's errmsg, a bad-input code). Synchronous up
+   * to the commit while every handler is.
+   */
+  private admit(jobspecIn: unknown, opts: SubmitOptions, shared: SharedJobspecs | undefined, done: Admitted): void {
     let job: ActiveJob;
     try {
       job = this.enter(jobspecIn, opts, shared);
     } catch (err) {
-      return Promise.reject(err);
+      done(undefined, err);
+      return;
     }
     const json = this.enteredJson;
     this.enteredJson = "";
     // Nobody listens and no dependencies: no callbacks at all (the common, fast case).
-    if (!this.needsCallbacks(job.core.jobspec)) return this.accept(job, json);
+    if (!this.needsCallbacks(job.core.jobspec)) {
+      this.accept(job, json, done);
+      return;
+    }
     let why: string | undefined | Promise<string | undefined>;
     try {
       why = this.admission(job);
     } catch (err) {
       this.reject(job);
-      return Promise.reject(err);
+      done(undefined, err);
+      return;
     }
     // Synchronous handlers (the builtins) cost no promise round trips per topic.
-    if (!(why instanceof Promise)) return this.settle(job, why, json);
-    return why.then((w) => this.settle(job, w, json), (err: unknown) => {
-      this.reject(job);
-      throw err;
-    });
+    if (!(why instanceof Promise)) {
+      this.settle(job, why, json, done);
+      return;
+    }
+    why.then(
+      (w) => {
+        try {
+          this.settle(job, w, json, done);
+        } catch (err) {
+          done(undefined, err);
+        }
+      },
+      (err: unknown) => {
+        try {
+          this.reject(job);
+        } finally {
+          done(undefined, err);
+        }
+      },
+    );
   }
 
   /** Accepts the job, or rejects it with the plugin's message. */
-  private settle(job: ActiveJob, rejection: string | undefined, json: string): Promise<JobId> {
-    if (rejection === undefined) return this.accept(job, json);
+  private settle(job: ActiveJob, rejection: string | undefined, json: string, done: Admitted): void {
+    if (rejection === undefined) {
+      this.accept(job, json, done);
+      return;
+    }
     this.reject(job);
-    return Promise.reject(new JobtapError(ErrorCode.JOB_REJECTED, rejection, { id: job.core.id.toString() }));
+    done(undefined, new JobtapError(ErrorCode.JOB_REJECTED, rejection, { id: job.core.id.toString() }));
   }
 
   /** What only the instance owner may submit (Flux job-ingest): urgency > 16, waitable, novalidate. */
@@ -170,25 +232,19 @@ export class Submitter {
   }
 
   /** The job is accepted: it enters the store (`json`: its jobspec as `enter` serialized
-   *  it), `validate` is queued behind the commit. */
-  private accept(job: ActiveJob, json: string): Promise<JobId> {
+   *  it), `validate` is queued behind the commit; once the batch is durable the hold is
+   *  released and `done` gets the id. */
+  private accept(job: ActiveJob, json: string, done: Admitted): void {
     this.engine.batch.storeNewJob(job, json);
     job.queue.push(this.engine.entry("validate"));
-    return this.acknowledge(job);
-  }
-
-  /** Releases the hold and resolves once the batch is durable. */
-  private acknowledge(job: ActiveJob): Promise<JobId> {
-    return new Promise<JobId>((resolve, reject) => {
-      this.engine.batch.afterCommit((err) => {
-        if (err) {
-          reject(err);
-          return;
-        }
-        job.hold--;
-        this.engine.drain(job);
-        resolve(job.core.id);
-      });
+    this.engine.batch.afterCommit((err) => {
+      if (err) {
+        done(undefined, err);
+        return;
+      }
+      job.hold--;
+      this.engine.drain(job);
+      done(job.core.id);
     });
   }
 

@@ -76,3 +76,48 @@ describe("submitMany with dependencies and synchronous handlers", () => {
     expect((await p).every((o) => "id" in o)).toBe(true);
   });
 });
+
+describe("submitMany outcomes, however each job ends", () => {
+  it("come back in order: bad input, a synchronous rejection, an asynchronous rejection, an asynchronous acceptance, a plain acceptance", async () => {
+    const { fakePort } = await import("./fake-port.js");
+    const { simManager } = await import("./helpers.js");
+    const s = await simManager({
+      plugins: fakePort({
+        "job.validate": async (a) => {
+          if (a.urgency === 3) return { error: "sync no", out: { errmsg: "urgency 3 refused at once" } } as never;
+          if (a.urgency === 4) {
+            await Promise.resolve();
+            return { error: "async no", out: { errmsg: "urgency 4 refused later" } } as never;
+          }
+          if (a.urgency === 5) await Promise.resolve();
+          return {};
+        },
+      }),
+    });
+    const spec = jobspec(["true"], { exec: { test: {} } });
+    const p = s.mgr.submitMany([
+      { jobspec: { version: 2 } },
+      { jobspec: spec, opts: { urgency: 3 } },
+      { jobspec: spec, opts: { urgency: 4 } },
+      { jobspec: spec, opts: { urgency: 5 } },
+      { jobspec: spec },
+    ]);
+    let done = false;
+    void p.then(() => (done = true));
+    for (let i = 0; i < 5 && !done; i++) await s.clock.advance(10);
+    const out = await p;
+    expect(out.map((o) => ("id" in o ? "id" : o.error.code))).toEqual(["BAD_JOBSPEC", "JOB_REJECTED", "JOB_REJECTED", "id", "id"]);
+    expect(out.map((o) => ("error" in o ? o.error.message : ""))).toEqual([
+      expect.stringMatching(/version: expected 1, got 2/),
+      "urgency 3 refused at once",
+      "urgency 4 refused later",
+      "",
+      "",
+    ]);
+    // The outcome swap of two jobs, or one lost, would show above; the accepted ones are stored.
+    const ids = out.flatMap((o) => ("id" in o ? [o.id] : []));
+    expect(new Set(ids).size).toBe(2);
+    for (const id of ids) expect(s.mgr.jobspec(id).tasks[0]!.command).toEqual(["true"]);
+    expect(await s.mgr.submitMany([])).toEqual([]);
+  });
+});
