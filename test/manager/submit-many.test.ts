@@ -117,7 +117,7 @@ describe("submitMany outcomes, however each job ends", () => {
     // The outcome swap of two jobs, or one lost, would show above; the accepted ones are stored.
     const ids = out.flatMap((o) => ("id" in o ? [o.id] : []));
     expect(new Set(ids).size).toBe(2);
-    for (const id of ids) expect(s.mgr.jobspec(id).tasks[0]!.command).toEqual(["true"]);
+    for (const id of ids) expect((s.mgr.jobspec(id).tasks[0] as { command: string[] }).command).toEqual(["true"]);
     expect(await s.mgr.submitMany([])).toEqual([]);
   });
 });
