@@ -58,14 +58,14 @@ export function newJobCore(id: JobId, jobspec: Jobspec): JobCore {
     urgency: 16,
     priority: PRIORITY_UNSET,
     submitFlags: 0,
-    flags: [],
+    flags: EMPTY_LIST,
     t_submit: 0,
     t_clean: undefined,
     jobspec,
     R: undefined,
     endEvent: undefined,
     annotations: null,
-    dependencies: NO_DEPENDENCIES,
+    dependencies: EMPTY_LIST,
     grudge: [],
     hasResources: false,
     started: false,
@@ -244,9 +244,9 @@ function applyEffects(j: MutableCore, e: EventEntry): string | undefined {
 
 const NO_CONTEXT: Record<string, unknown> = Object.freeze({});
 
-/** Outstanding dependencies are frozen arrays, replaced on change: plugins get the job's
- *  own array in their args, not a copy per call. */
-const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
+/** Outstanding dependencies and flags are frozen arrays, replaced on change: plugins get
+ *  the job's own arrays in their args, not a copy per call. (Also the empty flag list.) */
+const EMPTY_LIST: readonly string[] = Object.freeze([]);
 
 function dependencyAdd(j: MutableCore, d: string): string | undefined {
   if (j.state !== "NEW" && j.state !== "DEPEND") return undefined;
@@ -309,7 +309,7 @@ function withExpiration(R: Record<string, unknown> | undefined, expiration: numb
 function setFlags(j: MutableCore, flags: string[]): string | undefined {
   const unknown = flags.find((f) => !(SETTABLE_FLAGS as readonly string[]).includes(f));
   if (unknown !== undefined) return `set-flags: unknown flag "${unknown}"`;
-  j.flags = [...new Set([...j.flags, ...flags])];
+  j.flags = Object.freeze([...new Set([...j.flags, ...flags])]);
   return undefined;
 }
 
