@@ -16,7 +16,7 @@ import type { JobView } from "./protocol.js";
 import type { ReloadOutcome } from "./reload.js";
 import type { Caller } from "./auth.js";
 import type { CallContext, Handlers } from "./server.js";
-import { fullView, jobView, printedAd, sortForListing } from "./views.js";
+import { fullView, printedAd, sortForListing, type ListingRow } from "./views.js";
 import { isTrue, parseExpr, type ClassAd } from "../classad/index.js";
 
 export interface ServiceDeps {
@@ -43,7 +43,7 @@ export function createHandlers(d: ServiceDeps): Handlers {
     list: (req, ctx) => {
       const listing = list(m, req);
       if (req.stream === true) return streamList(listing, ctx);
-      return { jobs: listing.views.map(listing.full) };
+      return { jobs: listing.rows.map(listing.full) };
     },
     info: (req, ctx) => {
       const id = jobId("info", req.id);
@@ -245,10 +245,10 @@ const MAX_COUNT = 1_000_000;
 
 /** The jobs a `list` request selects, in listing order, and how to build each one's full view. */
 interface Listing {
-  /** Sorted and limited; a running job's view is already full, the others are light. */
-  views: JobView[];
+  /** Sorted and limited: the listed jobs' records (a running job's with its full view). */
+  rows: ListingRow[];
   /** The full view of a listed job (for an inactive job, a store read). */
-  full: (view: JobView) => JobView;
+  full: (row: ListingRow) => JobView;
 }
 
 function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?: unknown; limit?: unknown; constraint?: unknown }): Listing {
@@ -263,22 +263,12 @@ function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?
   const filtered = m.jobs({ states: query, ...(userid === undefined ? {} : { userid }) }).filter(
     (j) => (states.includes(j.state) || results.includes(j.result ?? "")) && (constraint === undefined || constraint(m.jobAd(j.id))),
   );
-  // Sort lightweight records and build full views (eventlog copy, jobspec, or a store read
-  // for inactive jobs) only for the rows returned. Running jobs sort by their alloc time,
-  // which only the eventlog holds, so theirs is read for the sort (bounded by resources).
-  const rows = filtered.map((info) => ({
-    id: info.id as bigint,
-    info,
-    view: isRunning(info) ? fullView(m, info) : jobView(info, undefined, undefined),
-  }));
-  const infoOf = new Map(rows.map((r) => [r.view, r.info]));
-  return {
-    views: sortForListing(rows).slice(0, limit),
-    full: (v) => {
-      const info = infoOf.get(v)!;
-      return isRunning(info) ? v : fullView(m, info);
-    },
-  };
+  // Sort the listing records themselves and build full views (eventlog copy, jobspec, or a
+  // store read for inactive jobs) only for the rows returned, as they are sent. Running
+  // jobs sort by their alloc time, which only the eventlog holds, so theirs is read for the
+  // sort (bounded by resources).
+  const rows = sortForListing(filtered.map((info): ListingRow => (isRunning(info) ? { info, view: fullView(m, info) } : { info })));
+  return { rows: rows.slice(0, limit), full: (r) => r.view ?? fullView(m, r.info) };
 }
 
 function isRunning(info: { state: State }): boolean {
@@ -295,13 +285,13 @@ const LIST_CHUNK = 256;
  * moment later.
  */
 async function streamList(listing: Listing, ctx: CallContext): Promise<void> {
-  const { views, full } = listing;
-  for (let start = 0; start < views.length; start += LIST_CHUNK) {
+  const { rows, full } = listing;
+  for (let start = 0; start < rows.length; start += LIST_CHUNK) {
     if (ctx.signal.aborted) return;
     let text = "";
-    for (const view of views.slice(start, start + LIST_CHUNK)) {
+    for (const row of rows.slice(start, start + LIST_CHUNK)) {
       try {
-        text += JSON.stringify(full(view)) + "\n";
+        text += JSON.stringify(full(row)) + "\n";
       } catch (e) {
         if (!isJobtapError(e, ErrorCode.UNKNOWN_JOB)) throw e;
       }

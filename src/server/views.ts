@@ -69,25 +69,31 @@ export function fullView(m: JobManager, info: JobInfo): JobView {
   return jobView(info, eventlog, jobspec);
 }
 
+/** A job being listed: its record, and for a running job its full view (for `t_run`). */
+export interface ListingRow {
+  info: JobInfo;
+  view?: JobView;
+}
+
 const PENDING_STATES = new Set(["NEW", "DEPEND", "PRIORITY", "SCHED"]);
 
 /**
  * `flux jobs` order: pending jobs by priority (descending) then id (submit order), then
- * running jobs most recently started first, then inactive jobs most recently finished first.
+ * running jobs most recently started first, then inactive jobs most recently finished
+ * first. Sorts `rows` in place and returns it.
  */
-export function sortForListing(rows: Array<{ id: bigint; view: JobView }>): JobView[] {
-  const group = (v: JobView) => (PENDING_STATES.has(v.state) ? 0 : v.state === "INACTIVE" ? 2 : 1);
-  rows.sort((ra, rb) => {
-    const a = ra.view;
-    const b = rb.view;
+export function sortForListing(rows: ListingRow[]): ListingRow[] {
+  const group = (i: JobInfo) => (PENDING_STATES.has(i.state) ? 0 : i.state === "INACTIVE" ? 2 : 1);
+  return rows.sort((ra, rb) => {
+    const a = ra.info;
+    const b = rb.info;
     const ga = group(a);
     const gb = group(b);
     if (ga !== gb) return ga - gb;
-    if (ga === 0) return b.priority - a.priority || (ra.id < rb.id ? -1 : ra.id > rb.id ? 1 : 0);
-    if (ga === 1) return (b.t_run ?? 0) - (a.t_run ?? 0);
-    return (b.t_inactive ?? 0) - (a.t_inactive ?? 0);
+    if (ga === 0) return b.priority - a.priority || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+    if (ga === 1) return (rb.view?.t_run ?? 0) - (ra.view?.t_run ?? 0);
+    return (b.t_clean ?? 0) - (a.t_clean ?? 0);
   });
-  return rows.map((r) => r.view);
 }
 
 /**
