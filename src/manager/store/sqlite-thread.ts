@@ -77,11 +77,6 @@ export class WriterThread {
     return done;
   }
 
-  /** True while some batch is not yet durable. */
-  get busy(): boolean {
-    return this.inFlight.length > 0;
-  }
-
   /**
    * A job as the store will hold it once every in-flight batch is written: `stored(seq)` reads
    * the file without eventlog chunks numbered `seq` or later (those batches may or may not be
