@@ -66,28 +66,16 @@ export const jobs: Subcommand = async (argv, io) => {
     // text through as it came (the same text JSON.stringify gives; no parse and re-encode).
     if (optFlag(p, "json")) {
       const out = jsonArrayWriter(io);
-      let chunk: string[] = [];
-      await client.streamText("list", { ...req, stream: true }, (line) => {
-        chunk.push(line);
-        if (chunk.length >= PRINT_CHUNK) {
-          out.rows(chunk);
-          chunk = [];
-        }
-      });
-      out.rows(chunk);
+      const rows = chunked<string>((c) => out.rows(c));
+      await client.streamText("list", { ...req, stream: true }, rows.push);
+      rows.flush();
       out.end();
       return 0;
     }
     const out = tableWriter(io, format, { users, now: Date.now() / 1000 }, !optFlag(p, "no-header"));
-    let chunk: JobView[] = [];
-    await client.stream("list", { ...req, stream: true }, (line) => {
-      chunk.push(line as JobView);
-      if (chunk.length >= PRINT_CHUNK) {
-        out.rows(chunk);
-        chunk = [];
-      }
-    });
-    out.rows(chunk);
+    const rows = chunked<JobView>((c) => out.rows(c));
+    await client.stream("list", { ...req, stream: true }, (line) => rows.push(line as JobView));
+    rows.flush();
     out.end();
     return 0;
   });
@@ -128,5 +116,20 @@ function jsonArrayWriter(io: CliIO): ListingWriter<string> {
       opened = true;
     },
     end: () => io.stdout(opened ? "]\n" : "[]\n"),
+  };
+}
+
+/** Collects streamed rows and hands them to `write` PRINT_CHUNK at a time; `flush` writes the rest. */
+function chunked<T>(write: (rows: T[]) => void): { push: (row: T) => void; flush: () => void } {
+  let chunk: T[] = [];
+  return {
+    push: (row) => {
+      chunk.push(row);
+      if (chunk.length >= PRINT_CHUNK) {
+        write(chunk);
+        chunk = [];
+      }
+    },
+    flush: () => write(chunk),
   };
 }
