@@ -7,7 +7,7 @@ import type { ClassAd } from "../classad/classad.js";
 import type { JobAdBase } from "./jobad.js";
 import type { EventEntry, Jobspec } from "./port.js";
 import type { JobCore } from "./transition.js";
-import { redactJobspec, type ResourceRequest } from "./jobspec.js";
+import { hasEnvironment, redactJobspec, type ResourceRequest } from "./jobspec.js";
 
 export interface ActiveJob {
   /** Updated in place by the engine (applyEvent): not a snapshot. */
@@ -76,11 +76,6 @@ export function redactedJobspec(job: ActiveJob, shared?: WeakMap<Jobspec, Jobspe
     shared?.set(js, r);
   }
   return (job.redacted = r);
-}
-
-function hasEnvironment(js: Jobspec): boolean {
-  const system = js.attributes?.system;
-  return !!system && "environment" in system;
 }
 
 /** True if an event with this name sits in the job's mailbox. */

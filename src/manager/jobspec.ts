@@ -75,11 +75,16 @@ function setPath(obj: Record<string, unknown>, keys: string[], value: unknown): 
   return copy;
 }
 
+/** True if the jobspec carries `attributes.system.environment` (what redaction removes). */
+export function hasEnvironment(jobspec: Jobspec): boolean {
+  const system = jobspec.attributes?.system;
+  return !!system && "environment" in system;
+}
+
 /** The jobspec plugins see: `attributes.system.environment` removed. Shares unchanged parts. */
 export function redactJobspec(jobspec: Jobspec): Jobspec {
-  const system = jobspec.attributes?.system;
-  if (!system || !("environment" in system)) return jobspec;
-  const { environment: _omit, ...rest } = system;
+  if (!hasEnvironment(jobspec)) return jobspec;
+  const { environment: _omit, ...rest } = jobspec.attributes.system!;
   return { ...jobspec, attributes: { ...jobspec.attributes, system: rest } };
 }
 

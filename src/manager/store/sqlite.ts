@@ -65,9 +65,10 @@ CREATE TABLE IF NOT EXISTS plugin_kv (plugin TEXT NOT NULL, key TEXT NOT NULL, v
   PRIMARY KEY (plugin, key));
 `;
 
-/** The concatenated eventlog chunks of a job, in insertion order. */
-const EVENTLOG_OF = (idExpr: string) =>
-  `jobs.eventlog0 || coalesce((SELECT group_concat(lines, '') FROM (SELECT lines FROM eventlog WHERE eventlog.id = ${idExpr} ORDER BY batch)), '')`;
+/** The concatenated eventlog chunks of a job, in insertion order (`andBatch`: a further
+ *  condition on the chunks' batch numbers). */
+const EVENTLOG_OF = (idExpr: string, andBatch = "") =>
+  `jobs.eventlog0 || coalesce((SELECT group_concat(lines, '') FROM (SELECT lines FROM eventlog WHERE eventlog.id = ${idExpr}${andBatch} ORDER BY batch)), '')`;
 
 /**
  * The store holds every jobspec, environments included: the database file is created mode
@@ -172,11 +173,7 @@ export class SqliteStore implements JobStore {
         .safeIntegers(true),
       all: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog FROM jobs ORDER BY id`).safeIntegers(true),
       one: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog FROM jobs WHERE id = ?`).safeIntegers(true),
-      oneBefore: db
-        .prepare(
-          `SELECT id, jobspec, jobs.eventlog0 || coalesce((SELECT group_concat(lines, '') FROM (SELECT lines FROM eventlog WHERE eventlog.id = jobs.id AND batch < ? ORDER BY batch)), '') AS eventlog FROM jobs WHERE id = ?`,
-        )
-        .safeIntegers(true),
+      oneBefore: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id", " AND batch < ?")} AS eventlog FROM jobs WHERE id = ?`).safeIntegers(true),
       aside: db.prepare(
         `INSERT OR REPLACE INTO lost_found (id, reason, jobspec, eventlog) SELECT id, ?, jobspec, ${EVENTLOG_OF("jobs.id")} FROM jobs WHERE id = ?`,
       ),
