@@ -13,13 +13,11 @@
  * flight then fails with a labelled error (the job gets what a failing handler of that topic
  * gets), the death is logged with the plugin's name and the host applies the restart policy.
  */
-import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { MessageChannel, type MessagePort, type Worker } from "node:worker_threads";
 import Tinypool from "tinypool";
 import { adFromJSON, adToJSON } from "../classad/json.js";
 import { ErrorCode, JobtapError } from "../errors.js";
+import { compiledSibling } from "../worker-file.js";
 import type { Clock, TimerHandle } from "../manager/clock.js";
 import { formatJobId, type JobId } from "../manager/ids.js";
 import { isThenable } from "../manager/steps.js";
@@ -104,16 +102,13 @@ interface Pending {
 /** Key under which the host tracks jobs whose aux values live in the worker. */
 const AUX_TRACK = "\0isolated-aux";
 
-/** The compiled worker module (tests run the TypeScript sources: use the build's). */
+/** The compiled worker module (see compiledSibling). */
 function workerFile(): string {
-  const here = fileURLToPath(import.meta.url);
-  const file = here.endsWith(".js")
-    ? join(dirname(here), "isolate-worker.js")
-    : resolve(dirname(here), "../../dist/src/plugins/isolate-worker.js");
-  if (!existsSync(file)) {
-    throw new JobtapError(ErrorCode.PLUGIN_LOAD, `isolated plugins need the compiled worker ${file} (npm run build)`);
-  }
-  return file;
+  return compiledSibling(
+    import.meta.url,
+    "isolate-worker.js",
+    (file) => new JobtapError(ErrorCode.PLUGIN_LOAD, `isolated plugins need the compiled worker ${file} (npm run build)`),
+  );
 }
 
 /**

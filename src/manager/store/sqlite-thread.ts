@@ -8,11 +8,9 @@
  * A failed batch, or the thread dying, rejects that batch and every later one with
  * STORE_WRITE naming the file; nothing more is written (the writer refuses too).
  */
-import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { ErrorCode, JobtapError } from "../../errors.js";
+import { compiledSibling } from "../../worker-file.js";
 import type { JobId } from "../ids.js";
 import { transferList, type BatchRows, type FromWriter, type ToWriter, type WriterData } from "./sqlite-write.js";
 import type { StoreBatch, StoredJobText } from "./types.js";
@@ -26,16 +24,13 @@ interface InFlight {
   reject(err: JobtapError): void;
 }
 
-/** The compiled worker module (tests run the TypeScript sources: use the build's). */
+/** The compiled writer module (see compiledSibling). */
 function writerFile(): string {
-  const here = fileURLToPath(import.meta.url);
-  const file = here.endsWith(".js")
-    ? join(dirname(here), "sqlite-worker.js")
-    : resolve(dirname(here), "../../../dist/src/manager/store/sqlite-worker.js");
-  if (!existsSync(file)) {
-    throw new JobtapError(ErrorCode.STORE_OPEN, `the job store's writer thread needs the compiled module ${file} (npm run build)`);
-  }
-  return file;
+  return compiledSibling(
+    import.meta.url,
+    "sqlite-worker.js",
+    (file) => new JobtapError(ErrorCode.STORE_OPEN, `the job store's writer thread needs the compiled module ${file} (npm run build)`),
+  );
 }
 
 /** A writer thread for one store file, started with the store. */
