@@ -12,7 +12,7 @@ import { resourceRequest } from "./jobspec.js";
 import type { QueueGate } from "./queues.js";
 import type { Scheduler } from "./scheduler.js";
 import type { AppliedTopic } from "./topics.js";
-import { summaryOf, recordOf } from "./summary.js";
+import { inactiveRecordOf, summaryText } from "./summary.js";
 import { eventPosted, isDebugJob } from "./transition.js";
 
 export interface ActionDeps {
@@ -152,9 +152,9 @@ export class Actions implements ActionRunner {
     const c = job.core;
     for (const w of job.waiters ?? []) w();
     job.waiters = undefined;
-    const summary = summaryOf(job);
-    if (this.d.inactive.add(recordOf(c.id, summary, c.annotations))) {
-      e.batch.storeSummary(c.id, JSON.stringify(summary));
+    const record = inactiveRecordOf(job);
+    if (this.d.inactive.add(record)) {
+      e.batch.storeSummary(c.id, summaryText(job, record));
       this.notify(job, "job.inactive-add");
     }
     this.notify(job, "job.destroy");

@@ -35,14 +35,13 @@ export interface InactiveSummary {
 }
 
 /**
- * The summary of a job that has just become inactive (or was just replayed), as a replay
- * of its stored eventlog would give it: annotations are folded from its `memo`s, not taken
- * from the live core (which holds plugin annotations no eventlog records).
+ * The inactive-cache record of a job that has just become inactive: its annotations are
+ * the live ones (plugin annotations included), the other fields are its summary's.
  */
-export function summaryOf(job: ActiveJob): InactiveSummary {
+export function inactiveRecordOf(job: ActiveJob): InactiveRecord {
   const c = job.core;
-  const finish = c.endEvent?.name === "finish" ? c.endEvent : job.eventlog.find((e) => e.name === "finish");
-  const s: InactiveSummary = {
+  return {
+    id: c.id,
     userid: c.userid,
     urgency: c.urgency,
     priority: c.priority,
@@ -50,16 +49,78 @@ export function summaryOf(job: ActiveJob): InactiveSummary {
     t_clean: c.t_clean ?? 0,
     result: RESULTS.indexOf(resultOf(c) ?? "FAILED"),
     name: jobName(c.jobspec),
-    waitStatus: typeof finish?.context?.status === "number" ? finish.context.status : -1,
+    waitStatus: waitStatusOf(job),
+    annotations: c.annotations,
+  };
+}
+
+/** The status of the job's `finish` event, -1 if it has none. */
+function waitStatusOf(job: ActiveJob): number {
+  const c = job.core;
+  const finish = c.endEvent?.name === "finish" ? c.endEvent : job.eventlog.find((e) => e.name === "finish");
+  return typeof finish?.context?.status === "number" ? finish.context.status : -1;
+}
+
+/**
+ * A replay has an R once alloc or resource-update was posted (a live core may also hold
+ * one from a plugin's OUT in SCHED that no event recorded).
+ */
+function replayHasR(job: ActiveJob): boolean {
+  return eventPosted(job.core, "alloc") || eventPosted(job.core, "resource-update");
+}
+
+/**
+ * The summary of a job that has just become inactive (or was just replayed), as a replay
+ * of its stored eventlog would give it: annotations are folded from its `memo`s, not taken
+ * from the live core (which holds plugin annotations no eventlog records).
+ */
+export function summaryOf(job: ActiveJob): InactiveSummary {
+  const c = job.core;
+  const r = inactiveRecordOf(job);
+  const s: InactiveSummary = {
+    userid: r.userid,
+    urgency: r.urgency,
+    priority: r.priority,
+    t_submit: r.t_submit,
+    t_clean: r.t_clean,
+    result: r.result,
+    name: r.name,
+    waitStatus: r.waitStatus,
     annotations: storedAnnotations(c, job.eventlog),
     flags: c.flags,
     dependencies: c.dependencies,
-    // A replay has an R once alloc or resource-update was posted (a live core may also hold
-    // one from a plugin's OUT in SCHED that no event recorded).
-    hasR: eventPosted(c, "alloc") || eventPosted(c, "resource-update"),
+    hasR: replayHasR(job),
   };
   if (c.endEvent !== undefined) s.end_event = c.endEvent;
   return s;
+}
+
+/**
+ * `JSON.stringify(summaryOf(job))`, written from `r` (the job's inactiveRecordOf) without
+ * building the summary: the text every retiring job stores. Same keys in the same order,
+ * numbers as JSON writes them (test/manager/summary-text.test.ts compares the two).
+ */
+export function summaryText(job: ActiveJob, r: InactiveRecord): string {
+  const c = job.core;
+  const annotations = storedAnnotations(c, job.eventlog);
+  const end = c.endEvent === undefined ? "" : `,"end_event":${JSON.stringify(c.endEvent)}`;
+  return (
+    `{"userid":${num(r.userid)},"urgency":${num(r.urgency)},"priority":${num(r.priority)},` +
+    `"t_submit":${num(r.t_submit)},"t_clean":${num(r.t_clean)},"result":${num(r.result)},` +
+    `"name":${JSON.stringify(r.name)},"waitStatus":${num(r.waitStatus)},` +
+    `"annotations":${annotations === null ? "null" : JSON.stringify(annotations)},` +
+    `"flags":${list(c.flags)},"dependencies":${list(c.dependencies)},"hasR":${replayHasR(job)}${end}}`
+  );
+}
+
+/** A number as JSON writes it (non-finite ones as null). */
+function num(n: number): string {
+  return Number.isFinite(n) ? String(n) : "null";
+}
+
+/** A list of strings as JSON (the empty list, the usual case, without a call). */
+function list(l: readonly string[]): string {
+  return l.length === 0 ? "[]" : JSON.stringify(l);
 }
 
 /**
