@@ -7,6 +7,10 @@
  * object per job: every inactive job stays in its user's history until purged, so this is
  * memory per inactive job (an entry object with its boxed time cost about 60 bytes, the
  * columns 16).
+ *
+ * A job's submit time never changes, so (t_submit, id) names it: a duplicate is found where
+ * the job would sort, with no set of ids beside the columns (a Set of job ids cost more per
+ * add than the rest of the list, and about 40 bytes per inactive job).
  */
 import type { JobId } from "jobtap/plugin";
 
@@ -18,7 +22,6 @@ export interface HistoryEntry {
 
 /** A user's jobs, oldest first, without duplicates. */
 export class UserHistory {
-  private readonly ids = new Set<JobId>();
   private jobIds = new BigUint64Array(0);
   private times = new Float64Array(0);
   private n = 0;
@@ -32,12 +35,18 @@ export class UserHistory {
 
   /** Adds a job; false if it is already there. O(1) when it is the newest so far. */
   add(e: HistoryEntry): boolean {
-    if (this.ids.has(e.id)) return false;
-    this.ids.add(e.id);
-    if (this.n === this.times.length) this.grow();
-    const at = this.n === 0 || this.notAfter(this.n - 1, e) ? this.n : this.firstAfter(e);
-    this.jobIds.copyWithin(at + 1, at, this.n);
-    this.times.copyWithin(at + 1, at, this.n);
+    const n = this.n;
+    let at = n;
+    if (n > 0 && !this.before(n - 1, e)) {
+      // Not the newest: its place, where the job itself is if it was added before.
+      at = this.firstAfter(e);
+      if (at > 0 && this.times[at - 1] === e.t_submit && this.jobIds[at - 1] === e.id) return false;
+    }
+    if (n === this.times.length) this.grow();
+    if (at < n) {
+      this.jobIds.copyWithin(at + 1, at, n);
+      this.times.copyWithin(at + 1, at, n);
+    }
     this.jobIds[at] = e.id;
     this.times[at] = e.t_submit;
     this.n++;
@@ -46,10 +55,10 @@ export class UserHistory {
 
   /** Removes a job (purge); false if it is not there. */
   remove(e: HistoryEntry): boolean {
-    if (!this.ids.delete(e.id)) return false;
     let i = this.firstAfter(e) - 1;
     // The caller's t_submit should match the stored one; fall back to a scan if not.
     if (i < 0 || this.jobIds[i] !== e.id) i = this.jobIds.subarray(0, this.n).indexOf(e.id);
+    if (i < 0) return false;
     this.jobIds.copyWithin(i, i + 1, this.n);
     this.times.copyWithin(i, i + 1, this.n);
     this.n--;
@@ -61,6 +70,13 @@ export class UserHistory {
     const out: HistoryEntry[] = [];
     for (let i = this.n - 1; i >= 0; i--) out.push({ id: this.jobIds[i] as JobId, t_submit: this.times[i]! });
     return out;
+  }
+
+  /** True if the entry at `i` sorts before `e` (by submit time, then id). */
+  private before(i: number, e: HistoryEntry): boolean {
+    this.probe?.();
+    const t = this.times[i]!;
+    return t < e.t_submit || (t === e.t_submit && this.jobIds[i]! < e.id);
   }
 
   /** True unless the entry at `i` sorts after `e` (by submit time, then id). */

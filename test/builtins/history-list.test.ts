@@ -44,10 +44,12 @@ describe(".history list", () => {
     const rnd = lcg(42);
     const h = new UserHistory();
     const ref = new Map<number, HistoryEntry>();
+    // A job's submit time never changes: mostly increasing with the id, some ties, some
+    // out of order; jobs arrive in random order, most of them more than once.
+    const tOf = (id: number) => (id % 7 === 0 ? id - 1 : id % 11 === 0 ? (id * 37) % 400 : id);
     for (let step = 0; step < 2000; step++) {
       const id = 1 + Math.floor(rnd() * 400);
-      // Mostly increasing submit times, some ties and some late (restart-like) arrivals.
-      const t = rnd() < 0.8 ? step : Math.floor(rnd() * step);
+      const t = tOf(id);
       if (rnd() < 0.25) {
         const had = ref.get(id);
         expect(h.remove(had ?? entry(id, t))).toBe(had !== undefined);
@@ -60,6 +62,21 @@ describe(".history list", () => {
     }
     const expected = [...ref.values()].sort((a, b) => b.t_submit - a.t_submit || Number(b.id - a.id));
     expect(h.newestFirst()).toEqual(expected);
+  });
+
+  it("a job added again is found where it sorts, newest or not", () => {
+    const { probe, reads } = counted();
+    const h = new UserHistory(probe);
+    for (let i = 1; i <= 1024; i++) h.add(entry(2 * i, 2 * i));
+    const before = reads();
+    expect(h.add(entry(2048, 2048))).toBe(false);
+    expect(h.add(entry(1000, 1000))).toBe(false);
+    expect(h.add(entry(2, 2))).toBe(false);
+    // A binary search each, no scan.
+    expect(reads() - before).toBeLessThan(40);
+    expect(h.size).toBe(1024);
+    expect(h.add(entry(1001, 1000))).toBe(true);
+    expect(h.newestFirst().slice(1023 - 500, 1023 - 497).map((e) => Number(e.id))).toEqual([1002, 1001, 1000]);
   });
 
   it("removes a job even if the caller's t_submit does not match the stored one", () => {
