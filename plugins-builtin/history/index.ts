@@ -16,14 +16,14 @@ export default function history(p: PluginContext): void {
   const add = (job: JobArgs): void => {
     let list = users.get(job.userid);
     if (list === undefined) users.set(job.userid, (list = new UserHistory()));
-    list.add({ id: job.id, t_submit: job.t_submit });
+    list.add(job); // reads id and t_submit only
   };
   p.on("job.new", add);
   p.on("job.inactive-add", add);
   p.on("job.inactive-remove", (job) => {
     const list = users.get(job.userid);
     if (list === undefined) return;
-    list.remove({ id: job.id, t_submit: job.t_submit });
+    list.remove(job);
     if (list.size === 0) users.delete(job.userid);
   });
 
