@@ -13,7 +13,8 @@ import type { Clock, TimerHandle } from "./clock.js";
 import type { JobId } from "./ids.js";
 import type { ActiveJob } from "./job.js";
 import type { EventEntry } from "./port.js";
-import { batchIsEmpty, emptyBatch, type JobStore } from "./store/types.js";
+import { TextBatch } from "./store/batch-text.js";
+import type { JobStore } from "./store/types.js";
 
 /**
  * New jobs after which a batch is handed to an asynchronous store before its window ends: a
@@ -24,13 +25,11 @@ export const EARLY_COMMIT_JOBS = 1024;
 
 /** Collects a batch window's store writes and commits them in one transaction. */
 export class StoreBatcher {
-  private batch = emptyBatch();
-  /** Jobspecs of the current batch's new jobs, by id (readers of not-yet-stored jobs). */
-  private batchJobspecs = new Map<JobId, string>();
+  private batch = new TextBatch();
   /**
-   * Jobs with eventlog lines in this window. Lines collect on the job record itself and
-   * become `batch.appends` at commit: one map entry per job per window rather than a map
-   * lookup per event (bigint-keyed maps are not free at 200,000 events/s).
+   * Jobs with text in this window, by their slot in `batch` (each job's slot is on its
+   * record, `batchSlot`: no map lookup per event; bigint-keyed maps are not free at
+   * 200,000 events/s).
    */
   private dirty: ActiveJob[] = [];
   /** Index of `dirty` by id, built only when a reader needs it during this window. */
@@ -55,12 +54,12 @@ export class StoreBatcher {
    */
   storeNewJob(job: ActiveJob, jobspecJson: string): void {
     // Between two submissions (each job's own cascade has run): a safe place to cut.
-    if (this.store.commitAsync && this.batch.newJobs.length >= EARLY_COMMIT_JOBS) this.commit();
-    this.batch.newJobs.push({ id: job.core.id, jobspec: jobspecJson });
-    this.batchJobspecs.set(job.core.id, jobspecJson);
+    if (this.store.commitAsync && this.batch.newJobCount >= EARLY_COMMIT_JOBS) this.commit();
+    const slot = this.slotOf(job);
+    this.batch.newJob(slot, jobspecJson);
     const lines = job.unstored ?? "";
     job.unstored = undefined;
-    if (lines) this.addLines(job, lines);
+    if (lines) this.batch.eventlog(slot, lines);
     this.requestCommit();
   }
 
@@ -70,16 +69,17 @@ export class StoreBatcher {
    */
   storedView(id: JobId): { id: JobId; jobspec: string; eventlog: string } | undefined {
     const stored = this.store.load(id);
-    const jobspec = stored?.jobspec ?? this.batchJobspecs.get(id);
-    if (jobspec === undefined) return undefined;
     this.dirtyIndex ??= new Map(this.dirty.map((j) => [j.core.id, j]));
-    const pending = this.dirtyIndex.get(id)?.pendingLines ?? "";
-    return { id, jobspec, eventlog: (stored?.eventlog ?? "") + pending };
+    const slot = this.dirtyIndex.get(id)?.batchSlot;
+    const pending = slot === undefined ? undefined : this.batch.slotText(slot);
+    const jobspec = stored?.jobspec ?? pending?.jobspec;
+    if (jobspec === undefined) return undefined;
+    return { id, jobspec, eventlog: (stored?.eventlog ?? "") + (pending?.eventlog ?? "") };
   }
 
   /** Queues the summary of a job that has just become inactive (summary.ts). */
   storeSummary(id: JobId, summary: string): void {
-    (this.batch.inactive ??= []).push({ id, summary });
+    this.batch.summary(id, summary);
     this.requestCommit();
   }
 
@@ -91,16 +91,18 @@ export class StoreBatcher {
 
   /** Adds one committed event of a stored job to the current batch. */
   append(job: ActiveJob, e: EventEntry): void {
-    this.addLines(job, eventLine(e));
+    this.batch.eventlog(this.slotOf(job), eventLine(e));
     this.requestCommit();
   }
 
-  private addLines(job: ActiveJob, lines: string): void {
-    if (job.pendingLines === undefined) {
-      job.pendingLines = lines;
-      this.dirty.push(job);
-      this.dirtyIndex?.set(job.core.id, job);
-    } else job.pendingLines += lines;
+  /** The job's slot in the current batch (given on its first text in this window). */
+  private slotOf(job: ActiveJob): number {
+    if (job.batchSlot !== undefined) return job.batchSlot;
+    const slot = this.batch.addSlot(job.core.id);
+    job.batchSlot = slot;
+    this.dirty.push(job);
+    this.dirtyIndex?.set(job.core.id, job);
+    return slot;
   }
 
   /** Calls `fn` once the current batch is durable (with an error if the commit failed). */
@@ -126,25 +128,21 @@ export class StoreBatcher {
     if (this.batchTimer) this.clock.clearTimeout(this.batchTimer);
     this.batchTimer = undefined;
     const batch = this.batch;
-    for (const job of this.dirty) {
-      batch.appends.set(job.core.id, job.pendingLines ?? "");
-      job.pendingLines = undefined;
-    }
+    for (const job of this.dirty) job.batchSlot = undefined;
     const waiters = this.commitWaiters;
-    this.batch = emptyBatch();
-    this.batchJobspecs = new Map();
+    this.batch = new TextBatch();
     this.dirty = [];
     this.dirtyIndex = undefined;
     this.commitWaiters = [];
     if (this.store.commitAsync && !this.fatal) {
       // An empty batch's waiters still wait for the batches in flight before it.
-      if (!batchIsEmpty(batch)) this.durable = this.store.commitAsync(batch).catch((err: unknown) => this.fail(err));
+      if (!batch.isEmpty()) this.durable = this.store.commitAsync(batch).catch((err: unknown) => this.fail(err));
       const acked = waiters.length > 0 ? this.durable.then(() => release(waiters, this.fatal)) : this.durable;
       // A simulated clock lets the write take no simulated time (tests see a synchronous store's order).
       this.clock.waitFor?.(acked);
       return;
     }
-    if (!batchIsEmpty(batch) && !this.fatal) {
+    if (!batch.isEmpty() && !this.fatal) {
       try {
         this.store.commit(batch);
       } catch (err) {

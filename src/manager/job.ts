@@ -31,8 +31,8 @@ export interface ActiveJob {
   redacted?: Jobspec | undefined;
   /** Cached resource request (cleared on jobspec-update). */
   request?: ResourceRequest | undefined;
-  /** Eventlog lines waiting for the current batch commit (see batch.ts). */
-  pendingLines?: string | undefined;
+  /** The job's slot in the current store batch, once it has text there (see batch.ts). */
+  batchSlot?: number | undefined;
   /** Eventlog lines of a job still under admission: it reaches the store only once accepted. */
   unstored?: string | undefined;
   /** The executor running the job, from start (or reattach) until it is released. */

@@ -12,7 +12,8 @@ import { Worker } from "node:worker_threads";
 import { ErrorCode, JobtapError } from "../../errors.js";
 import { compiledSibling } from "../../worker-file.js";
 import type { JobId } from "../ids.js";
-import { transferList, type BatchRows, type FromWriter, type ToWriter, type WriterData } from "./sqlite-write.js";
+import type { BatchRows } from "./batch-text.js";
+import type { FromWriter, ToWriter, WriterData } from "./sqlite-write.js";
 import type { StoreBatch, StoredJobText } from "./types.js";
 
 interface InFlight {
@@ -67,7 +68,8 @@ export class WriterThread {
     // Keeps the process alive while a batch is not yet durable, and only then.
     if (this.inFlight.length === 1) worker.ref();
     const msg: ToWriter = { kind: "commit", rows };
-    worker.postMessage(msg, transferList(rows));
+    // Copied, not transferred: the typed arrays are small, and the batch keeps them for readers.
+    worker.postMessage(msg);
     this.last = done.catch(() => undefined);
     return done;
   }

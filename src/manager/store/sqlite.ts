@@ -23,7 +23,8 @@ import { makeDirs } from "../fsutil.js";
 import type { JobId } from "../ids.js";
 import type { JobStore, StoreBatch, StoredJobText } from "./types.js";
 import { WriterThread } from "./sqlite-thread.js";
-import { batchRows, batchWriter, connectionPragmas, fromRow, toRow, type BatchRows, type PurgeRow } from "./sqlite-write.js";
+import { fromRow, TextBatch, toRow, type BatchRows } from "./batch-text.js";
+import { batchWriter, connectionPragmas, type PurgeRow } from "./sqlite-write.js";
 
 export interface SqliteStoreOptions {
   synchronous?: "full" | "normal";
@@ -206,7 +207,7 @@ export class SqliteStore implements JobStore {
    * nothing is in flight (restart writes summaries before any batch).
    */
   commit(batch: StoreBatch): void {
-    this.guard(() => this.writeRows(batchRows(batch, this.batchSeq++)));
+    this.guard(() => this.writeRows(TextBatch.of(batch).rows(this.batchSeq++)));
   }
 
   /** Resolves once the writer thread is up (rejects STORE_OPEN if it cannot open the file). */
@@ -216,7 +217,8 @@ export class SqliteStore implements JobStore {
 
   private handOver(batch: StoreBatch): Promise<void> {
     if (this.closed) return Promise.reject(new JobtapError(ErrorCode.STORE_WRITE, `job store ${this.path} is closed`));
-    return this.thread!.commit(batch, batchRows(batch, this.batchSeq++));
+    const text = TextBatch.of(batch);
+    return this.thread!.commit(text, text.rows(this.batchSeq++));
   }
 
   loadAll(): Iterable<StoredJobText> {

@@ -1,0 +1,266 @@
+/**
+ * A batch window's writes as the manager builds them: every piece of text (an eventlog line,
+ * a new job's jobspec, a summary) is kept in the order it was made, tagged with what it
+ * belongs to, and joined into a few flat chunk strings while it is still in the CPU's cache.
+ * Handing the batch to the writer thread is then a structured clone of a few long strings
+ * and small typed arrays; the writer (sqlite-write.ts) cuts the chunks back into pieces and
+ * groups them into the rows of each job.
+ *
+ * Why not a string per job: a job's lines arrive one event at a time, between other jobs'
+ * events, so a per-job string is a tree of small strings (V8 cons strings) that stays
+ * unflattened until the clone walks it, cold, at hand-over; and cloning thousands of strings
+ * costs far more than cloning a few long ones (several hundred ns per string in Node 20).
+ *
+ * A TextBatch is also a StoreBatch: stores that commit synchronously (the memory store, a
+ * custom store, SQLite with `commits: "main"`) read `newJobs`, `appends` and `inactive`,
+ * which are derived from the pieces once the batch is sealed.
+ */
+import type { JobId } from "../ids.js";
+import type { StoreBatch } from "./types.js";
+
+/** What a piece is, besides an eventlog piece of slot k (k >= 0). */
+const JOBSPEC = -1;
+const SUMMARY = -2;
+
+/**
+ * Pieces joined into one chunk string while recent: small enough that the pieces are still
+ * cached when joined, large enough that a batch is a few hundred strings at most.
+ */
+const CHUNK_PIECES = 256;
+
+/** A batch's text as handed to the writer (plain data: structured-cloneable). */
+export interface BatchRows {
+  /** Numbers the batch's eventlog chunks (continues across restarts). */
+  seq: number;
+  /** The pieces' text: each chunk is its pieces, concatenated, in order. */
+  chunks: string[];
+  /** Pieces in each chunk. */
+  chunkPieces: Int32Array;
+  /** Each piece's end offset within its chunk. */
+  pieceEnds: Int32Array;
+  /** Each piece's owner: a slot (>= 0: eventlog text of that job), JOBSPEC or SUMMARY. */
+  pieceOf: Int32Array;
+  /** The row id of each slot (a job with eventlog text or a jobspec in this batch). */
+  slotIds: BigInt64Array;
+  /** Slots of the new jobs, in the order of their jobspec pieces. */
+  newSlots: Int32Array;
+  /** Ids of the summarized jobs, in the order of their summary pieces. */
+  summaryIds: BigInt64Array;
+  /** Jobs purged: every row of theirs removed. */
+  purged: BigInt64Array;
+}
+
+/** The text of a batch's rows, cut out of its chunks (`readRows`). */
+export interface RowsText {
+  /** Jobspec of each new job (order of `newSlots`). */
+  jobspecs: string[];
+  /** Each slot's eventlog text in this batch, or undefined if it has none. */
+  eventlogs: Array<string | undefined>;
+  /** Summary of each summarized job (order of `summaryIds`). */
+  summaries: string[];
+}
+
+/** Job ids are unsigned 64-bit; SQLite integers are signed: store the two's-complement. */
+export const toRow = (id: JobId): bigint => BigInt.asIntN(64, id);
+export const fromRow = (v: bigint): JobId => BigInt.asUintN(64, v) as JobId;
+
+/** Cuts a batch's chunks back into its pieces, grouped per slot (the writer's side). */
+export function readRows(r: BatchRows): RowsText {
+  const jobspecs: string[] = [];
+  const summaries: string[] = [];
+  const eventlogs = new Array<string | undefined>(r.slotIds.length).fill(undefined);
+  let piece = 0;
+  for (let c = 0; c < r.chunks.length; c++) {
+    const chunk = r.chunks[c]!;
+    let start = 0;
+    for (const last = piece + r.chunkPieces[c]!; piece < last; piece++) {
+      const end = r.pieceEnds[piece]!;
+      const text = chunk.slice(start, end);
+      start = end;
+      const of = r.pieceOf[piece]!;
+      if (of >= 0) {
+        const before = eventlogs[of];
+        eventlogs[of] = before === undefined ? text : before + text;
+      } else if (of === JOBSPEC) jobspecs.push(text);
+      else summaries.push(text);
+    }
+  }
+  return { jobspecs, eventlogs, summaries };
+}
+
+/** One batch window's writes, as pieces of text (see the header). */
+export class TextBatch implements StoreBatch {
+  /** Job id of each slot. */
+  private readonly slots: JobId[] = [];
+  private readonly newSlots: number[] = [];
+  private readonly summaryIds: JobId[] = [];
+  readonly purged: JobId[] = [];
+  /** Pieces not yet joined into a chunk. */
+  private open: string[] = [];
+  private openEnd = 0;
+  private readonly chunks: string[] = [];
+  private readonly chunkPieces: number[] = [];
+  private readonly pieceEnds: number[] = [];
+  private readonly pieceOf: number[] = [];
+  private sealed: Omit<BatchRows, "seq"> | undefined;
+  private text: RowsText | undefined;
+  private readonly derived: Partial<Pick<StoreBatch, "newJobs" | "appends" | "inactive">> = {};
+  /** First piece of each chunk, and of the open pieces (last). */
+  private readonly chunkFirst: number[] = [0];
+  /** Pieces of each slot and each new slot's jobspec piece: built on the first read during the window (`slotText`). */
+  private index: { pieces: number[][]; jobspecs: Map<number, number>; done: number; newJobs: number } | undefined;
+
+  /** A TextBatch holding a plain StoreBatch's writes (a new job's first chunk is its appends entry). */
+  static of(b: StoreBatch): TextBatch {
+    if (b instanceof TextBatch) return b;
+    const t = new TextBatch();
+    for (const j of b.newJobs) {
+      const slot = t.addSlot(j.id);
+      t.newJob(slot, j.jobspec);
+      const lines = b.appends.get(j.id);
+      if (lines !== undefined) t.eventlog(slot, lines);
+    }
+    const isNew = new Set(b.newJobs.map((j) => j.id));
+    for (const [id, lines] of b.appends) if (!isNew.has(id)) t.eventlog(t.addSlot(id), lines);
+    for (const s of b.inactive ?? []) t.summary(s.id, s.summary);
+    t.purged.push(...b.purged);
+    return t;
+  }
+
+  /** A new slot for job `id` (the caller remembers it: one slot per job per batch). */
+  addSlot(id: JobId): number {
+    this.slots.push(id);
+    return this.slots.length - 1;
+  }
+
+  /** Eventlog text (whole lines) of the job in `slot`, after its earlier text in this batch. */
+  eventlog(slot: number, text: string): void {
+    this.piece(slot, text);
+  }
+
+  /** The job in `slot` is new in this batch: its jobspec (JSON) is stored with its first chunk. */
+  newJob(slot: number, jobspec: string): void {
+    this.newSlots.push(slot);
+    this.piece(JOBSPEC, jobspec);
+  }
+
+  /** The summary (JSON) of a job that has just become inactive. */
+  summary(id: JobId, summary: string): void {
+    this.summaryIds.push(id);
+    this.piece(SUMMARY, summary);
+  }
+
+  /** New jobs in this batch. */
+  get newJobCount(): number {
+    return this.newSlots.length;
+  }
+
+  /** True if the batch has nothing to write. */
+  isEmpty(): boolean {
+    return this.slots.length === 0 && this.summaryIds.length === 0 && this.purged.length === 0;
+  }
+
+  private piece(of: number, text: string): void {
+    if (this.sealed) throw new Error("internal: a piece added to a sealed store batch");
+    this.open.push(text);
+    this.openEnd += text.length;
+    this.pieceEnds.push(this.openEnd);
+    this.pieceOf.push(of);
+    if (this.open.length >= CHUNK_PIECES) this.joinOpen();
+  }
+
+  private joinOpen(): void {
+    if (this.open.length === 0) return;
+    this.chunks.push(this.open.length === 1 ? this.open[0]! : this.open.join(""));
+    this.chunkPieces.push(this.open.length);
+    this.chunkFirst.push(this.pieceOf.length);
+    this.open = [];
+    this.openEnd = 0;
+  }
+
+  /** The batch as handed to the writer, numbered `seq`. Seals the batch: nothing more is added. */
+  rows(seq: number): BatchRows {
+    if (!this.sealed) {
+      this.joinOpen();
+      this.sealed = {
+        chunks: this.chunks,
+        chunkPieces: new Int32Array(this.chunkPieces),
+        pieceEnds: new Int32Array(this.pieceEnds),
+        pieceOf: new Int32Array(this.pieceOf),
+        slotIds: BigInt64Array.from(this.slots, toRow),
+        newSlots: new Int32Array(this.newSlots),
+        summaryIds: BigInt64Array.from(this.summaryIds, toRow),
+        purged: BigInt64Array.from(this.purged, toRow),
+      };
+    }
+    return { seq, ...this.sealed };
+  }
+
+  private readText(): RowsText {
+    this.text ??= readRows(this.rows(0));
+    return this.text;
+  }
+
+  /**
+   * The text of `slot` so far (a reader during the window): its jobspec if it is new, and
+   * its eventlog text. Pieces are indexed per slot on the first read, then as they come.
+   */
+  slotText(slot: number): { jobspec?: string; eventlog: string } {
+    const index = (this.index ??= { pieces: [], jobspecs: new Map(), done: 0, newJobs: 0 });
+    for (; index.done < this.pieceOf.length; index.done++) {
+      const of = this.pieceOf[index.done]!;
+      if (of >= 0) (index.pieces[of] ??= []).push(index.done);
+      else if (of === JOBSPEC) index.jobspecs.set(this.newSlots[index.newJobs++]!, index.done);
+    }
+    let eventlog = "";
+    for (const p of index.pieces[slot] ?? []) eventlog += this.pieceText(p);
+    const jobspec = index.jobspecs.get(slot);
+    return jobspec === undefined ? { eventlog } : { jobspec: this.pieceText(jobspec), eventlog };
+  }
+
+  /** The text of piece `p`, from its chunk or the open pieces. */
+  private pieceText(p: number): string {
+    const c = this.chunkOf(p);
+    if (c === this.chunks.length) return this.open[p - this.chunkFirst[c]!]!;
+    return this.chunks[c]!.slice(p === this.chunkFirst[c] ? 0 : this.pieceEnds[p - 1]!, this.pieceEnds[p]!);
+  }
+
+  /** The chunk holding piece `p` (chunks.length: the open pieces). */
+  private chunkOf(p: number): number {
+    let lo = 0;
+    let hi = this.chunks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.chunkFirst[mid + 1]! <= p) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  // StoreBatch, for stores that read the batch itself (derived once; seals the batch).
+
+  get newJobs(): Array<{ id: JobId; jobspec: string }> {
+    const { jobspecs } = this.readText();
+    this.derived.newJobs ??= this.newSlots.map((slot, k) => ({ id: this.slots[slot]!, jobspec: jobspecs[k]! }));
+    return this.derived.newJobs;
+  }
+
+  get appends(): Map<JobId, string> {
+    const { eventlogs } = this.readText();
+    if (!this.derived.appends) {
+      const m = new Map<JobId, string>();
+      for (let s = 0; s < this.slots.length; s++) {
+        const text = eventlogs[s];
+        if (text !== undefined) m.set(this.slots[s]!, text);
+      }
+      this.derived.appends = m;
+    }
+    return this.derived.appends;
+  }
+
+  get inactive(): Array<{ id: JobId; summary: string }> {
+    const { summaries } = this.readText();
+    this.derived.inactive ??= this.summaryIds.map((id, k) => ({ id, summary: summaries[k]! }));
+    return this.derived.inactive;
+  }
+}
