@@ -91,7 +91,7 @@ export class StoreBatcher {
 
   /** Adds one committed event of a stored job to the current batch. */
   append(job: ActiveJob, e: EventEntry): void {
-    this.batch.eventlog(this.slotOf(job), eventLine(e));
+    this.batch.eventlogParts(this.slotOf(job), eventLineParts, e);
     this.requestCommit();
   }
 
@@ -178,23 +178,57 @@ function release(waiters: Array<(err?: JobtapError) => void>, err: JobtapError |
  *  and formatting the number is most of a line's cost. */
 let headTimestamp = NaN;
 let headText = "";
+/** Quoted event names: a handful of names make nearly every line (bounded: plugins name events too). */
+const quotedNames = new Map<string, string>();
+/** Whole lines without a context for the head's timestamp, by name: the same in every job of that millisecond. */
+const bareLines = new Map<string, string>();
+const NAMES_MAX = 256;
 
 /**
- * One RFC 18 eventlog line. Built by hand around the context (names are plain words, so
- * quoting them is enough); values JSON cannot carry (bigint) are written as strings.
+ * The parts of one RFC 18 eventlog line, appended to `out` (the line is their concatenation);
+ * returns the line's length. Built by hand around the context (names are plain words, so
+ * quoting them is enough); values JSON cannot carry (bigint) are written as strings. Parts,
+ * not one string: the store batch joins them with the rest of its text in one copy
+ * (batch-text.ts) instead of building a tree of small strings per line.
  */
-export function eventLine(e: EventEntry): string {
+export function eventLineParts(e: EventEntry, out: string[]): number {
   if (e.timestamp !== headTimestamp) {
     headTimestamp = e.timestamp;
     headText = `{"timestamp":${e.timestamp},"name":`;
+    bareLines.clear();
   }
-  const head = headText + JSON.stringify(e.name);
-  if (e.context === undefined) return `${head}}\n`;
+  if (e.context === undefined) {
+    let line = bareLines.get(e.name);
+    if (line === undefined) {
+      line = [headText, quotedName(e.name), "}\n"].join("");
+      if (bareLines.size < NAMES_MAX) bareLines.set(e.name, line);
+    }
+    out.push(line);
+    return line.length;
+  }
+  const name = quotedName(e.name);
   let ctx: string;
   try {
     ctx = JSON.stringify(e.context);
   } catch {
     ctx = JSON.stringify(e.context, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
   }
-  return `${head},"context":${ctx}}\n`;
+  out.push(headText, name, ',"context":', ctx, "}\n");
+  return headText.length + name.length + 11 + ctx.length + 2;
+}
+
+function quotedName(name: string): string {
+  let quoted = quotedNames.get(name);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(name);
+    if (quotedNames.size < NAMES_MAX) quotedNames.set(name, quoted);
+  }
+  return quoted;
+}
+
+/** One RFC 18 eventlog line (eventLineParts, joined). */
+export function eventLine(e: EventEntry): string {
+  const out: string[] = [];
+  eventLineParts(e, out);
+  return out.join("");
 }

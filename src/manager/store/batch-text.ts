@@ -23,10 +23,10 @@ const JOBSPEC = -1;
 const SUMMARY = -2;
 
 /**
- * Pieces joined into one chunk string while recent: small enough that the pieces are still
- * cached when joined, large enough that a batch is a few hundred strings at most.
+ * Parts joined into one chunk string while recent: small enough that they are still cached
+ * when joined, large enough that a batch is a few hundred strings at most.
  */
-const CHUNK_PIECES = 256;
+const CHUNK_PARTS = 512;
 
 /** A batch's text as handed to the writer (plain data: structured-cloneable). */
 export interface BatchRows {
@@ -64,6 +64,13 @@ export interface RowsText {
 export const toRow = (id: JobId): bigint => BigInt.asIntN(64, id);
 export const fromRow = (v: bigint): JobId => BigInt.asUintN(64, v) as JobId;
 
+/** Row ids of `ids` (a BigInt64Array element takes a bigint modulo 2^64: `toRow`, without a call per id). */
+function rowIds(ids: readonly JobId[]): BigInt64Array {
+  const rows = new BigInt64Array(ids.length);
+  for (let i = 0; i < ids.length; i++) rows[i] = ids[i]!;
+  return rows;
+}
+
 /** Cuts a batch's chunks back into its pieces, grouped per slot (the writer's side). */
 export function readRows(r: BatchRows): RowsText {
   const jobspecs: string[] = [];
@@ -95,7 +102,7 @@ export class TextBatch implements StoreBatch {
   private readonly newSlots: number[] = [];
   private readonly summaryIds: JobId[] = [];
   readonly purged: JobId[] = [];
-  /** Pieces not yet joined into a chunk. */
+  /** Parts of the pieces not yet joined into a chunk. */
   private open: string[] = [];
   private openEnd = 0;
   private readonly chunks: string[] = [];
@@ -105,7 +112,7 @@ export class TextBatch implements StoreBatch {
   private sealed: Omit<BatchRows, "seq"> | undefined;
   private text: RowsText | undefined;
   private readonly derived: Partial<Pick<StoreBatch, "newJobs" | "appends" | "inactive">> = {};
-  /** First piece of each chunk, and of the open pieces (last). */
+  /** First piece of each chunk, then of the open parts. */
   private readonly chunkFirst: number[] = [0];
   /** Pieces of each slot and each new slot's jobspec piece: built on the first read during the window (`slotText`). */
   private index: { pieces: number[][]; jobspecs: Map<number, number>; done: number; newJobs: number } | undefined;
@@ -138,6 +145,17 @@ export class TextBatch implements StoreBatch {
     this.piece(slot, text);
   }
 
+  /**
+   * Eventlog text of the job in `slot` given as parts: `write(arg, out)` appends strings to
+   * `out` whose concatenation is whole lines, and returns its length. The parts are joined
+   * with the batch's other text, never into a string of their own.
+   */
+  eventlogParts<T>(slot: number, write: (arg: T, out: string[]) => number, arg: T): void {
+    if (this.sealed) throw new Error("internal: a piece added to a sealed store batch");
+    this.openEnd += write(arg, this.open);
+    this.endPiece(slot);
+  }
+
   /** The job in `slot` is new in this batch: its jobspec (JSON) is stored with its first chunk. */
   newJob(slot: number, jobspec: string): void {
     this.newSlots.push(slot);
@@ -164,15 +182,21 @@ export class TextBatch implements StoreBatch {
     if (this.sealed) throw new Error("internal: a piece added to a sealed store batch");
     this.open.push(text);
     this.openEnd += text.length;
-    this.pieceEnds.push(this.openEnd);
-    this.pieceOf.push(of);
-    if (this.open.length >= CHUNK_PIECES) this.joinOpen();
+    this.endPiece(of);
   }
 
+  private endPiece(of: number): void {
+    this.pieceEnds.push(this.openEnd);
+    this.pieceOf.push(of);
+    if (this.open.length >= CHUNK_PARTS) this.joinOpen();
+  }
+
+  /** Joins the open parts into a chunk (its pieces: those since the last chunk). */
   private joinOpen(): void {
-    if (this.open.length === 0) return;
+    const first = this.chunkFirst[this.chunkFirst.length - 1]!;
+    if (this.pieceOf.length === first) return;
     this.chunks.push(this.open.length === 1 ? this.open[0]! : this.open.join(""));
-    this.chunkPieces.push(this.open.length);
+    this.chunkPieces.push(this.pieceOf.length - first);
     this.chunkFirst.push(this.pieceOf.length);
     this.open = [];
     this.openEnd = 0;
@@ -187,10 +211,10 @@ export class TextBatch implements StoreBatch {
         chunkPieces: new Int32Array(this.chunkPieces),
         pieceEnds: new Int32Array(this.pieceEnds),
         pieceOf: new Int32Array(this.pieceOf),
-        slotIds: BigInt64Array.from(this.slots, toRow),
+        slotIds: rowIds(this.slots),
         newSlots: new Int32Array(this.newSlots),
-        summaryIds: BigInt64Array.from(this.summaryIds, toRow),
-        purged: BigInt64Array.from(this.purged, toRow),
+        summaryIds: rowIds(this.summaryIds),
+        purged: rowIds(this.purged),
       };
     }
     return { seq, ...this.sealed };
@@ -206,6 +230,7 @@ export class TextBatch implements StoreBatch {
    * its eventlog text. Pieces are indexed per slot on the first read, then as they come.
    */
   slotText(slot: number): { jobspec?: string; eventlog: string } {
+    this.joinOpen(); // pieces are read from chunks only
     const index = (this.index ??= { pieces: [], jobspecs: new Map(), done: 0, newJobs: 0 });
     for (; index.done < this.pieceOf.length; index.done++) {
       const of = this.pieceOf[index.done]!;
@@ -218,17 +243,16 @@ export class TextBatch implements StoreBatch {
     return jobspec === undefined ? { eventlog } : { jobspec: this.pieceText(jobspec), eventlog };
   }
 
-  /** The text of piece `p`, from its chunk or the open pieces. */
+  /** The text of piece `p` (in a chunk). */
   private pieceText(p: number): string {
     const c = this.chunkOf(p);
-    if (c === this.chunks.length) return this.open[p - this.chunkFirst[c]!]!;
     return this.chunks[c]!.slice(p === this.chunkFirst[c] ? 0 : this.pieceEnds[p - 1]!, this.pieceEnds[p]!);
   }
 
-  /** The chunk holding piece `p` (chunks.length: the open pieces). */
+  /** The chunk holding piece `p`. */
   private chunkOf(p: number): number {
     let lo = 0;
-    let hi = this.chunks.length;
+    let hi = this.chunks.length - 1;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (this.chunkFirst[mid + 1]! <= p) lo = mid + 1;
