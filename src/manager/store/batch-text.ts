@@ -15,6 +15,7 @@
  * custom store, SQLite with `commits: "main"`) read `newJobs`, `appends` and `inactive`,
  * which are derived from the pieces once the batch is sealed.
  */
+import { ErrorCode, JobtapError } from "../../errors.js";
 import type { JobId } from "../ids.js";
 import type { StoreBatch } from "./types.js";
 
@@ -106,7 +107,6 @@ export class TextBatch implements StoreBatch {
   private open: string[] = [];
   private openEnd = 0;
   private readonly chunks: string[] = [];
-  private readonly chunkPieces: number[] = [];
   private readonly pieceEnds: number[] = [];
   private readonly pieceOf: number[] = [];
   private sealed: Omit<BatchRows, "seq"> | undefined;
@@ -151,7 +151,7 @@ export class TextBatch implements StoreBatch {
    * with the batch's other text, never into a string of their own.
    */
   eventlogParts<T>(slot: number, write: (arg: T, out: string[]) => number, arg: T): void {
-    if (this.sealed) throw new Error("internal: a piece added to a sealed store batch");
+    this.refuseSealed();
     this.openEnd += write(arg, this.open);
     this.endPiece(slot);
   }
@@ -179,10 +179,15 @@ export class TextBatch implements StoreBatch {
   }
 
   private piece(of: number, text: string): void {
-    if (this.sealed) throw new Error("internal: a piece added to a sealed store batch");
+    this.refuseSealed();
     this.open.push(text);
     this.openEnd += text.length;
     this.endPiece(of);
+  }
+
+  /** Text added once the batch was handed over would never be written: a bug, said at once. */
+  private refuseSealed(): void {
+    if (this.sealed) throw new JobtapError(ErrorCode.INTERNAL, "text added to a store batch already handed over (it would be lost)");
   }
 
   private endPiece(of: number): void {
@@ -196,7 +201,6 @@ export class TextBatch implements StoreBatch {
     const first = this.chunkFirst[this.chunkFirst.length - 1]!;
     if (this.pieceOf.length === first) return;
     this.chunks.push(this.open.length === 1 ? this.open[0]! : this.open.join(""));
-    this.chunkPieces.push(this.pieceOf.length - first);
     this.chunkFirst.push(this.pieceOf.length);
     this.open = [];
     this.openEnd = 0;
@@ -208,7 +212,7 @@ export class TextBatch implements StoreBatch {
       this.joinOpen();
       this.sealed = {
         chunks: this.chunks,
-        chunkPieces: new Int32Array(this.chunkPieces),
+        chunkPieces: Int32Array.from(this.chunks, (_, c) => this.chunkFirst[c + 1]! - this.chunkFirst[c]!),
         pieceEnds: new Int32Array(this.pieceEnds),
         pieceOf: new Int32Array(this.pieceOf),
         slotIds: rowIds(this.slots),

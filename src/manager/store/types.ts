@@ -9,7 +9,11 @@
  */
 import type { JobId } from "../ids.js";
 
-/** One batch window's writes. */
+/**
+ * One batch window's writes. The manager's own batches are TextBatch objects
+ * (batch-text.ts), which keep their text as pieces for the SQLite writer thread and derive
+ * these fields from them when a store reads them.
+ */
 export interface StoreBatch {
   /** Jobs first seen in this window: jobspec JSON, stored once. */
   newJobs: Array<{ id: JobId; jobspec: string }>;
@@ -74,9 +78,4 @@ export interface JobStore {
 /** An empty batch. */
 export function emptyBatch(): StoreBatch {
   return { newJobs: [], appends: new Map(), inactive: [], purged: [] };
-}
-
-/** True if the batch has nothing to write. */
-export function batchIsEmpty(b: StoreBatch): boolean {
-  return b.newJobs.length === 0 && b.appends.size === 0 && (b.inactive?.length ?? 0) === 0 && b.purged.length === 0;
 }
