@@ -226,9 +226,12 @@ function quotedName(name: string): string {
   return quoted;
 }
 
+/** eventLine's parts (reused: a line is joined before the next one is made). */
+const lineParts: string[] = [];
+
 /** One RFC 18 eventlog line (eventLineParts, joined). */
 export function eventLine(e: EventEntry): string {
-  const out: string[] = [];
-  eventLineParts(e, out);
-  return out.join("");
+  lineParts.length = 0;
+  eventLineParts(e, lineParts);
+  return lineParts.length === 1 ? lineParts[0]! : lineParts.join("");
 }
