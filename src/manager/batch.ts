@@ -178,10 +178,13 @@ function release(waiters: Array<(err?: JobtapError) => void>, err: JobtapError |
  *  and formatting the number is most of a line's cost. */
 let headTimestamp = NaN;
 let headText = "";
-/** Quoted event names: a handful of names make nearly every line (bounded: plugins name events too). */
-const quotedNames = new Map<string, string>();
-/** Whole lines without a context for the head's timestamp, by name: the same in every job of that millisecond. */
+/**
+ * For the head's timestamp, by name: whole lines without a context, and heads of lines with
+ * one (up to `"context":`). The same in every job of that millisecond, so most lines are one
+ * or three shared strings. Bounded: plugins name events too.
+ */
 const bareLines = new Map<string, string>();
+const contextHeads = new Map<string, string>();
 const NAMES_MAX = 256;
 
 /**
@@ -196,34 +199,32 @@ export function eventLineParts(e: EventEntry, out: string[]): number {
     headTimestamp = e.timestamp;
     headText = `{"timestamp":${e.timestamp},"name":`;
     bareLines.clear();
+    contextHeads.clear();
   }
   if (e.context === undefined) {
-    let line = bareLines.get(e.name);
-    if (line === undefined) {
-      line = [headText, quotedName(e.name), "}\n"].join("");
-      if (bareLines.size < NAMES_MAX) bareLines.set(e.name, line);
-    }
+    const line = cachedHead(bareLines, e.name, "}\n");
     out.push(line);
     return line.length;
   }
-  const name = quotedName(e.name);
+  const head = cachedHead(contextHeads, e.name, ',"context":');
   let ctx: string;
   try {
     ctx = JSON.stringify(e.context);
   } catch {
     ctx = JSON.stringify(e.context, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
   }
-  out.push(headText, name, ',"context":', ctx, "}\n");
-  return headText.length + name.length + 11 + ctx.length + 2;
+  out.push(head, ctx, "}\n");
+  return head.length + ctx.length + 2;
 }
 
-function quotedName(name: string): string {
-  let quoted = quotedNames.get(name);
-  if (quoted === undefined) {
-    quoted = JSON.stringify(name);
-    if (quotedNames.size < NAMES_MAX) quotedNames.set(name, quoted);
+/** The current head, the quoted name and `tail`, as one flat string (kept in `cache`). */
+function cachedHead(cache: Map<string, string>, name: string, tail: string): string {
+  let text = cache.get(name);
+  if (text === undefined) {
+    text = [headText, JSON.stringify(name), tail].join("");
+    if (cache.size < NAMES_MAX) cache.set(name, text);
   }
-  return quoted;
+  return text;
 }
 
 /** eventLine's parts (reused: a line is joined before the next one is made). */
