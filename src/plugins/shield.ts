@@ -14,21 +14,33 @@ import { STORED_JOBSPEC } from "../manager/summary.js";
 
 /**
  * A deep-frozen copy of JSON data (plain objects and arrays; a jobspec is stored as JSON).
- * About 5x cheaper than structuredClone + freeze for a small jobspec.
+ * About 5x cheaper than structuredClone + freeze for a small jobspec. Own enumerable keys
+ * in their order (for-in with an own-key check walks them without Object.keys' array);
+ * an array keeps its holes.
  */
 export function frozenCopy<T>(value: T, self?: symbol): T {
   if (typeof value !== "object" || value === null) return value;
-  if (Array.isArray(value)) return Object.freeze(value.map((v) => frozenCopy(v))) as T;
+  if (Array.isArray(value)) return Object.freeze(value.map(frozenItem)) as T;
+  const src = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(value)) {
-    const v = frozenCopy((value as Record<string, unknown>)[k]);
+  for (const k in src) {
+    if (!hasOwn.call(src, k)) continue;
+    const v = src[k];
+    const c = typeof v === "object" && v !== null ? frozenCopy(v) : v;
     // A JSON "__proto__" key is an own property; plain assignment would set the prototype.
-    if (k === "__proto__") Object.defineProperty(out, k, { value: v, enumerable: true });
-    else out[k] = v;
+    if (k === "__proto__") Object.defineProperty(out, k, { value: c, enumerable: true });
+    else out[k] = c;
   }
   // The copy points to itself under `self` (JobspecShield's key): a copy is its own copy.
   if (self !== undefined) Object.defineProperty(out, self, { value: out });
   return Object.freeze(out) as T;
+}
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** frozenCopy of one array element (map's index must not reach `self`). */
+function frozenItem(v: unknown): unknown {
+  return typeof v === "object" && v !== null ? frozenCopy(v) : v;
 }
 
 /**

@@ -70,4 +70,19 @@ describe("frozenCopy", () => {
     expect(Object.isFrozen((copy.a as unknown[])[1])).toBe(true);
     expect(Object.isFrozen(src)).toBe(false);
   });
+
+  it("copies own enumerable keys in order, undefined values and array holes included, nothing inherited", async () => {
+    const { frozenCopy } = await import("../../src/plugins/shield.js");
+    const src = Object.create({ inherited: 1 }) as Record<string, unknown>;
+    Object.assign(src, { z: undefined, 2: "two", a: [1, , { deep: [undefined] }], 1: null });
+    Object.defineProperty(src, "hidden", { value: 1, enumerable: false });
+    const copy = frozenCopy(src);
+    expect(Object.keys(copy)).toEqual(["1", "2", "z", "a"]);
+    expect("z" in copy && copy.z === undefined).toBe(true);
+    expect("inherited" in copy || "hidden" in copy).toBe(false);
+    const a = copy.a as unknown[];
+    expect(a).toHaveLength(3);
+    expect(1 in a).toBe(false);
+    expect(Object.isFrozen(a) && Object.isFrozen(a[2]) && Object.isFrozen((a[2] as { deep: unknown[] }).deep)).toBe(true);
+  });
 });
