@@ -110,6 +110,8 @@ export class Dispatcher {
   jobGone(id: JobId): void {
     this.subscribers.delete(id);
     for (const p of this.registry.plugins) {
+      // Most plugins hold no aux data at all: no lookup, no closure per plugin per job.
+      if (p.aux.size === 0) continue;
       destroyJobAux(p, id, (e) => this.report("warn", `${p.name}: aux destructor: ${msg(e)}`));
     }
   }

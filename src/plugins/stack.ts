@@ -88,6 +88,12 @@ export interface StackCall {
   args: unknown;
   id: JobId | undefined;
   entries: readonly StackEntry[];
+  /**
+   * The job's frame while synchronous handlers run one after another: entered once per call
+   * and handed from plugin to plugin (a handler that returns a Promise keeps it, staged
+   * updates end it); undefined between handlers otherwise, and for calls without a job.
+   */
+  frame: Frame | undefined;
   /** notify topics keep going after an error (each subscriber is called on its own). */
   stopOnError: boolean;
   info: CallInfo;
@@ -116,15 +122,27 @@ export function stackCall(
   const info: CallInfo = id === undefined ? { topic } : { topic, id };
   const stopOnError = rule.stopsAtError;
   return {
-    host, topic, rule, args, id, entries, stopOnError, info, out: {}, handled: 0,
+    host, topic, rule, args, id, entries, frame: undefined, stopOnError, info, out: {}, handled: 0,
     t0: 0, outcome: "ok", message: undefined,
   };
 }
 
 /** Runs the call; synchronous unless some handler returned a Promise. */
 export function runStack(call: StackCall): StackResult | Promise<StackResult> {
-  const r = runSteps<StackCall, true>(call, call.entries.length, handlerStep);
-  return r instanceof Promise ? r.then(() => finish(call.host, call)) : finish(call.host, call);
+  const n = call.entries.length;
+  // The synchronous loop inline (no step function per handler); from the first handler that
+  // returns a Promise, the step loop runs the rest once it settles.
+  for (let i = 0; i < n; i++) {
+    const r = handlerStep(call, i);
+    if (r === undefined) continue;
+    if (r !== true) {
+      return Promise.resolve(r)
+        .then((stop) => (stop ? undefined : runSteps<StackCall, true>(call, n, handlerStep, i + 1)))
+        .then(() => finish(call.host, call));
+    }
+    break;
+  }
+  return finish(call.host, call);
 }
 
 /** Calls entry `i`'s handler; `true` stops the stack (an error, or a rejection). */
@@ -134,21 +152,33 @@ function handlerStep(call: StackCall, i: number): Step<true> {
   if (entry.plugin.removed) return undefined;
   call.handled++;
   if (host.inspecting) begin(call);
-  const frame = host.enter(call.id, entry.plugin, call.topic);
+  let frame = call.frame;
+  if (frame === undefined) call.frame = frame = host.enter(call.id, entry.plugin, call.topic);
+  else frame.plugin = entry.plugin;
   let result: unknown;
   try {
     result = entry.fn(call.args as never, call.info);
   } catch (e) {
-    host.leave(frame);
+    between(host, call, frame);
     return stops(done(host, call, entry.plugin, fail(host, call, entry.plugin, e), false));
   }
   if (isThenable(result)) {
+    // The pending handler keeps the frame; the next handler enters a new one.
+    call.frame = undefined;
     host.suspend(frame);
     return settle(host, call, entry.plugin, frame, result);
   }
-  host.leave(frame);
+  between(host, call, frame);
   if (call.t0 !== 0) call.result = result;
   return stops(done(host, call, entry.plugin, absorb(host, call, entry.plugin, result), false));
+}
+
+/** After a synchronous handler: updates it staged are posted with its frame left, as Flux
+ *  posts them when the callback returns (the next handler enters a new frame). */
+function between(host: StackHost, call: StackCall, frame: Frame | undefined): void {
+  if (frame?.staged === undefined) return;
+  call.frame = undefined;
+  host.leave(frame);
 }
 
 function stops(stop: boolean): true | undefined {
@@ -208,6 +238,10 @@ function done(
 }
 
 function finish(host: StackHost, call: StackCall): StackResult {
+  if (call.frame !== undefined) {
+    host.leave(call.frame);
+    call.frame = undefined;
+  }
   if (call.badPriority !== undefined) unpackFailed(host, call, call.badPriority.plugin, call.badPriority.value);
   return call.error === undefined
     ? { handled: call.handled, out: call.out }

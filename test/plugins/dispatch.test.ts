@@ -140,4 +140,39 @@ describe("stack dispatch", () => {
       'jobspec-update 1 {"attributes.system.a":1,"attributes.system.b":2}',
     ]);
   });
+  it("makes each plugin of one stack call current in turn, and only while its handler runs", async () => {
+    const { host, mgr } = makeHost();
+    const id = mgr.add("DEPEND", 1);
+    const topic = "job.state.depend";
+    const names = ["A", "B", "C", "D"];
+    const now = () => names.map((n) => host.currentTopic(id, n) ?? "-").join(" ");
+    const seen: string[] = [];
+    // A and D only look; B stages an update; C is asynchronous and stages after a wait.
+    await host.loadDefinition("A", (p) => p.on(topic, () => void seen.push(`A: ${now()}`)));
+    await host.loadDefinition("B", (p) => {
+      p.on(topic, (job) => {
+        seen.push(`B: ${now()}`);
+        p.jobspecUpdate(job.id, { "attributes.system.b": 2 });
+      });
+    });
+    await host.loadDefinition("C", (p) => {
+      p.on(topic, async (job) => {
+        seen.push(`C: ${now()}`);
+        await Promise.resolve();
+        seen.push(`C after a wait: ${now()}`);
+        p.jobspecUpdate(job.id, { "attributes.system.c": 3 });
+      });
+    });
+    await host.loadDefinition("D", (p) => p.on(topic, () => void seen.push(`D: ${now()}`)));
+    // (Loading replays the job's state to each plugin; that is tested elsewhere.)
+    seen.length = 0;
+    mgr.calls.length = 0;
+    const r = await host.callJob(topic, mgr.lookup(id)!);
+    expect(r.handled).toBe(4);
+    const t = topic;
+    expect(seen).toEqual([`A: ${t} - - -`, `B: - ${t} - -`, `C: - - ${t} -`, `C after a wait: - - ${t} -`, `D: - - - ${t}`]);
+    // Each plugin's staged update posts when its own handler ends, in plugin order.
+    expect(mgr.calls).toEqual(['jobspec-update 1 {"attributes.system.b":2}', 'jobspec-update 1 {"attributes.system.c":3}']);
+    expect(now()).toBe("- - - -");
+  });
 });
