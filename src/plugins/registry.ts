@@ -25,6 +25,12 @@ const MAX_CACHED_TOPICS = 4096;
 export class PluginRegistry {
   private list: PluginRecord[] = [];
   private readonly cache = new Map<string, TopicHandlers>();
+  /**
+   * The last topic looked up and its answer: the manager asks `matches(topic)` and then
+   * calls the same topic, so the second lookup is a string comparison, not a map probe.
+   */
+  private lastTopic: string | undefined;
+  private lastHandlers: TopicHandlers | undefined;
 
   /** Plugins in load order (builtins first). */
   get plugins(): readonly PluginRecord[] {
@@ -79,8 +85,9 @@ export class PluginRegistry {
 
   /** One entry per plugin that has a handler matching `topic`: its first match. */
   handlers(topic: string): TopicHandlers {
+    if (topic === this.lastTopic) return this.lastHandlers!;
     const hit = this.cache.get(topic);
-    if (hit !== undefined) return hit;
+    if (hit !== undefined) return this.remember(hit);
     const entries: StackEntry[] = [];
     for (const plugin of this.list) {
       const entry = handlerOf(plugin, topic);
@@ -89,12 +96,20 @@ export class PluginRegistry {
     if (this.cache.size >= MAX_CACHED_TOPICS) this.cache.clear();
     const result: TopicHandlers = { topic, rule: topicRule(topic), entries };
     this.cache.set(topic, result);
-    return result;
+    return this.remember(result);
+  }
+
+  private remember(h: TopicHandlers): TopicHandlers {
+    this.lastTopic = h.topic;
+    this.lastHandlers = h;
+    return h;
   }
 
   /** Must be called whenever a plugin's handlers change (`p.on`). */
   invalidate(): void {
     this.cache.clear();
+    this.lastTopic = undefined;
+    this.lastHandlers = undefined;
   }
 }
 
