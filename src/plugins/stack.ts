@@ -162,6 +162,11 @@ function handlerStep(call: StackCall, i: number): Step<true> {
     between(host, call, frame);
     return stops(done(host, call, entry.plugin, fail(host, call, entry.plugin, e), false));
   }
+  // The common case (a handler that only looks, nobody inspecting): nothing to merge.
+  if (result === undefined && call.t0 === 0) {
+    between(host, call, frame);
+    return undefined;
+  }
   if (isThenable(result)) {
     // The pending handler keeps the frame; the next handler enters a new one.
     call.frame = undefined;
