@@ -36,12 +36,9 @@ export class UserHistory {
   /** Adds a job; false if it is already there. O(1) when it is the newest so far. */
   add(e: HistoryEntry): boolean {
     const n = this.n;
-    let at = n;
-    if (n > 0 && !this.before(n - 1, e)) {
-      // Not the newest: its place, where the job itself is if it was added before.
-      at = this.firstAfter(e);
-      if (at > 0 && this.times[at - 1] === e.t_submit && this.jobIds[at - 1] === e.id) return false;
-    }
+    const at = n === 0 || this.notAfter(n - 1, e) ? n : this.firstAfter(e);
+    // A job added before sorts just ahead of its place.
+    if (at > 0 && this.times[at - 1] === e.t_submit && this.jobIds[at - 1] === e.id) return false;
     if (n === this.times.length) this.grow();
     if (at < n) {
       this.jobIds.copyWithin(at + 1, at, n);
@@ -70,13 +67,6 @@ export class UserHistory {
     const out: HistoryEntry[] = [];
     for (let i = this.n - 1; i >= 0; i--) out.push({ id: this.jobIds[i] as JobId, t_submit: this.times[i]! });
     return out;
-  }
-
-  /** True if the entry at `i` sorts before `e` (by submit time, then id). */
-  private before(i: number, e: HistoryEntry): boolean {
-    this.probe?.();
-    const t = this.times[i]!;
-    return t < e.t_submit || (t === e.t_submit && this.jobIds[i]! < e.id);
   }
 
   /** True unless the entry at `i` sorts after `e` (by submit time, then id). */

@@ -25,8 +25,7 @@ export function frozenCopy<T>(value: T, self?: symbol): T {
   const out: Record<string, unknown> = {};
   for (const k in src) {
     if (!hasOwn.call(src, k)) continue;
-    const v = src[k];
-    const c = typeof v === "object" && v !== null ? frozenCopy(v) : v;
+    const c = frozenItem(src[k]);
     // A JSON "__proto__" key is an own property; plain assignment would set the prototype.
     if (k === "__proto__") Object.defineProperty(out, k, { value: c, enumerable: true });
     else out[k] = c;
@@ -38,7 +37,7 @@ export function frozenCopy<T>(value: T, self?: symbol): T {
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
-/** frozenCopy of one array element (map's index must not reach `self`). */
+/** frozenCopy of one value (as map's callback, its index must not reach `self`). */
 function frozenItem(v: unknown): unknown {
   return typeof v === "object" && v !== null ? frozenCopy(v) : v;
 }
