@@ -215,7 +215,7 @@ export class Dispatcher {
         } else this.dropFrame(frame);
         if (frame.staged !== undefined) this.postStaged(frame);
         // Nothing refers to a frame once its handler has returned: the next handler call
-        // reuses it (one handler call per plugin per topic would otherwise allocate one).
+        // reuses it (each stack call with a job would otherwise allocate one).
         if (spare.length < SPARE_FRAMES) spare.push(frame);
       },
       raise: (plugin, topic, id, note) => {
