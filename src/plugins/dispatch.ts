@@ -16,7 +16,7 @@ import { destroyJobAux } from "./record.js";
 import { handlerOf, type PluginRegistry, type TopicHandlers } from "./registry.js";
 import { JobspecShield } from "./shield.js";
 import type { Frame, HandlerRecord, StackEntry, StackHost } from "./stack.js";
-import { label, runStack, stackCall } from "./stack.js";
+import { label, runStack } from "./stack.js";
 import { topicRule } from "../manager/topics.js";
 
 /** Host log sink. `plugin` is set for messages a plugin logged or caused. */
@@ -129,11 +129,13 @@ export class Dispatcher {
   callCustom(topic: string, args: Record<string, unknown>, id: JobId | undefined): Result {
     const to = this.registry.handlers(topic);
     if (to.entries.length === 0) return { handled: 0, out: {} };
-    return this.run(to, to.entries, args, id);
+    const r = this.run(to, to.entries, args, id);
+    // The caller is a plugin, which may keep or change what it gets: never a shared result.
+    return Object.isFrozen(r) ? { handled: (r as StackResult).handled, out: {} } : r;
   }
 
   private run(to: Pick<TopicHandlers, "topic" | "rule">, entries: readonly StackEntry[], args: unknown, id: JobId | undefined): Result {
-    return runStack(stackCall(this.stack, to, entries, args, id));
+    return runStack(this.stack, to, entries, args, id);
   }
 
   /** The innermost callback running for `id` (on behalf of `plugin`), if any. */

@@ -110,37 +110,90 @@ export interface StackCall {
   result?: unknown;
 }
 
-/** Creates the state for one stack call of a topic over the given entries. */
-export function stackCall(
+/**
+ * Runs one stack call of a topic over the given entries; synchronous unless some handler
+ * returned a Promise.
+ *
+ * The common call (nobody inspecting, every handler returns nothing) runs on locals and ends
+ * with a shared frozen result: no call state, OUT or result object is made. From the first
+ * handler that returns something or throws, the call continues on its full state
+ * (`StackCall`). The CallInfo is made per call (a plugin may keep it).
+ */
+export function runStack(
   host: StackHost,
   to: { readonly topic: string; readonly rule: TopicRule },
   entries: readonly StackEntry[],
   args: unknown,
   id: JobId | undefined,
+): StackResult | Promise<StackResult> {
+  const { topic } = to;
+  const info: CallInfo = id === undefined ? { topic } : { topic, id };
+  const n = entries.length;
+  // The job's frame, handed from plugin to plugin while handlers are synchronous.
+  let frame: Frame | undefined;
+  let handled = 0;
+  for (let i = 0; i < n; i++) {
+    if (host.inspecting) return runFrom(stackCall(host, to, entries, args, id, info, frame, handled), i, undefined);
+    const entry = entries[i]!;
+    if (entry.plugin.removed) continue;
+    handled++;
+    if (frame === undefined) frame = host.enter(id, entry.plugin, topic);
+    else frame.plugin = entry.plugin;
+    let result: unknown;
+    try {
+      result = entry.fn(args as never, info);
+    } catch (e) {
+      const call = stackCall(host, to, entries, args, id, info, frame, handled);
+      return runFrom(call, i + 1, threw(call, entry.plugin, frame, e));
+    }
+    if (result !== undefined) {
+      const call = stackCall(host, to, entries, args, id, info, frame, handled);
+      return runFrom(call, i + 1, outcome(call, entry.plugin, frame, result));
+    }
+    if (frame?.staged !== undefined) {
+      // Updates it staged are posted with its frame left, as Flux posts them when the
+      // callback returns (the next handler enters a new frame).
+      host.leave(frame);
+      frame = undefined;
+    }
+  }
+  if (frame !== undefined) host.leave(frame);
+  return nothingMerged(handled);
+}
+
+/** The full state of a stack call from handler `handled`'s end on. */
+function stackCall(
+  host: StackHost,
+  to: { readonly topic: string; readonly rule: TopicRule },
+  entries: readonly StackEntry[],
+  args: unknown,
+  id: JobId | undefined,
+  info: CallInfo,
+  frame: Frame | undefined,
+  handled: number,
 ): StackCall {
   const { topic, rule } = to;
-  const info: CallInfo = id === undefined ? { topic } : { topic, id };
-  const stopOnError = rule.stopsAtError;
   return {
-    host, topic, rule, args, id, entries, frame: undefined, stopOnError, info, out: {}, handled: 0,
+    host, topic, rule, args, id, entries, frame, stopOnError: rule.stopsAtError, info, out: {}, handled,
     t0: 0, outcome: "ok", message: undefined,
   };
 }
 
-/** Runs the call; synchronous unless some handler returned a Promise. */
-export function runStack(call: StackCall): StackResult | Promise<StackResult> {
+/**
+ * Continues a call on its full state: `first` is how the handler before entry `from` ended
+ * (`true` stops the stack, a Promise its pending outcome). From the first handler that
+ * returns a Promise, the step loop runs the rest once it settles.
+ */
+function runFrom(call: StackCall, from: number, first: Step<true>): StackResult | Promise<StackResult> {
   const n = call.entries.length;
-  // The synchronous loop inline (no step function per handler); from the first handler that
-  // returns a Promise, the step loop runs the rest once it settles.
-  for (let i = 0; i < n; i++) {
-    const r = handlerStep(call, i);
-    if (r === undefined) continue;
-    if (r !== true) {
-      return Promise.resolve(r)
-        .then((stop) => (stop ? undefined : runSteps<StackCall, true>(call, n, handlerStep, i + 1)))
-        .then(() => finish(call.host, call));
-    }
-    break;
+  let r = first;
+  let i = from;
+  while (r === undefined && i < n) r = handlerStep(call, i++);
+  if (r !== undefined && r !== true) {
+    const rest = i;
+    return Promise.resolve(r)
+      .then((stop) => (stop ? undefined : runSteps<StackCall, true>(call, n, handlerStep, rest)))
+      .then(() => finish(call.host, call));
   }
   return finish(call.host, call);
 }
@@ -159,9 +212,20 @@ function handlerStep(call: StackCall, i: number): Step<true> {
   try {
     result = entry.fn(call.args as never, call.info);
   } catch (e) {
-    between(host, call, frame);
-    return stops(done(host, call, entry.plugin, fail(host, call, entry.plugin, e), false));
+    return threw(call, entry.plugin, frame, e);
   }
+  return outcome(call, entry.plugin, frame, result);
+}
+
+/** A handler threw: the error is recorded (and stops the stack unless the topic notifies). */
+function threw(call: StackCall, plugin: PluginRecord, frame: Frame | undefined, e: unknown): true | undefined {
+  between(call.host, call, frame);
+  return stops(done(call.host, call, plugin, fail(call.host, call, plugin, e), false));
+}
+
+/** What a handler returned: nothing, OUT to merge, a rejection, or a Promise of those. */
+function outcome(call: StackCall, plugin: PluginRecord, frame: Frame | undefined, result: unknown): Step<true> {
+  const { host } = call;
   // The common case (a handler that only looks, nobody inspecting): nothing to merge.
   if (result === undefined && call.t0 === 0) {
     between(host, call, frame);
@@ -171,11 +235,11 @@ function handlerStep(call: StackCall, i: number): Step<true> {
     // The pending handler keeps the frame; the next handler enters a new one.
     call.frame = undefined;
     host.suspend(frame);
-    return settle(host, call, entry.plugin, frame, result);
+    return settle(host, call, plugin, frame, result);
   }
   between(host, call, frame);
   if (call.t0 !== 0) call.result = result;
-  return stops(done(host, call, entry.plugin, absorb(host, call, entry.plugin, result), false));
+  return stops(done(host, call, plugin, absorb(host, call, plugin, result), false));
 }
 
 /** After a synchronous handler: updates it staged are posted with its frame left, as Flux
@@ -251,6 +315,17 @@ function finish(host: StackHost, call: StackCall): StackResult {
   return call.error === undefined
     ? { handled: call.handled, out: call.out }
     : { handled: call.handled, out: call.out, error: call.error };
+}
+
+/**
+ * The results of calls in which no handler returned anything, by handler count: frozen and
+ * shared, as only the host reads them (`p.call` hands its caller a fresh copy).
+ */
+const NOTHING_MERGED: StackResult[] = [];
+
+function nothingMerged(handled: number): StackResult {
+  if (handled >= 64) return { handled, out: {} };
+  return (NOTHING_MERGED[handled] ??= Object.freeze({ handled, out: Object.freeze({}) }));
 }
 
 /** Races a handler's Promise against the plugin's deadline (0 or Infinity: none). */

@@ -175,4 +175,42 @@ describe("stack dispatch", () => {
     expect(mgr.calls).toEqual(['jobspec-update 1 {"attributes.system.b":2}', 'jobspec-update 1 {"attributes.system.c":3}']);
     expect(now()).toBe("- - - -");
   });
+  it("counts handlers that return nothing, then merges from the first that returns OUT on", async () => {
+    const { host, mgr } = makeHost();
+    const topic = "job.state.run";
+    const seen: string[] = [];
+    await host.loadDefinition("A", (p) => p.on(topic, () => void seen.push("A")));
+    await host.loadDefinition("B", (p) => p.on(topic, () => (seen.push("B"), { annotations: { b: 1 } })));
+    await host.loadDefinition("C", (p) => p.on(topic, () => void seen.push("C")));
+    await host.loadDefinition("D", (p) => p.on(topic, () => { seen.push("D"); throw new Error("late"); }));
+    await host.loadDefinition("E", (p) => p.on(topic, () => void seen.push("E")));
+    seen.length = 0;
+    const r = sync(host.callJob(topic, mgr.lookup(mgr.add("RUN", 1))!));
+    expect(seen).toEqual(["A", "B", "C", "D"]);
+    expect(r.handled).toBe(4);
+    expect(r.out).toEqual({ annotations: { b: 1 }, errmsg: expect.stringMatching(/^plugin D: job\.state\.run: job \S+: late$/) });
+    expect(r.error?.plugin).toBe("D");
+  });
+
+  it("hands p.call's caller a result of its own even when no handler returned anything", async () => {
+    const { host, mgr } = makeHost();
+    const got: Array<{ handled: number; out: Record<string, unknown> }> = [];
+    await host.loadDefinition("callee", (p) => p.on("x.ping", () => undefined));
+    await host.loadDefinition("caller", (p) => {
+      p.on("job.state.run", (job) => {
+        for (let i = 0; i < 2; i++) {
+          const r = p.call("x.ping", {}, job.id) as { handled: number; out: Record<string, unknown> };
+          got.push({ handled: r.handled, out: { ...r.out } });
+          // The caller owns what it got: changing it must not reach the next call's result.
+          r.out.mine = i;
+          r.handled = 99;
+        }
+      });
+    });
+    const id = mgr.add("RUN", 1);
+    const r = sync(host.callJob("job.state.run", mgr.lookup(id)!));
+    expect(r.error).toBeUndefined();
+    expect(got).toEqual([{ handled: 1, out: {} }, { handled: 1, out: {} }]);
+    expect(sync(host.callJob("job.state.run", mgr.lookup(id)!))).toEqual({ handled: 1, out: {} });
+  });
 });
