@@ -6,7 +6,12 @@
  *
  * With a store that commits asynchronously (the SQLite store's writer thread), the batch is
  * handed over at the window and the next window fills meanwhile; the batch's waiters are
- * released when the store says it is durable, batches in order.
+ * released when the store says it is durable, batches in order. At most MAX_IN_FLIGHT
+ * batches are handed over and not yet durable: while the store is that far behind, the
+ * current batch stays open past its window and is handed over, larger, when the oldest
+ * lands (group commit). A store slower than the manager then gets fewer, bigger
+ * transactions instead of a queue of batches growing without bound, and submitters wait
+ * for it (their acknowledgement waits for their batch).
  */
 import { ErrorCode, JobtapError } from "../errors.js";
 import type { Clock, TimerHandle } from "./clock.js";
@@ -22,6 +27,9 @@ import type { JobStore } from "./store/types.js";
  * while the rest of it is still being taken, instead of all at once after it.
  */
 export const EARLY_COMMIT_JOBS = 1024;
+
+/** Batches an asynchronous store may hold not yet durable: one being written, one queued. */
+export const MAX_IN_FLIGHT = 2;
 
 /** Collects a batch window's store writes and commits them in one transaction. */
 export class StoreBatcher {
@@ -40,6 +48,10 @@ export class StoreBatcher {
   fatal: JobtapError | undefined;
   /** Settles once every batch handed to an asynchronous store so far is durable or failed. */
   private durable: Promise<void> = Promise.resolve();
+  /** Batches handed to an asynchronous store and not yet durable or failed. */
+  private inFlight = 0;
+  /** The current batch's window has ended while MAX_IN_FLIGHT were in flight: it is handed over when one lands. */
+  private held = false;
 
   constructor(
     private readonly clock: Clock,
@@ -116,17 +128,26 @@ export class StoreBatcher {
   }
 
   private requestCommit(): void {
-    if (this.batchTimer || this.fatal) return;
+    if (this.batchTimer || this.held || this.fatal) return;
     this.batchTimer = this.clock.setTimeout(() => {
       this.batchTimer = undefined;
       this.commit();
     }, this.windowMs);
   }
 
-  /** Writes the current batch in one transaction, then releases its waiters. */
-  commit(): void {
+  /**
+   * Writes the current batch in one transaction, then releases its waiters. With an
+   * asynchronous store already MAX_IN_FLIGHT batches behind, the batch is held open instead
+   * (see the header) unless `now` (flush, close).
+   */
+  commit(now = false): void {
     if (this.batchTimer) this.clock.clearTimeout(this.batchTimer);
     this.batchTimer = undefined;
+    if (!now && this.inFlight >= MAX_IN_FLIGHT && !this.fatal) {
+      this.held = true;
+      return;
+    }
+    this.held = false;
     const batch = this.batch;
     for (const job of this.dirty) job.batchSlot = undefined;
     const waiters = this.commitWaiters;
@@ -136,7 +157,16 @@ export class StoreBatcher {
     this.commitWaiters = [];
     if (this.store.commitAsync && !this.fatal) {
       // An empty batch's waiters still wait for the batches in flight before it.
-      if (!batch.isEmpty()) this.durable = this.store.commitAsync(batch).catch((err: unknown) => this.fail(err));
+      if (!batch.isEmpty()) {
+        this.inFlight++;
+        this.durable = this.store.commitAsync(batch).then(
+          () => this.landed(),
+          (err: unknown) => {
+            this.fail(err);
+            this.landed();
+          },
+        );
+      }
       const acked = waiters.length > 0 ? this.durable.then(() => release(waiters, this.fatal)) : this.durable;
       // A simulated clock lets the write take no simulated time (tests see a synchronous store's order).
       this.clock.waitFor?.(acked);
@@ -150,6 +180,12 @@ export class StoreBatcher {
       }
     }
     release(waiters, this.fatal);
+  }
+
+  /** A batch handed over is durable (or failed): a held batch goes now. */
+  private landed(): void {
+    this.inFlight--;
+    if (this.held) this.commit();
   }
 
   /** Resolves once every batch committed so far is durable or has failed (close). */

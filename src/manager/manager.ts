@@ -412,7 +412,7 @@ export class JobManager {
    * the writer replies).
    */
   flush(): void {
-    this.engine.batch.commit();
+    this.engine.batch.commit(true);
   }
 
   /** Stops timers and executors, writes the last batch, closes the store. Idempotent. */
@@ -430,7 +430,7 @@ export class JobManager {
     this.scheduler.close();
     this.inactive.close();
     this.executors.close();
-    this.engine.batch.commit();
+    this.engine.batch.commit(true);
     this.engine.batch.stopTimers();
     await this.engine.batch.settled();
     await this.store.close();
