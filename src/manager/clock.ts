@@ -26,10 +26,13 @@ export interface Clock {
  */
 export const MAX_NODE_TIMER_MS = 2 ** 31 - 1;
 
-/** A real timer's handle: the Node timer currently armed (replaced as a long delay chains). */
-interface RealTimer {
-  h: NodeJS.Timeout | NodeJS.Immediate | undefined;
-  immediate: boolean;
+/**
+ * A delayed real timer's handle: the Node timer currently armed (replaced as a long delay
+ * chains). A zero-delay timer's handle is Node's Immediate itself (no wrapper: the
+ * scheduler's pass and the test executor's zero-length runs make one or two per job).
+ */
+class RealTimer {
+  h: NodeJS.Timeout | undefined = undefined;
 }
 
 /**
@@ -43,11 +46,8 @@ export class RealClock implements Clock {
   }
 
   setTimeout(fn: () => void, ms: number): TimerHandle {
-    if (!(ms > 0)) {
-      const t: RealTimer = { h: setImmediate(fn), immediate: true };
-      return t as unknown as TimerHandle;
-    }
-    const t: RealTimer = { h: undefined, immediate: false };
+    if (!(ms > 0)) return setImmediate(fn) as unknown as TimerHandle;
+    const t = new RealTimer();
     const due = Date.now() + ms;
     const arm = (left: number) => {
       if (left === Infinity) return; // never due: nothing to arm
@@ -62,11 +62,13 @@ export class RealClock implements Clock {
   }
 
   clearTimeout(handle: TimerHandle): void {
-    const t = handle as unknown as RealTimer;
-    if (t.h === undefined) return;
-    if (t.immediate) clearImmediate(t.h as NodeJS.Immediate);
-    else clearTimeout(t.h as NodeJS.Timeout);
-    t.h = undefined;
+    if (!(handle instanceof RealTimer)) {
+      clearImmediate(handle as unknown as NodeJS.Immediate);
+      return;
+    }
+    if (handle.h === undefined) return;
+    clearTimeout(handle.h);
+    handle.h = undefined;
   }
 }
 

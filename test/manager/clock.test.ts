@@ -32,6 +32,23 @@ describe("RealClock: delays of any length", () => {
     expect(fired).toBe(false);
   });
 
+  it("a zero-delay timer runs after the current task unless cleared; clearing it twice or after it ran is harmless", () => {
+    const clock = new RealClock();
+    const fired: string[] = [];
+    const kept = clock.setTimeout(() => fired.push("kept"), 0);
+    const cleared = clock.setTimeout(() => fired.push("cleared"), 0);
+    const long = clock.setTimeout(() => fired.push("long"), 5);
+    clock.clearTimeout(cleared);
+    clock.clearTimeout(cleared);
+    expect(fired).toEqual([]);
+    vi.advanceTimersByTime(0);
+    expect(fired).toEqual(["kept"]);
+    clock.clearTimeout(kept);
+    clock.clearTimeout(long);
+    vi.advanceTimersByTime(10);
+    expect(fired).toEqual(["kept"]);
+  });
+
   it("an infinite delay never fires; a delay just under the limit fires on time", () => {
     const clock = new RealClock();
     const fired: string[] = [];
