@@ -46,8 +46,8 @@ interface QueueEntry {
 }
 
 interface Allocation {
-  cores: number[];
-  gpus: number[];
+  readonly cores: readonly number[];
+  readonly gpus: readonly number[];
   memory: number;
   /** Index into the slot list. */
   slot: number;
@@ -97,6 +97,11 @@ export class Scheduler {
   private readonly slotStates: SlotState[];
   private readonly allocs = new Map<JobId, Allocation>();
   private passTimer: TimerHandle | undefined;
+  /** The pass timer's callback, made once (a pass is requested after nearly every free). */
+  private readonly passNow = (): void => {
+    this.passTimer = undefined;
+    this.pass();
+  };
   /** True while a pass walks the queue: compaction (which moves entries) waits for its end. */
   private inPass = false;
   /** Inside `reorderOnce`: the queue is kept unsorted and sorted once at the end. */
@@ -105,6 +110,11 @@ export class Scheduler {
   /** While paused no pass runs: requests stay queued, nothing is allocated. */
   private paused = false;
   private readonly host = hostname();
+  /** R's `nodelist`: one host, shared by every R (frozen: jobs and plugins only read it). */
+  private readonly nodelist: readonly string[] = Object.freeze([this.host]);
+  /** R_lite of a one-core, no-gpu allocation, per core: the common case, built once and
+   *  shared (frozen) instead of four objects and a string per allocation. */
+  private readonly oneCoreLite: (readonly object[] | undefined)[] = [];
 
   constructor(
     readonly pool: ResourcePool,
@@ -249,11 +259,13 @@ export class Scheduler {
    *  the slot is the one holding its first core (or gpu). */
   reserve(id: JobId, R: Record<string, unknown> | undefined): void {
     const lite = (R?.execution as { R_lite?: Array<{ children?: Record<string, string> }> } | undefined)?.R_lite;
-    const a: Allocation = { cores: [], gpus: [], memory: Number((R?.execution as Record<string, unknown>)?.memory ?? 0), slot: 0 };
+    const cores: number[] = [];
+    const gpus: number[] = [];
     for (const r of lite ?? []) {
-      a.cores.push(...parseIdset(r.children?.core ?? "").filter((c) => c < this.pool.cores));
-      a.gpus.push(...parseIdset(r.children?.gpu ?? "").filter((g) => g < this.pool.gpus));
+      cores.push(...parseIdset(r.children?.core ?? "").filter((c) => c < this.pool.cores));
+      gpus.push(...parseIdset(r.children?.gpu ?? "").filter((g) => g < this.pool.gpus));
     }
+    const a: Allocation = { cores, gpus, memory: Number((R?.execution as Record<string, unknown>)?.memory ?? 0), slot: 0 };
     const first = a.cores[0];
     const gpu = a.gpus[0];
     const found = this.slotStates.findIndex((st) =>
@@ -264,13 +276,13 @@ export class Scheduler {
     for (const g of a.gpus) this.gpuFree[g] = false;
     this.slotStates[a.slot]!.memoryFree -= a.memory;
     this.allocs.set(id, a);
-    this.enter(this.slotStates[a.slot]!, id);
+    this.enter(this.slotStates[a.slot]!, id, this.clock.now());
   }
 
   /** A job now holds resources in `st`: the slot is busy from its first job on. */
-  private enter(st: SlotState, id: JobId): void {
+  private enter(st: SlotState, id: JobId, now: number): void {
     st.jobs.add(id);
-    if (st.jobs.size === 1) st.since = this.clock.now();
+    if (st.jobs.size === 1) st.since = now;
   }
 
   private leave(st: SlotState, id: JobId): void {
@@ -338,10 +350,7 @@ export class Scheduler {
   /** Passes are coalesced into one timer so a burst of submissions costs one walk. */
   private requestPass(): void {
     if (this.passTimer || this.paused || this.queued.size === 0) return;
-    this.passTimer = this.clock.setTimeout(() => {
-      this.passTimer = undefined;
-      this.pass();
-    }, 0);
+    this.passTimer = this.clock.setTimeout(this.passNow, 0);
   }
 
   private pass(): void {
@@ -359,29 +368,34 @@ export class Scheduler {
     for (let i = this.head; i < this.queue.length && looked < this.queueDepth; i++) {
       const entry = this.queue[i]!;
       if (!entry.live) continue;
-      const a = this.tryAllocate(entry.req.id, entry.req.request);
+      const a = this.tryAllocate(entry.req.request);
       if (!a) {
         looked++;
         continue;
       }
       // An allocated job does not use up the look-ahead.
-      this.queued.delete(entry.req.id);
+      const { id } = entry.req;
+      this.queued.delete(id);
       this.kill(entry);
-      this.allocs.set(entry.req.id, a);
-      this.hooks.alloc(entry.req.id, this.rOf(a, entry.req.duration));
+      this.allocs.set(id, a);
+      // One clock reading for the slot's busy time and R's starttime: the same instant.
+      const now = this.clock.now();
+      this.enter(this.slotStates[a.slot]!, id, now);
+      this.hooks.alloc(id, this.rOf(a, entry.req.duration, now));
     }
   }
 
-  private tryAllocate(id: JobId, r: ResourceRequest): Allocation | undefined {
-    if (r.slot !== undefined) return this.tryAllocateIn(id, r, r.slot - 1);
+  private tryAllocate(r: ResourceRequest): Allocation | undefined {
+    if (r.slot !== undefined) return this.tryAllocateIn(r, r.slot - 1);
     for (let i = 0; i < this.slotStates.length; i++) {
-      const a = this.tryAllocateIn(id, r, i);
+      const a = this.tryAllocateIn(r, i);
       if (a) return a;
     }
     return undefined;
   }
 
-  private tryAllocateIn(id: JobId, r: ResourceRequest, index: number): Allocation | undefined {
+  /** Takes the lowest free cores/gpus `r` asks for in slot `index` (the caller enters the job). */
+  private tryAllocateIn(r: ResourceRequest, index: number): Allocation | undefined {
     const st = this.slotStates[index];
     if (!st) return undefined;
     const { slot } = st;
@@ -393,27 +407,40 @@ export class Scheduler {
     for (const c of cores) this.coreFree[c] = false;
     for (const g of gpus) this.gpuFree[g] = false;
     st.memoryFree -= r.memory;
-    this.enter(st, id);
     return { cores, gpus, memory: r.memory, slot: index };
   }
 
-  private rOf(a: Allocation, duration: number): Record<string, unknown> {
-    const starttime = this.clock.now() / 1000;
-    const children: Record<string, string> = { core: formatIdset(a.cores) };
-    if (a.gpus.length > 0) children.gpu = formatIdset(a.gpus);
+  /** R (RFC 20) of an allocation made at clock ms `now`: a fresh object per job; only the
+   *  frozen R_lite of a one-core job and the nodelist are shared. */
+  private rOf(a: Allocation, duration: number, now: number): Record<string, unknown> {
+    const starttime = now / 1000;
     const execution: Record<string, unknown> = {
-      R_lite: [{ rank: "0", children }],
-      nodelist: [this.host],
+      R_lite: this.liteOf(a),
+      nodelist: this.nodelist,
       starttime,
       expiration: duration > 0 ? starttime + duration : 0,
     };
     if (a.memory > 0) execution.memory = a.memory;
     return { version: 1, execution };
   }
+
+  private liteOf(a: Allocation): readonly object[] {
+    if (a.cores.length === 1 && a.gpus.length === 0) {
+      const core = a.cores[0]!;
+      return (this.oneCoreLite[core] ??= Object.freeze([Object.freeze({ rank: "0", children: Object.freeze({ core: String(core) }) })]));
+    }
+    const children: Record<string, string> = { core: formatIdset(a.cores) };
+    if (a.gpus.length > 0) children.gpu = formatIdset(a.gpus);
+    return [{ rank: "0", children }];
+  }
 }
 
+/** No cores or gpus (an allocation's gpus, mostly): shared, never written. */
+const NONE: readonly number[] = Object.freeze([]);
+
 /** The lowest `n` free indices in [from, end) (nothing is free below `from`), or undefined. */
-function takeFree(free: boolean[], n: number, from: number, end: number): number[] | undefined {
+function takeFree(free: boolean[], n: number, from: number, end: number): readonly number[] | undefined {
+  if (n === 0) return NONE;
   const out: number[] = [];
   for (let i = from; i < end && out.length < n; i++) if (free[i]) out.push(i);
   return out.length === n ? out : undefined;

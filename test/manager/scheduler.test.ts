@@ -69,6 +69,28 @@ describe("scheduler", () => {
     expect(coresOf(two)).toBe("1,3");
   });
 
+  it("a one-core R_lite is shared frozen: a plugin's write to it fails, the next job on that core sees core 0", async () => {
+    type Lite = Array<{ children: { core: string } }>;
+    const s = await simManager({
+      resources: { cores: 1 },
+      plugins: fakePort({
+        "job.state.run": (a) => {
+          ((a.R as { execution: { R_lite: Lite } }).execution.R_lite[0]!.children.core = "7");
+        },
+      }),
+    });
+    const rOf = (id: JobId) => s.mgr.eventlog(id).find((e) => e.name === "alloc")?.context?.R as { execution: { R_lite: Lite; starttime: number } };
+    const a = await submitNow(s, job(1));
+    await s.clock.advance(2000);
+    const b = await submitNow(s, job(1));
+    expect(s.mgr.job(b).state).toBe("RUN");
+    expect([rOf(a).execution.R_lite[0]!.children.core, rOf(b).execution.R_lite[0]!.children.core]).toEqual(["0", "0"]);
+    expect(s.logs.filter((l) => l.includes("job.state.run") && l.includes("read only"))).toHaveLength(2);
+    // Each job has its own R and execution (its own starttime); only R_lite is shared.
+    expect(rOf(a)).not.toBe(rOf(b));
+    expect(rOf(b).execution.starttime).toBeGreaterThan(rOf(a).execution.starttime);
+  });
+
   it("an unsatisfiable request gets an alloc exception", async () => {
     const s = await simManager({ resources: { cores: 2 } });
     const id = await submitNow(s, job(1, 3));
