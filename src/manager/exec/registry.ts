@@ -132,7 +132,12 @@ export class Executors {
     const reg = this.resolve(job, "");
     if (!reg) return;
     job.exec = { reg, released: false, killed: false };
-    this.guard(job, "start", () => reg.executor.start(this.execJob(job), reg.report));
+    // guard() inlined: no closure per job on the hottest executor call.
+    try {
+      this.settle(job, "start", reg.executor.start(this.execJob(job), reg.report));
+    } catch (err) {
+      this.failed(job, "start", err);
+    }
   }
 
   /** Restart: a job started and not released goes back to its executor. */
@@ -188,15 +193,11 @@ export class Executors {
       if (e.name === "start" && startedAt === undefined) startedAt = e.timestamp;
       else if (e.name === EXEC_STATE_EVENT && e.context) saved = { ...saved, ...e.context };
     }
-    return {
-      id: c.id,
-      userid: c.userid,
-      jobspec: c.jobspec,
-      R: c.R,
-      duration: durationOf(c.jobspec),
-      ...(startedAt !== undefined ? { startedAt } : {}),
-      saved,
-    };
+    const duration = durationOf(c.jobspec);
+    // Two literals, not a spread of a conditional object (a temporary per start).
+    return startedAt === undefined
+      ? { id: c.id, userid: c.userid, jobspec: c.jobspec, R: c.R, duration, saved }
+      : { id: c.id, userid: c.userid, jobspec: c.jobspec, R: c.R, duration, startedAt, saved };
   }
 
   private resolve(job: ActiveJob, why: string): ExecRegistration | undefined {
@@ -210,13 +211,16 @@ export class Executors {
 
   /** Runs one executor call; a throw or rejection ends the job with an exception. */
   private guard(job: ActiveJob, what: string, fn: () => void | Promise<void>): void {
-    const fail = (err: unknown) => this.failed(job, what, err);
     try {
-      const r = fn();
-      if (r instanceof Promise) r.catch(fail);
+      this.settle(job, what, fn());
     } catch (err) {
-      fail(err);
+      this.failed(job, what, err);
     }
+  }
+
+  /** An executor call's result: a rejection ends the job like a throw. */
+  private settle(job: ActiveJob, what: string, r: void | Promise<void>): void {
+    if (r instanceof Promise) r.catch((err: unknown) => this.failed(job, what, err));
   }
 
   private failed(job: ActiveJob, what: string, err: unknown): void {

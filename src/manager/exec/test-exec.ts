@@ -47,13 +47,14 @@ export function testExecOptions(job: ExecJob): TestOptions | undefined {
   const t = (job.jobspec.attributes.system?.exec as { test?: Record<string, unknown> } | undefined)?.test;
   if (t === undefined || t === null || typeof t !== "object") return undefined;
   const rd = t.run_duration === undefined ? job.duration : runDuration(job, t.run_duration);
-  return {
+  const opts: TestOptions = {
     runDuration: rd,
     waitStatus: typeof t.wait_status === "number" ? t.wait_status : 0,
-    ...(typeof t.mock_exception === "string" ? { mockException: t.mock_exception } : {}),
     override: truthy(t.override),
     reattachFinish: truthy(t.reattach_finish),
   };
+  if (typeof t.mock_exception === "string") opts.mockException = t.mock_exception;
+  return opts;
 }
 
 /** Flux reads these as integers; true/false are accepted too. */
@@ -133,7 +134,7 @@ export class TestExecutor implements Executor {
     const run = this.runs.get(id);
     if (!run || run.finished || !run.armed) return;
     run.limitAt = expiration > 0 ? expiration * 1000 : Infinity;
-    this.arm(id, run);
+    this.arm(id, run, this.clock.now());
   }
 
   kill(id: JobId): void {
@@ -174,11 +175,12 @@ export class TestExecutor implements Executor {
     const unlimited = run.opts.override && run.opts.runDuration === 0;
     run.endAt = unlimited ? Infinity : startMs + run.opts.runDuration * 1000;
     run.limitAt = run.duration > 0 ? startMs + run.duration * 1000 : Infinity;
-    this.arm(id, run);
+    this.arm(id, run, postStart ? startMs : this.clock.now());
   }
 
-  /** One timer for whichever comes first: the end of the run or the time limit. */
-  private arm(id: JobId, run: TestRun): void {
+  /** One timer for whichever comes first: the end of the run or the time limit (`now`:
+   *  the clock's time, read once by the caller). */
+  private arm(id: JobId, run: TestRun, now: number): void {
     run.armed = true;
     if (run.timer) this.clock.clearTimeout(run.timer);
     run.timer = undefined;
@@ -192,8 +194,8 @@ export class TestExecutor implements Executor {
         run.report.exception(id, "timeout", "resource allocation expired");
         return;
       }
-      this.finish(id, run.opts.waitStatus);
-    }, Math.max(0, at - this.clock.now()));
+      this.finishRun(id, run, run.opts.waitStatus);
+    }, Math.max(0, at - now));
   }
 
   private disarm(run: TestRun): void {
@@ -213,10 +215,18 @@ export class TestExecutor implements Executor {
 
   private finish(id: JobId, status: number): void {
     const run = this.runs.get(id);
-    if (!run || run.finished) return;
+    if (run) this.finishRun(id, run, status);
+  }
+
+  /** The run ends with `status`: `finish`, then the release (once). */
+  private finishRun(id: JobId, run: TestRun, status: number): void {
+    if (run.finished) return;
     run.finished = true;
     run.report.finish(id, status);
-    this.release(id);
+    // The finish cascade may have ended the run already (a plugin's exception, a kill).
+    if (this.runs.get(id) !== run) return;
+    this.runs.delete(id);
+    run.report.release(id);
   }
 
   private release(id: JobId): void {
