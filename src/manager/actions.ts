@@ -150,8 +150,10 @@ export class Actions implements ActionRunner {
   private retire(job: ActiveJob): void {
     const e = this.d.engine;
     const c = job.core;
-    for (const w of job.waiters ?? []) w();
-    job.waiters = undefined;
+    if (job.waiters !== undefined) {
+      for (const w of job.waiters) w();
+      job.waiters = undefined;
+    }
     const record = inactiveRecordOf(job);
     if (this.d.inactive.add(record)) {
       e.batch.storeSummary(c.id, summaryText(job, record));

@@ -511,7 +511,11 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   const pool = poolOf(opts);
   const slots = carveSlots(pool, opts.slots);
   const scheduler = new Scheduler(pool, clock, {
-    alloc: (id, R) => (engine.active.has(id) ? post(id, "alloc", { R }) : scheduler.free(id)),
+    alloc: (id, R) => {
+      const job = engine.active.get(id);
+      if (job) engine.post(job, "alloc", { R });
+      else scheduler.free(id);
+    },
     unsatisfiable: (id, why) => post(id, "exception", { type: "alloc", severity: 0, note: why }),
   }, opts.queueDepth ?? 1, slots);
   const outputDir = outputDirOf(opts);
