@@ -57,6 +57,9 @@ export function executorName(jobspec: Jobspec): string | { error: string } {
 /** Registered executors and guarded calls into them. One per manager. */
 export class Executors {
   private readonly byName = new Map<string, ExecRegistration>();
+  /** The job being handed to its executor's `start`: a `start` report made from inside
+   *  that call (the test executor's) needs no lookup by id. */
+  private starting: ActiveJob | undefined;
 
   constructor(private readonly engine: Engine) {}
 
@@ -133,10 +136,13 @@ export class Executors {
     if (!reg) return;
     job.exec = { reg, released: false, killed: false };
     // guard() inlined: no closure per job on the hottest executor call.
+    this.starting = job;
     try {
       this.settle(job, "start", reg.executor.start(this.execJob(job), reg.report));
     } catch (err) {
       this.failed(job, "start", err);
+    } finally {
+      this.starting = undefined;
     }
   }
 
@@ -189,7 +195,9 @@ export class Executors {
     const c = job.core;
     let startedAt: number | undefined;
     let saved: Record<string, unknown> = {};
-    for (const e of job.eventlog) {
+    // A first start (the usual case) has neither: no walk over the eventlog.
+    const walk = eventPosted(c, "start") || eventPosted(c, EXEC_STATE_EVENT);
+    if (walk) for (const e of job.eventlog) {
       if (e.name === "start" && startedAt === undefined) startedAt = e.timestamp;
       else if (e.name === EXEC_STATE_EVENT && e.context) saved = { ...saved, ...e.context };
     }
@@ -240,15 +248,19 @@ export class Executors {
   /** The report handle of one registration: every call checks the job is bound to it. */
   private reportFor(name: string, self: () => ExecRegistration): ExecReport {
     const e = this.engine;
-    const bound = (id: JobId, what: string): ActiveJob | undefined => {
-      const job = e.active.get(id);
+    // The job of a `finish` report, kept until the next report: the `release` that follows
+    // at once (from every builtin executor) finds it without a lookup by id.
+    let finished: ActiveJob | undefined;
+    const bound = (id: JobId, what: string, known?: ActiveJob): ActiveJob | undefined => {
+      finished = undefined;
+      const job = known !== undefined && known.core.id === id ? known : e.active.get(id);
       if (job && job.exec?.reg === self() && !job.exec.released) return job;
       e.log("error", `executor ${name}: ${what} for job ${formatJobId(id)}, which it does not run (ignored)`);
       return undefined;
     };
     return {
-      start(id) {
-        const job = bound(id, "start");
+      start: (id) => {
+        const job = bound(id, "start", this.starting);
         if (job && !eventPosted(job.core, "start") && !queued(job, "start")) e.post(job, "start");
       },
       finish(id, status, usage?: ExecUsage) {
@@ -256,9 +268,10 @@ export class Executors {
         if (!job) return;
         if (!Number.isInteger(status)) return e.log("error", `executor ${name}: finish for job ${formatJobId(id)}: status must be an integer`);
         e.post(job, "finish", usage && isPlainObject(usage) ? { status, usage } : { status });
+        finished = job;
       },
       release(id) {
-        const job = bound(id, "release");
+        const job = bound(id, "release", finished);
         if (!job) return;
         job.exec!.released = true;
         e.post(job, "release", { ranks: "all", final: true });

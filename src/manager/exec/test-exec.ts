@@ -34,6 +34,8 @@ interface TestRun {
   timer?: TimerHandle;
   started: boolean;
   finished: boolean;
+  /** Released (and out of `runs`): nothing more is reported. */
+  released: boolean;
   /** Clock ms when the run ends by itself (Infinity: never). */
   endAt: number;
   /** Clock ms of the time limit (Infinity: unlimited); moved by a resource-update. */
@@ -147,7 +149,10 @@ export class TestExecutor implements Executor {
   }
 
   close(): void {
-    for (const run of this.runs.values()) if (run.timer) this.clock.clearTimeout(run.timer);
+    for (const run of this.runs.values()) {
+      if (run.timer) this.clock.clearTimeout(run.timer);
+      run.released = true;
+    }
     this.runs.clear();
   }
 
@@ -159,6 +164,7 @@ export class TestExecutor implements Executor {
       duration: job.duration,
       started: false,
       finished: false,
+      released: false,
       endAt: Infinity,
       limitAt: Infinity,
       armed: false,
@@ -223,15 +229,18 @@ export class TestExecutor implements Executor {
     if (run.finished) return;
     run.finished = true;
     run.report.finish(id, status);
-    // The finish cascade may have ended the run already (a plugin's exception, a kill).
-    if (this.runs.get(id) !== run) return;
-    this.runs.delete(id);
-    run.report.release(id);
+    this.releaseRun(id, run);
   }
 
   private release(id: JobId): void {
     const run = this.runs.get(id);
-    if (!run) return;
+    if (run) this.releaseRun(id, run);
+  }
+
+  /** The run's final release (once), from the run itself: no lookup by id. */
+  private releaseRun(id: JobId, run: TestRun): void {
+    if (run.released) return;
+    run.released = true;
     this.runs.delete(id);
     run.report.release(id);
   }
