@@ -79,10 +79,8 @@ export class Actions implements ActionRunner {
       s.dequeue(c.id);
       return;
     }
-    if (s.isQueued(c.id)) {
-      s.reprioritize(c.id, c.priority);
-      return;
-    }
+    // Already queued: only its priority may have changed.
+    if (s.reprioritize(c.id, c.priority)) return;
     try {
       job.request ??= resourceRequest(c.jobspec);
     } catch (err) {

@@ -204,17 +204,23 @@ export class Scheduler {
     this.dead = 0;
   }
 
-  /** Moves a queued job after a priority change (in place inside `reorderOnce`). */
-  reprioritize(id: JobId, priority: number): void {
+  /**
+   * Moves a queued job after a priority change (in place inside `reorderOnce`). Returns
+   * whether the job is queued: the SCHED action asks this first (one lookup in the queue
+   * map, which holds every pending job, instead of a separate is-queued check).
+   */
+  reprioritize(id: JobId, priority: number): boolean {
     const entry = this.queued.get(id);
-    if (!entry || entry.req.priority === priority) return;
+    if (!entry) return false;
+    if (entry.req.priority === priority) return true;
     if (this.deferSort > 0) {
       entry.req = { ...entry.req, priority };
       this.unsorted = true;
-      return;
+      return true;
     }
     this.dequeue(id);
     this.enqueue({ ...entry.req, priority });
+    return true;
   }
 
   /**
@@ -234,11 +240,6 @@ export class Scheduler {
         this.dead = 0;
       }
     }
-  }
-
-  /** True while the job has an alloc request waiting in the queue. */
-  isQueued(id: JobId): boolean {
-    return this.queued.has(id);
   }
 
   /** Pending requests in queue order (for listings and tests). */
