@@ -202,6 +202,39 @@ describe("the executor registry", () => {
     expect(s.logs.filter((l) => l.includes("which it does not run"))).toHaveLength(2);
   });
 
+  it("a release right after a finish is checked like any report: it ends only the job it names, if bound", async () => {
+    let report: ExecReport | undefined;
+    const s = await simWith({
+      pair: (p) => {
+        p.registerExecutor("pair", {
+          start(job, r) {
+            report = r;
+            r.start(job.id);
+          },
+          kill: () => undefined,
+          reattach: () => undefined,
+        });
+      },
+    }, 3);
+    const other = await s.submit(jobspec(["true"], { exec: { test: { run_duration: "1h" } } }));
+    const a = await s.submit(named("pair"));
+    const b = await s.submit(named("pair"));
+    expect([a, b].map((id) => s.mgr.job(id).state)).toEqual(["RUN", "RUN"]);
+    report!.finish(a, 0);
+    report!.release(other); // not this executor's job: ignored, `a` stays unreleased
+    expect(s.logs.some((l) => l.includes("executor pair: release for job") && l.includes("which it does not run"))).toBe(true);
+    expect(s.mgr.job(other).state).toBe("RUN");
+    expect(s.mgr.job(a).state).toBe("CLEANUP");
+    report!.finish(b, 0);
+    report!.release(a);
+    report!.release(b);
+    await s.clock.advance(1);
+    expect((await s.mgr.wait(a)).result).toBe("COMPLETED");
+    expect((await s.mgr.wait(b)).result).toBe("COMPLETED");
+    expect(s.mgr.eventlog(a).filter((e) => e.name === "release")).toHaveLength(1);
+    expect(s.mgr.job(other).state).toBe("RUN");
+  });
+
   it("registerExecutor: setup only, names are unique, removal unregisters (running jobs keep it)", async () => {
     const calls: string[] = [];
     const ex: Executor = {
