@@ -130,9 +130,9 @@ export class Engine {
 
   /** Builds an entry stamped with the clock, in seconds as RFC 18 wants. */
   entry(name: string, context?: Record<string, unknown>): EventEntry {
-    const e: EventEntry = { timestamp: this.clock.now() / 1000, name };
-    if (context !== undefined && hasKeys(context)) e.context = context;
-    return e;
+    // One literal per shape: a context added afterwards would need a property array of its own.
+    const timestamp = this.clock.now() / 1000;
+    return context !== undefined && hasKeys(context) ? { timestamp, name, context } : { timestamp, name };
   }
 
   /**

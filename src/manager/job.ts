@@ -56,6 +56,14 @@ export function newActiveJob(core: JobCore): ActiveJob {
     startRequested: false,
     freeRequested: false,
     cleanQueued: false,
+    // Every optional field from the start: added later, each job would need a property array.
+    redacted: undefined,
+    request: undefined,
+    batchSlot: undefined,
+    unstored: undefined,
+    exec: undefined,
+    adCache: undefined,
+    waiters: undefined,
   };
 }
 

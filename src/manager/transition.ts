@@ -66,14 +66,14 @@ export function newJobCore(id: JobId, jobspec: Jobspec): JobCore {
     endEvent: undefined,
     annotations: null,
     dependencies: EMPTY_LIST,
-    grudge: [],
+    grudge: EMPTY_LIST,
     hasResources: false,
     started: false,
     freePosted: false,
     perilog: 0,
     readonly: false,
     posted: 0,
-    postedOther: [],
+    postedOther: EMPTY_LIST,
   };
 }
 
