@@ -109,9 +109,12 @@ export class Dispatcher {
   /** Drops the job's aux data (running destructors) and its subscriptions. */
   jobGone(id: JobId): void {
     this.subscribers.delete(id);
-    for (const p of this.registry.plugins) {
+    // An index loop: for-of makes an iterator result per plugin per job until optimized.
+    const plugins = this.registry.plugins;
+    for (let i = 0; i < plugins.length; i++) {
+      const p = plugins[i]!;
       // Most plugins hold no aux data at all: no lookup, no closure per plugin per job.
-      if (p.aux.size === 0) continue;
+      if (p.aux.size === 0 || !p.aux.has(id)) continue;
       destroyJobAux(p, id, (e) => this.report("warn", `${p.name}: aux destructor: ${msg(e)}`));
     }
   }
