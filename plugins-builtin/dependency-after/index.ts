@@ -21,6 +21,8 @@ interface Waiter {
   description: string;
 }
 
+const NONE: readonly Waiter[] = Object.freeze([]);
+
 /** The plugin's state: antecedent id → waiters, and dependent id → antecedents. */
 class AfterGraph {
   readonly waiting = new Map<JobId, Waiter[]>();
@@ -36,8 +38,10 @@ class AfterGraph {
   }
 
   /** Removes and returns the waiters on `antecedent` that `pick` selects. */
-  take(antecedent: JobId, pick: (w: Waiter) => boolean): Waiter[] {
-    const list = this.waiting.get(antecedent) ?? [];
+  take(antecedent: JobId, pick: (w: Waiter) => boolean): readonly Waiter[] {
+    const list = this.waiting.get(antecedent);
+    // Most jobs have no dependents: nothing to filter (this runs for every job that ends).
+    if (list === undefined) return NONE;
     const taken = list.filter(pick);
     const kept = list.filter((w) => !pick(w));
     if (kept.length > 0) this.waiting.set(antecedent, kept);
@@ -47,7 +51,9 @@ class AfterGraph {
 
   /** A dependent is gone (inactive, rejected) or released: drop its references. */
   forget(depid: JobId): void {
-    for (const a of this.refs.get(depid) ?? []) this.take(a, (w) => w.depid === depid);
+    const antecedents = this.refs.get(depid);
+    if (antecedents === undefined) return;
+    for (const a of antecedents) this.take(a, (w) => w.depid === depid);
     this.refs.delete(depid);
   }
 }
