@@ -246,7 +246,7 @@ export class Engine {
 
   private notifySubscribers(job: ActiveJob, e: EventEntry): void | Promise<void> {
     const port = this.port;
-    const listens = port.hasSubscribers ? port.hasSubscribers(job.core.id) : port.matches(this.eventTopics.of(e.name));
+    const listens = port.hasSubscribers ? port.hasSubscribers(job.core.id, e.name) : port.matches(this.eventTopics.of(e.name));
     if (!listens) return;
     const fail = (err: unknown) => this.log("error", `job ${formatJobId(job.core.id)}: event.${e.name} callback failed: ${errText(err)}`);
     try {

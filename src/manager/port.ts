@@ -109,9 +109,10 @@ export interface PluginPort {
   notifyEvent(args: JobArgs): void | Promise<void>;
   /** The job left the active set (after job.destroy): drop its aux data and subscriptions. */
   jobGone(id: JobId): void;
-  /** Optional fast check: does any plugin subscribe to this job's events? When absent the
-   *  manager falls back to `matches("job.event.<name>")` before calling notifyEvent. */
-  hasSubscribers?(id: JobId): boolean;
+  /** Optional fast check: does any plugin subscribe to this job's events (with `event`: and
+   *  handle `job.event.<event>`)? When absent the manager falls back to
+   *  `matches("job.event.<name>")` before calling notifyEvent. */
+  hasSubscribers?(id: JobId, event?: string): boolean;
   /** Optional: restart has re-run every job's restart callbacks (including async ones);
    *  called before the restart actions, the first scheduling pass and reprioritize-all. */
   replayDone?(): void | Promise<void>;

@@ -160,8 +160,8 @@ export class JobtapHost implements PluginPort {
     return this.dispatcher.notifyEvent(args);
   }
 
-  hasSubscribers(id: JobId): boolean {
-    return this.dispatcher.hasSubscribers(id);
+  hasSubscribers(id: JobId, event?: string): boolean {
+    return this.dispatcher.hasSubscribers(id, event);
   }
 
   jobGone(id: JobId): void {

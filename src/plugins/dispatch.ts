@@ -84,13 +84,15 @@ export class Dispatcher {
   notifyEvent(args: JobArgs): void | Promise<void> {
     const subs = this.subscribers.get(args.id);
     if (subs === undefined || args.entry === undefined) return;
-    const to = this.registry.handlers(`job.event.${args.entry.name}`);
-    const entries: StackEntry[] = [];
+    const to = this.registry.eventHandlers(args.entry.name);
+    let entries: StackEntry[] | undefined;
     for (const plugin of subs) {
-      const entry = to.entries.find((e) => e.plugin === plugin);
-      if (entry !== undefined) entries.push(entry);
+      const entry = entryOf(to.entries, plugin);
+      if (entry === undefined) continue;
+      if (entries === undefined) entries = [entry];
+      else entries.push(entry);
     }
-    if (entries.length === 0) return;
+    if (entries === undefined) return;
     const r = this.run(to, entries, this.shield.args(args), args.id);
     if (r instanceof Promise) return r.then(() => undefined);
   }
@@ -101,9 +103,17 @@ export class Dispatcher {
     if (to.entries.length > 0) await this.run(to, to.entries, { reason: "restart" }, undefined);
   }
 
-  /** True if some plugin subscribed to this job's events (the manager's fast check). */
-  hasSubscribers(id: JobId): boolean {
-    return this.subscribers.has(id);
+  /**
+   * True if some plugin subscribed to this job's events (with `event`: and one of them
+   * handles `job.event.<event>`): the manager's check before it builds the args.
+   */
+  hasSubscribers(id: JobId, event?: string): boolean {
+    const subs = this.subscribers.get(id);
+    if (subs === undefined) return false;
+    if (event === undefined) return true;
+    const entries = this.registry.eventHandlers(event).entries;
+    for (const plugin of subs) if (entryOf(entries, plugin) !== undefined) return true;
+    return false;
   }
 
   /** Drops the job's aux data (running destructors) and its subscriptions. */
@@ -269,6 +279,12 @@ export class Dispatcher {
       this.report("warn", `${label(frame.plugin, frame.topic, frame.id)}: ${msg(e)}`);
     }
   }
+}
+
+/** The plugin's entry among a topic's entries, if it handles the topic. */
+function entryOf(entries: readonly StackEntry[], plugin: PluginRecord): StackEntry | undefined {
+  for (let i = 0; i < entries.length; i++) if (entries[i]!.plugin === plugin) return entries[i];
+  return undefined;
 }
 
 /** The message of anything thrown. */

@@ -25,6 +25,8 @@ const MAX_CACHED_TOPICS = 4096;
 export class PluginRegistry {
   private list: PluginRecord[] = [];
   private readonly cache = new Map<string, TopicHandlers>();
+  /** `job.event.<name>` by event name: no topic string is built per event. */
+  private readonly events = new Map<string, TopicHandlers>();
   /**
    * The last topic looked up and its answer: the manager asks `matches(topic)` and then
    * calls the same topic, so the second lookup is a string comparison, not a map probe.
@@ -99,6 +101,16 @@ export class PluginRegistry {
     return this.remember(result);
   }
 
+  /** `job.event.<name>`'s handlers, found by the event name. */
+  eventHandlers(name: string): TopicHandlers {
+    const hit = this.events.get(name);
+    if (hit !== undefined) return hit;
+    const h = this.handlers(`job.event.${name}`);
+    if (this.events.size >= MAX_CACHED_TOPICS) this.events.clear();
+    this.events.set(name, h);
+    return h;
+  }
+
   private remember(h: TopicHandlers): TopicHandlers {
     this.lastTopic = h.topic;
     this.lastHandlers = h;
@@ -108,6 +120,7 @@ export class PluginRegistry {
   /** Must be called whenever a plugin's handlers change (`p.on`). */
   invalidate(): void {
     this.cache.clear();
+    this.events.clear();
     this.lastTopic = undefined;
     this.lastHandlers = undefined;
   }

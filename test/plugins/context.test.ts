@@ -26,6 +26,23 @@ describe("plugin context", () => {
     expect(log).toEqual(["job.event.validate validate", "job.event.stop stop"]);
   });
 
+  it("tells the manager whether a job's subscribers handle an event, before it builds the args", async () => {
+    const { host, mgr } = makeHost();
+    await host.loadDefinition("subscriber", (p) => {
+      p.on("job.new", (job) => p.subscribe(job.id));
+      p.on("job.event.alloc", () => undefined);
+    });
+    // Handles job.event.start, but never subscribes: the start event reaches nobody.
+    await host.loadDefinition("bystander", (p) => p.on("job.event.start", () => undefined));
+    const a = mgr.lookup(mgr.add("NEW", 1))!;
+    expect(host.hasSubscribers(a.id, "alloc")).toBe(false);
+    host.callJob("job.new", a);
+    expect(host.hasSubscribers(a.id)).toBe(true);
+    expect(host.hasSubscribers(a.id, "alloc")).toBe(true);
+    expect(host.hasSubscribers(a.id, "start")).toBe(false);
+    expect(host.hasSubscribers(a.id, "free")).toBe(false);
+  });
+
   it("drops subscriptions and runs aux destructors when the job is gone", async () => {
     const { host, mgr } = makeHost();
     const log: string[] = [];
