@@ -22,6 +22,7 @@ interface Waiter {
 }
 
 const NONE: readonly Waiter[] = Object.freeze([]);
+const EVERY = (): boolean => true;
 
 /** The plugin's state: antecedent id → waiters, and dependent id → antecedents. */
 class AfterGraph {
@@ -150,7 +151,7 @@ class AfterPlugin {
 
   /** Any job became inactive: release or fail what waits on it; forget its own waits. */
   onInactive(args: JobArgs): void | Promise<void> {
-    const waiters = this.graph.take(args.id, () => true);
+    const waiters = this.graph.take(args.id, EVERY);
     if (waiters.length === 0) return this.graph.forget(args.id);
     return this.ending(args, (end) => {
       for (const w of waiters) {
