@@ -247,7 +247,12 @@ export class Engine {
   private notifySubscribers(job: ActiveJob, e: EventEntry): void | Promise<void> {
     const port = this.port;
     const listens = port.hasSubscribers ? port.hasSubscribers(job.core.id, e.name) : port.matches(this.eventTopics.of(e.name));
-    if (!listens) return;
+    if (listens) return this.notifyEvent(job, e);
+  }
+
+  /** Calls the job's subscribers (their function context is made only for an event that has any). */
+  private notifyEvent(job: ActiveJob, e: EventEntry): void | Promise<void> {
+    const port = this.port;
     const fail = (err: unknown) => this.log("error", `job ${formatJobId(job.core.id)}: event.${e.name} callback failed: ${errText(err)}`);
     try {
       const r = port.notifyEvent(this.args(job, { entry: e }));
