@@ -14,6 +14,7 @@ import type { Scheduler } from "./scheduler.js";
 import type { AppliedTopic } from "./topics.js";
 import { inactiveRecordOf, summaryText } from "./summary.js";
 import { eventPosted, isDebugJob } from "./transition.js";
+import { waitResultOf } from "./views.js";
 
 export interface ActionDeps {
   engine: Engine;
@@ -149,7 +150,7 @@ export class Actions implements ActionRunner {
     const e = this.d.engine;
     const c = job.core;
     if (job.waiters !== undefined) {
-      for (const w of job.waiters) w();
+      for (const w of job.waiters) w(waitResultOf(c));
       job.waiters = undefined;
     }
     const record = inactiveRecordOf(job);

@@ -7,6 +7,7 @@ import type { ClassAd } from "../classad/classad.js";
 import type { JobAdBase } from "./jobad.js";
 import type { EventEntry, Jobspec } from "./port.js";
 import type { JobCore } from "./transition.js";
+import type { WaitResult } from "./views.js";
 import { hasEnvironment, redactJobspec, type ResourceRequest } from "./jobspec.js";
 
 export interface ActiveJob {
@@ -39,8 +40,8 @@ export interface ActiveJob {
   exec?: ExecBinding | undefined;
   /** The job ad built for `core` (jobads.ts); stale once the core changed. */
   adCache?: { revision: number; base: JobAdBase; ad: ClassAd } | undefined;
-  /** Resolvers of `wait(id)`. */
-  waiters?: Array<() => void>;
+  /** Resolvers of `wait(id)`: each gets a result of its own when the job retires. */
+  waiters?: Array<(r: WaitResult) => void>;
 }
 
 /** An active job around a replayed or freshly submitted core: empty mailbox, not held. */

@@ -291,7 +291,12 @@ export class JobManager {
       if (!core) return Promise.reject(new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`));
       return Promise.resolve(waitResultOf(core));
     }
-    return new Promise((resolve) => (a.waiters ??= []).push(() => resolve(waitResultOf(a.core))));
+    // The resolver itself is the waiter (no closure per wait); a first waiter gets a
+    // one-slot array (a push onto [] reserves 17).
+    return new Promise((resolve) => {
+      if (a.waiters === undefined) a.waiters = [resolve];
+      else a.waiters.push(resolve);
+    });
   }
 
   /** Subscribes to every processed event of every job (the journal). */
