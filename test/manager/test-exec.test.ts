@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../src/manager/clock.js";
 import { jobspec, names, simManager, submitNow, tempDir, testJob } from "./helpers.js";
+import { fakePort } from "./fake-port.js";
 
 describe("test executor: override", () => {
   it("start waits for the start request; an unlimited run then waits for finish", async () => {
@@ -79,5 +80,27 @@ describe("test executor: reattach", () => {
     } finally {
       cleanup();
     }
+  });
+});
+
+describe("the final release", () => {
+  it("has one frozen context for every job: a plugin writing to it fails and no job's release changes", async () => {
+    const s = await simManager({
+      resources: { cores: 1 },
+      plugins: fakePort({
+        "job.event.release": (a) => {
+          (a.entry!.context as Record<string, unknown>).ranks = "0";
+        },
+      }),
+    });
+    const ids = [await submitNow(s, testJob(1))];
+    await s.clock.advance(2000);
+    ids.push(await submitNow(s, testJob(1)));
+    await s.clock.advance(2000);
+    for (const id of ids) {
+      expect(s.mgr.job(id).result).toBe("COMPLETED");
+      expect(s.mgr.eventlog(id).find((e) => e.name === "release")?.context).toEqual({ ranks: "all", final: true });
+    }
+    expect(s.logs.filter((l) => l.includes("event.release callback failed") && l.includes("read only"))).toHaveLength(2);
   });
 });

@@ -40,6 +40,9 @@ export const EXEC_STATE_EVENT = "exec-state";
 
 const NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 
+/** The final release's context, the same for every job: one frozen object, shared. */
+const RELEASE_ALL: Readonly<Record<string, unknown>> = Object.freeze({ ranks: "all", final: true });
+
 /** The executor a jobspec asks for, or `{ error }` naming the bad attribute. */
 export function executorName(jobspec: Jobspec): string | { error: string } {
   const exec = jobspec.attributes.system?.exec;
@@ -242,7 +245,7 @@ export class Executors {
   private end(job: ActiveJob, note: string): void {
     if (job.exec) job.exec.released = true;
     this.engine.post(job, "exception", { type: "exec", severity: 0, note });
-    this.engine.post(job, "release", { ranks: "all", final: true });
+    this.engine.post(job, "release", RELEASE_ALL);
   }
 
   /** The report handle of one registration: every call checks the job is bound to it. */
@@ -274,7 +277,7 @@ export class Executors {
         const job = bound(id, "release", finished);
         if (!job) return;
         job.exec!.released = true;
-        e.post(job, "release", { ranks: "all", final: true });
+        e.post(job, "release", RELEASE_ALL);
       },
       exception(id, type, note, severity = 0) {
         const job = bound(id, "exception");
