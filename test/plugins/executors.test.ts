@@ -235,6 +235,28 @@ describe("the executor registry", () => {
     expect(s.mgr.job(other).state).toBe("RUN");
   });
 
+  it("nothing saved is one shared frozen {}: an executor writing to it fails that job only", async () => {
+    const seen: Array<Record<string, unknown>> = [];
+    const s = await simWith({
+      scribble: (p) => {
+        p.registerExecutor("scribble", {
+          start(job, r) {
+            seen.push({ ...job.saved });
+            (job.saved as Record<string, unknown>).mark = job.id;
+            r.start(job.id);
+          },
+          kill: () => undefined,
+          reattach: () => undefined,
+        });
+      },
+    });
+    const a = await s.submit(named("scribble"));
+    expect((await s.mgr.wait(a)).errstr).toMatch(/type=exec executor "scribble": start failed: .*not extensible/);
+    const b = await s.submit(named("scribble"));
+    expect((await s.mgr.wait(b)).result).toBe("FAILED");
+    expect(seen).toEqual([{}, {}]);
+  });
+
   it("registerExecutor: setup only, names are unique, removal unregisters (running jobs keep it)", async () => {
     const calls: string[] = [];
     const ex: Executor = {

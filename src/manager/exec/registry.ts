@@ -43,6 +43,9 @@ const NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 /** The final release's context, the same for every job: one frozen object, shared. */
 const RELEASE_ALL: Readonly<Record<string, unknown>> = Object.freeze({ ranks: "all", final: true });
 
+/** `ExecJob.saved` of a job with nothing saved: one frozen empty object, shared. */
+const NOTHING_SAVED: Readonly<Record<string, unknown>> = Object.freeze({});
+
 /** The executor a jobspec asks for, or `{ error }` naming the bad attribute. */
 export function executorName(jobspec: Jobspec): string | { error: string } {
   const exec = jobspec.attributes.system?.exec;
@@ -197,12 +200,13 @@ export class Executors {
   execJob(job: ActiveJob): ExecJob {
     const c = job.core;
     let startedAt: number | undefined;
-    let saved: Record<string, unknown> = {};
+    let saved: Readonly<Record<string, unknown>> = NOTHING_SAVED;
     // A first start (the usual case) has neither: no walk over the eventlog.
-    const walk = eventPosted(c, "start") || eventPosted(c, EXEC_STATE_EVENT);
-    if (walk) for (const e of job.eventlog) {
-      if (e.name === "start" && startedAt === undefined) startedAt = e.timestamp;
-      else if (e.name === EXEC_STATE_EVENT && e.context) saved = { ...saved, ...e.context };
+    if (eventPosted(c, "start") || eventPosted(c, EXEC_STATE_EVENT)) {
+      for (const e of job.eventlog) {
+        if (e.name === "start" && startedAt === undefined) startedAt = e.timestamp;
+        else if (e.name === EXEC_STATE_EVENT && e.context) saved = { ...saved, ...e.context };
+      }
     }
     const duration = durationOf(c.jobspec);
     // Two literals, not a spread of a conditional object (a temporary per start).

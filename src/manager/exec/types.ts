@@ -68,7 +68,8 @@ export interface ExecJob {
   readonly duration: number;
   /** Seconds since the epoch when `start` was posted (reattach after it was). */
   readonly startedAt?: number;
-  /** The merged `exec-state` contexts saved for this job (`{}` if none). */
+  /** The merged `exec-state` contexts saved for this job (if none, an empty object that is
+   *  shared and frozen: read-only, like the whole ExecJob). */
   readonly saved: Readonly<Record<string, unknown>>;
 }
 
