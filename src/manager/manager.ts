@@ -25,6 +25,7 @@ import { QueueGate } from "./queues.js";
 import { NO_PLUGINS, type EventEntry, type Jobspec, type ManagerPort, type PluginPort } from "./port.js";
 import { parseStoredJob, replayJob, replayStore, restartCallbacks } from "./restart.js";
 import { Scheduler, type ResourcePool } from "./scheduler.js";
+import { writableJobspec } from "./frozen.js";
 import { MemoryStore } from "./store/memory.js";
 import { SqliteStore } from "./store/sqlite.js";
 import type { JobStore } from "./store/types.js";
@@ -274,11 +275,14 @@ export class JobManager {
     return r;
   }
 
-  /** A job's full jobspec (environment included: the caller is the owner's library). */
+  /**
+   * A job's full jobspec (environment included: the caller is the owner's library), as a
+   * writable object of the caller's own (the job keeps a frozen one: frozen.ts).
+   */
   jobspec(id: JobId): Jobspec {
     const a = this.engine.active.get(id) ?? this.loadInactive(id);
     if (!a) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
-    return a.core.jobspec;
+    return writableJobspec(a.core.jobspec);
   }
 
   /** Resolves when the job is INACTIVE, with its result. */

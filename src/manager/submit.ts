@@ -16,6 +16,7 @@ import { URGENCY_DEFAULT, URGENCY_MAX, URGENCY_MIN } from "./states.js";
 import { isThenable, runSteps, type Step } from "./steps.js";
 import type { OutOf } from "./topics.js";
 import { newJobCore } from "./transition.js";
+import { frozenJobspec } from "./frozen.js";
 
 export interface SubmitOptions {
   /** Submitting user (default: the instance owner). */
@@ -88,9 +89,19 @@ export class Submitter {
    * rejects with JOB_REJECTED (the plugin's errmsg) or a bad-input code.
    */
   submit(jobspecIn: unknown, opts: SubmitOptions = {}, shared?: SharedJobspecs): Promise<JobId> {
-    return new Promise<JobId>((resolve, reject) => {
-      this.admit(jobspecIn, opts, shared, (id, err) => (id === undefined ? reject(err) : resolve(id)));
+    // The callback is made where it captures only resolve and reject: made inside a closure
+    // over this call's arguments, it kept the submitter's jobspec alive until the job's
+    // acknowledgement (a second copy of every jobspec in flight).
+    let done!: Admitted;
+    const p = new Promise<JobId>((resolve, reject) => {
+      done = (id, err) => (id === undefined ? reject(err) : resolve(id));
     });
+    try {
+      this.admit(jobspecIn, opts, shared, done);
+    } catch (err) {
+      done(undefined, err);
+    }
+    return p;
   }
 
   /**
@@ -198,8 +209,9 @@ export class Submitter {
     const e = this.engine;
     if (e.fatal) throw e.fatal;
     const known = typeof jobspecIn === "object" && jobspecIn !== null ? shared?.get(jobspecIn) : undefined;
-    const { jobspec, request, json } = known ?? this.checked(jobspecIn);
-    if (known === undefined) shared?.set(jobspec, { jobspec, request, json });
+    const checked = known ?? this.checked(jobspecIn);
+    if (known === undefined) shared?.set(jobspecIn as object, checked);
+    const { jobspec, request, json } = checked;
     const urgency = checkUrgency(opts.urgency ?? URGENCY_DEFAULT);
     const userid = opts.userid ?? this.owner;
     const flags = submitFlags(opts.flags);
@@ -219,7 +231,10 @@ export class Submitter {
     return job;
   }
 
-  /** The checks of a jobspec that depend on it alone (shape, size limits, slot, ClassAd attributes). */
+  /**
+   * The checks of a jobspec that depend on it alone (shape, size limits, slot, ClassAd
+   * attributes); the job keeps a deep-frozen copy (frozen.ts), not the submitter's object.
+   */
   private checked(jobspecIn: unknown): CheckedJobspec {
     const { jobspec, request } = checkJobspec(jobspecIn);
     const json = JSON.stringify(jobspec);
@@ -228,7 +243,7 @@ export class Submitter {
     if (request.slot !== undefined && !this.slots.exists(request.slot)) {
       throw new JobtapError(ErrorCode.UNKNOWN_SLOT, `jobspec: attributes.system.slot: no slot ${request.slot} on this host (it has ${this.slots.describe()})`);
     }
-    return { jobspec, request, json };
+    return { jobspec: frozenJobspec(jobspec), request, json };
   }
 
   /** The job is accepted: it enters the store (`json`: its jobspec as `enter` serialized

@@ -6,51 +6,26 @@
  * jobspec-update makes a new object, hence a new copy), so a write throws a TypeError
  * (plugin modules are strict mode) that the host reports like any handler error.
  *
- * Copying rather than freezing in place keeps the submitter's object and the manager's
- * own jobspec writable for their owners.
+ * A job's own jobspec is already such a copy (src/manager/frozen.ts: made at submit), so for
+ * it there is nothing to copy; a jobspec the manager made later (a jobspec-update, a
+ * redaction, one read back from the store) is copied once. The submitter's object is never
+ * touched.
  */
+import { frozenCopy, OWN_COPY } from "../manager/frozen.js";
 import type { Jobspec } from "../manager/port.js";
 import { STORED_JOBSPEC } from "../manager/summary.js";
 
-/**
- * A deep-frozen copy of JSON data (plain objects and arrays; a jobspec is stored as JSON).
- * About 5x cheaper than structuredClone + freeze for a small jobspec. Own enumerable keys
- * in their order (for-in with an own-key check walks them without Object.keys' array);
- * an array keeps its holes.
- */
-export function frozenCopy<T>(value: T, self?: symbol): T {
-  if (typeof value !== "object" || value === null) return value;
-  if (Array.isArray(value)) return Object.freeze(value.map(frozenItem)) as T;
-  const src = value as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const k in src) {
-    if (!hasOwn.call(src, k)) continue;
-    const c = frozenItem(src[k]);
-    // A JSON "__proto__" key is an own property; plain assignment would set the prototype.
-    if (k === "__proto__") Object.defineProperty(out, k, { value: c, enumerable: true });
-    else out[k] = c;
-  }
-  // The copy points to itself under `self` (JobspecShield's key): a copy is its own copy.
-  if (self !== undefined) Object.defineProperty(out, self, { value: out });
-  return Object.freeze(out) as T;
-}
-
-const hasOwn = Object.prototype.hasOwnProperty;
-
-/** frozenCopy of one value (as map's callback, its index must not reach `self`). */
-function frozenItem(v: unknown): unknown {
-  return typeof v === "object" && v !== null ? frozenCopy(v) : v;
-}
+export { frozenCopy };
 
 /**
- * One per host: the frozen copy of each jobspec object seen. The copy hangs off the object
- * under this host's own symbol (non-enumerable: invisible to JSON, keys, spread and clones),
+ * The frozen copy of each jobspec object seen. The copy hangs off the object under OWN_COPY
+ * (non-enumerable: invisible to JSON, keys, spread and clones; the copy points to itself),
  * so finding it is a property read; a WeakMap holding 100,000 jobspecs cost more to look up
  * and to collect than the priority plugin's whole call. Objects that cannot take the
  * property (frozen by their owner) fall back to the WeakMap.
  */
 export class JobspecShield {
-  private readonly key = Symbol("jobtap.frozenJobspec");
+  private readonly key = OWN_COPY;
   private readonly copies = new WeakMap<object, Jobspec>();
 
   /** The frozen copy of `jobspec` (made on first sight); a copy is its own copy. */

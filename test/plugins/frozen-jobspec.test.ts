@@ -86,3 +86,38 @@ describe("frozenCopy", () => {
     expect(Object.isFrozen(a) && Object.isFrozen(a[2]) && Object.isFrozen((a[2] as { deep: unknown[] }).deep)).toBe(true);
   });
 });
+
+describe("the job keeps a frozen copy of what was submitted", () => {
+  it("the submitter's object is neither kept nor touched, and every plugin call gets the job's own copy", async () => {
+    const seen: unknown[] = [];
+    const t = (h = await createTestHost({
+      name: "watcher",
+      plugin: (p) => {
+        p.on("job.new", (args) => void seen.push(args.jobspec));
+        p.on("job.state.run", (args) => void seen.push(args.jobspec));
+      },
+    }));
+    const mine = {
+      version: 1,
+      resources: [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: 1 }] }],
+      tasks: [{ command: ["true"], slot: "task", count: { per_slot: 1 } }],
+      attributes: { system: { duration: 60, exec: { test: { run_duration: "1s" } } } },
+    };
+    const before = JSON.stringify(mine);
+    const p = t.manager.submit(mine);
+    // Changed right after submit: the job does not see it.
+    mine.attributes.system.duration = 1;
+    mine.tasks[0]!.command.push("--oops");
+    await t.advance(10);
+    const id = await p;
+    expect((await t.runToCompletion(id)).result).toBe("COMPLETED");
+    // Nothing was added to the submitter's object, nothing in it frozen.
+    expect(Object.getOwnPropertySymbols(mine)).toEqual([]);
+    expect(Object.isFrozen(mine) || Object.isFrozen(mine.tasks[0]!.command)).toBe(false);
+    expect(JSON.stringify(t.manager.jobspec(id))).toBe(before);
+    // One frozen object, the same for every call of every topic.
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toBe(seen[1]);
+    expect(Object.isFrozen((seen[0] as { tasks: Array<{ command: string[] }> }).tasks[0]!.command)).toBe(true);
+  });
+});
