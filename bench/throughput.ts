@@ -16,6 +16,9 @@
  * `fraction_of_store_limit` = end_to_end_per_s / store_limit_jobs_per_s (`builtins_*` for the
  * run with the default builtins).
  *
+ * `main_thread_us_per_job` is the CPU time of the manager's thread alone per job, and `gc_share`
+ * the part of the round's wall time spent in GC pauses (see docs/manager.md, Performance).
+ *
  * `rss_bytes_per_job` is what one more inactive job costs the process: after the timed round,
  * MEMORY_ROUNDS more rounds of N jobs each add N inactive jobs; after each (and once before
  * the first) the bench lets the store's batch flush, runs two full GCs and reads RSS and the
@@ -28,7 +31,8 @@
  * 800 to 2,400 B/job. Nothing is excluded: the SQLite page cache, malloc arenas and V8's page
  * retention all count, as they do for the daemon.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { PerformanceObserver } from "node:perf_hooks";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import v8 from "node:v8";
@@ -83,10 +87,40 @@ interface Round {
   end_to_end_per_s: number;
   /** CPU time (user + system) of this process per job: insensitive to other load. */
   cpu_us_per_job: number;
+  /** CPU time of the main thread alone per job (the manager's thread; -1 where /proc is missing). */
+  main_thread_us_per_job: number;
+  /** Share of the round's wall time the main thread spent in garbage collection pauses. */
+  gc_share: number;
 }
+
+/**
+ * CPU time of this process's main thread so far, in microseconds, from
+ * /proc/self/task/PID/stat (clock ticks: 10 ms steps, so a round should last a second or
+ * more for a figure within 1-2%); undefined where there is no /proc.
+ */
+function mainThreadCpuUs(): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) * (1e6 / 100);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Milliseconds of GC pauses reported since the observer was started. */
+let gcMs = 0;
+const gcObserver = new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcMs += e.duration;
+});
 
 /** Submits n jobs at once and waits until every one is INACTIVE. */
 async function round(mgr: JobManager, n: number): Promise<Round> {
+  gcObserver.observe({ entryTypes: ["gc"] });
+  // GC entries are delivered after the fact: let those of earlier work arrive first.
+  await new Promise((r) => setImmediate(r));
+  gcMs = 0;
+  const main0 = mainThreadCpuUs();
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   const ids: Array<Promise<JobId>> = [];
@@ -96,12 +130,17 @@ async function round(mgr: JobManager, n: number): Promise<Round> {
   const results = await Promise.all(waits);
   const tEnd = performance.now();
   const cpu = process.cpuUsage(cpu0);
+  const main1 = mainThreadCpuUs();
+  await new Promise((r) => setImmediate(r));
+  gcObserver.disconnect();
   const failed = results.filter((r) => !r.success).length;
   if (failed > 0) throw new Error(`${failed} jobs did not complete`);
   return {
     submit_per_s: Math.round(n / ((tSubmit - t0) / 1000)),
     end_to_end_per_s: Math.round(n / ((tEnd - t0) / 1000)),
     cpu_us_per_job: Math.round((cpu.user + cpu.system) / n),
+    main_thread_us_per_job: main0 === undefined || main1 === undefined ? -1 : Math.round((main1 - main0) / n * 10) / 10,
+    gc_share: Math.round((gcMs / (tEnd - t0)) * 1000) / 1000,
   };
 }
 
@@ -153,6 +192,8 @@ async function measure(s: Settings): Promise<Record<string, number | string>> {
       submit_per_s: warm.submit_per_s,
       end_to_end_per_s: warm.end_to_end_per_s,
       cpu_us_per_job: warm.cpu_us_per_job,
+      main_thread_us_per_job: warm.main_thread_us_per_job,
+      gc_share: warm.gc_share,
       rss_bytes_per_job: Math.round(rssSlope.slope),
       rss_bytes_per_job_stderr: Math.round(rssSlope.stderr),
       heap_bytes_per_job: Math.round(slope(samples, "heap").slope),
@@ -189,6 +230,8 @@ export async function main(args: string[]): Promise<void> {
       "submit_per_s",
       "end_to_end_per_s",
       "cpu_us_per_job",
+      "main_thread_us_per_job",
+      "gc_share",
       "rss_bytes_per_job",
       "rss_bytes_per_job_stderr",
       "heap_bytes_per_job",
