@@ -12,7 +12,7 @@ import { resourceRequest } from "./jobspec.js";
 import type { QueueGate } from "./queues.js";
 import type { Scheduler } from "./scheduler.js";
 import type { AppliedTopic } from "./topics.js";
-import { inactiveRecordOf, summaryText } from "./summary.js";
+import { inactiveRecordOf } from "./summary.js";
 import { eventPosted, isDebugJob } from "./transition.js";
 import { waitResultOf } from "./views.js";
 
@@ -155,7 +155,7 @@ export class Actions implements ActionRunner {
     }
     const record = inactiveRecordOf(job);
     if (this.d.inactive.add(record)) {
-      e.batch.storeSummary(c.id, summaryText(job, record));
+      e.batch.storeSummaryOf(job, record);
       this.notify(job, "job.inactive-add");
     }
     this.notify(job, "job.destroy");

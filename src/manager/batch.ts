@@ -18,7 +18,9 @@ import type { Clock, TimerHandle } from "./clock.js";
 import type { JobId } from "./ids.js";
 import type { ActiveJob } from "./job.js";
 import type { EventEntry } from "./port.js";
-import { TextBatch } from "./store/batch-text.js";
+import type { InactiveRecord } from "./inactive.js";
+import { TextBatch, type PartSink } from "./store/batch-text.js";
+import { summaryParts } from "./summary.js";
 import type { JobStore } from "./store/types.js";
 
 /**
@@ -89,9 +91,9 @@ export class StoreBatcher {
     return { id, jobspec, eventlog: (stored?.eventlog ?? "") + (pending?.eventlog ?? "") };
   }
 
-  /** Queues the summary of a job that has just become inactive (summary.ts). */
-  storeSummary(id: JobId, summary: string): void {
-    this.batch.summary(id, summary);
+  /** Queues the summary of `job`, which has just become inactive, written from its record `r` (summaryParts). */
+  storeSummaryOf(job: ActiveJob, r: InactiveRecord): void {
+    this.batch.summaryParts(job.core.id, summaryParts, job, r);
     this.requestCommit();
   }
 
@@ -230,7 +232,7 @@ const NAMES_MAX = 256;
  * not one string: the store batch joins them with the rest of its text in one copy
  * (batch-text.ts) instead of building a tree of small strings per line.
  */
-export function eventLineParts(e: EventEntry, out: string[]): number {
+export function eventLineParts(e: EventEntry, out: PartSink): number {
   if (e.timestamp !== headTimestamp) {
     headTimestamp = e.timestamp;
     headText = `{"timestamp":${e.timestamp},"name":`;
@@ -249,7 +251,9 @@ export function eventLineParts(e: EventEntry, out: string[]): number {
   } catch {
     ctx = JSON.stringify(e.context, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
   }
-  out.push(head, ctx, "}\n");
+  out.push(head);
+  out.push(ctx);
+  out.push("}\n");
   return head.length + ctx.length + 2;
 }
 

@@ -12,6 +12,7 @@ import type { JobId } from "./ids.js";
 import type { InactiveRecord } from "./inactive.js";
 import type { EventEntry, JobArgs, Jobspec } from "./port.js";
 import { RESULTS } from "./states.js";
+import type { PartSink } from "./store/batch-text.js";
 import { eventPosted, resultOf, storedAnnotations } from "./transition.js";
 
 /** A summary as stored (JSON). Every field is what the replayed core holds. */
@@ -101,16 +102,41 @@ export function summaryOf(job: ActiveJob): InactiveSummary {
  * numbers as JSON writes them (test/manager/summary-text.test.ts compares the two).
  */
 export function summaryText(job: ActiveJob, r: InactiveRecord): string {
+  const parts: string[] = [];
+  summaryParts(job, r, parts);
+  return parts.join("");
+}
+
+/**
+ * summaryText as parts pushed to `out` (their concatenation is the text); returns its
+ * length. The store batch takes them as they are and joins them with the rest of its text,
+ * so the summary is never a string of its own (a tree of a few dozen small strings).
+ */
+export function summaryParts(job: ActiveJob, r: InactiveRecord, out: PartSink): number {
   const c = job.core;
   const annotations = storedAnnotations(c, job.eventlog);
-  const end = c.endEvent === undefined ? "" : `,"end_event":${JSON.stringify(c.endEvent)}`;
-  return (
-    `{"userid":${num(r.userid)},"urgency":${num(r.urgency)},"priority":${num(r.priority)},` +
-    `"t_submit":${num(r.t_submit)},"t_clean":${num(r.t_clean)},"result":${num(r.result)},` +
-    `"name":${JSON.stringify(r.name)},"waitStatus":${num(r.waitStatus)},` +
-    `"annotations":${annotations === null ? "null" : JSON.stringify(annotations)},` +
-    `"flags":${list(c.flags)},"dependencies":${list(c.dependencies)},"hasR":${replayHasR(job)}${end}}`
-  );
+  let n = put(out, '{"userid":', num(r.userid));
+  n += put(out, ',"urgency":', num(r.urgency));
+  n += put(out, ',"priority":', num(r.priority));
+  n += put(out, ',"t_submit":', num(r.t_submit));
+  n += put(out, ',"t_clean":', num(r.t_clean));
+  n += put(out, ',"result":', num(r.result));
+  n += put(out, ',"name":', JSON.stringify(r.name));
+  n += put(out, ',"waitStatus":', num(r.waitStatus));
+  n += put(out, ',"annotations":', annotations === null ? "null" : JSON.stringify(annotations));
+  n += put(out, ',"flags":', list(c.flags));
+  n += put(out, ',"dependencies":', list(c.dependencies));
+  n += put(out, ',"hasR":', replayHasR(job) ? "true" : "false");
+  if (c.endEvent !== undefined) n += put(out, ',"end_event":', JSON.stringify(c.endEvent));
+  out.push("}");
+  return n + 1;
+}
+
+/** Pushes a key's text and its value's; returns their length. */
+function put(out: PartSink, key: string, value: string): number {
+  out.push(key);
+  out.push(value);
+  return key.length + value.length;
 }
 
 /** A number as JSON writes it (non-finite ones as null). */

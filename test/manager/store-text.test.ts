@@ -15,7 +15,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { eventLine } from "../../src/manager/batch.js";
 import type { JobId } from "../../src/manager/ids.js";
 import type { EventEntry } from "../../src/manager/port.js";
-import { readRows, TextBatch } from "../../src/manager/store/batch-text.js";
+import { readRows, TextBatch, type PartSink } from "../../src/manager/store/batch-text.js";
 import { MemoryStore } from "../../src/manager/store/memory.js";
 import { SqliteStore } from "../../src/manager/store/sqlite.js";
 import type { JobStore, StoreBatch } from "../../src/manager/store/types.js";
@@ -138,7 +138,7 @@ function replay(list: Op[]): { batch: TextBatch; model: Model } {
     if (o.op === "line" || o.op === "parts") {
       const text = o.op === "line" ? o.text : o.parts.join("");
       if (o.op === "line") batch.eventlog(slotOf(o.job), o.text);
-      else batch.eventlogParts(slotOf(o.job), (parts: string[], out: string[]) => (out.push(...parts), parts.join("").length), o.parts);
+      else batch.eventlogParts(slotOf(o.job), (parts: string[], out: PartSink) => (parts.forEach((p) => out.push(p)), parts.join("").length), o.parts);
       model.appends.set(id, (model.appends.get(id) ?? "") + text);
     } else if (o.op === "new") {
       if (isNew.has(o.job) || slots.has(o.job)) continue; // a job is new before any text of its own
@@ -218,7 +218,7 @@ describe("a job's rows across a reopen of the store", () => {
     cleanups.push(() => b.close());
     await b.ready();
     const third = new TextBatch();
-    third.eventlogParts(third.addSlot(job), (t: number, out: string[]) => (out.push(`{"timestamp":${t},`, '"name":"depend"}\n'), line("depend", t).length), 3);
+    third.eventlogParts(third.addSlot(job), (t: number, out: PartSink) => (out.push(`{"timestamp":${t},`), out.push('"name":"depend"}\n'), line("depend", t).length), 3);
     third.newJob(third.addSlot(45n as JobId), '{"v":3}');
     third.purged.push(gone);
     const done = b.commitAsync!(third);

@@ -29,6 +29,18 @@ const SUMMARY = -2;
  */
 const CHUNK_PARTS = 512;
 
+/**
+ * Slots of the array the open parts are written into: a chunk's parts plus the few a piece
+ * may add past CHUNK_PARTS. A fixed array written by index, blanked after each join: growing
+ * a fresh array per chunk left as many bytes of discarded arrays as the chunk's own text.
+ */
+const OPEN_SLOTS = CHUNK_PARTS + 8;
+
+/** Where a writer puts the parts of a piece, in order (a TextBatch, or a plain array). */
+export interface PartSink {
+  push(part: string): unknown;
+}
+
 /** A batch's text as handed to the writer (plain data: structured-cloneable). */
 export interface BatchRows {
   /** Numbers the batch's eventlog chunks (continues across restarts). */
@@ -96,6 +108,35 @@ export function readRows(r: BatchRows): RowsText {
   return { jobspecs, eventlogs, summaries };
 }
 
+/**
+ * A growing list of 32-bit integers (a piece's end or owner per piece of a batch: thousands
+ * per batch). In a typed array, not a JS array: its store is outside the JS heap, so the
+ * young-generation collector never copies it while the batch fills, and growing it leaves
+ * half as many bytes behind.
+ */
+class Ints {
+  private a = new Int32Array(256);
+  length = 0;
+
+  push(v: number): void {
+    if (this.length === this.a.length) {
+      const grown = new Int32Array(this.a.length * 2);
+      grown.set(this.a);
+      this.a = grown;
+    }
+    this.a[this.length++] = v;
+  }
+
+  get(i: number): number {
+    return this.a[i]!;
+  }
+
+  /** The values as a typed array of their own (exactly `length` long). */
+  copy(): Int32Array {
+    return this.a.slice(0, this.length);
+  }
+}
+
 /** One batch window's writes, as pieces of text (see the header). */
 export class TextBatch implements StoreBatch {
   /** Job id of each slot. */
@@ -103,12 +144,13 @@ export class TextBatch implements StoreBatch {
   private readonly newSlots: number[] = [];
   private readonly summaryIds: JobId[] = [];
   readonly purged: JobId[] = [];
-  /** Parts of the pieces not yet joined into a chunk. */
-  private open: string[] = [];
+  /** Parts of the pieces not yet joined into a chunk: the first `openN` slots (the rest are ""). */
+  private readonly open: string[] = new Array<string>(OPEN_SLOTS).fill("");
+  private openN = 0;
   private openEnd = 0;
   private readonly chunks: string[] = [];
-  private readonly pieceEnds: number[] = [];
-  private readonly pieceOf: number[] = [];
+  private readonly pieceEnds = new Ints();
+  private readonly pieceOf = new Ints();
   private sealed: Omit<BatchRows, "seq"> | undefined;
   private text: RowsText | undefined;
   private readonly derived: Partial<Pick<StoreBatch, "newJobs" | "appends" | "inactive">> = {};
@@ -146,14 +188,21 @@ export class TextBatch implements StoreBatch {
   }
 
   /**
-   * Eventlog text of the job in `slot` given as parts: `write(arg, out)` appends strings to
+   * Eventlog text of the job in `slot` given as parts: `write(arg, out)` pushes strings to
    * `out` whose concatenation is whole lines, and returns its length. The parts are joined
    * with the batch's other text, never into a string of their own.
    */
-  eventlogParts<T>(slot: number, write: (arg: T, out: string[]) => number, arg: T): void {
+  eventlogParts<T>(slot: number, write: (arg: T, out: PartSink) => number, arg: T): void {
     this.refuseSealed();
-    this.openEnd += write(arg, this.open);
+    this.openEnd += write(arg, this);
     this.endPiece(slot);
+  }
+
+  /** One part of the piece being written (PartSink: for eventlogParts' writers). */
+  push(part: string): void {
+    if (this.openN < this.open.length) this.open[this.openN] = part;
+    else this.open.push(part);
+    this.openN++;
   }
 
   /** The job in `slot` is new in this batch: its jobspec (JSON) is stored with its first chunk. */
@@ -168,6 +217,14 @@ export class TextBatch implements StoreBatch {
     this.piece(SUMMARY, summary);
   }
 
+  /** A summary given as parts (`write(a, b, out)`, as eventlogParts' writers). */
+  summaryParts<A, B>(id: JobId, write: (a: A, b: B, out: PartSink) => number, a: A, b: B): void {
+    this.refuseSealed();
+    this.summaryIds.push(id);
+    this.openEnd += write(a, b, this);
+    this.endPiece(SUMMARY);
+  }
+
   /** New jobs in this batch. */
   get newJobCount(): number {
     return this.newSlots.length;
@@ -180,7 +237,7 @@ export class TextBatch implements StoreBatch {
 
   private piece(of: number, text: string): void {
     this.refuseSealed();
-    this.open.push(text);
+    this.push(text);
     this.openEnd += text.length;
     this.endPiece(of);
   }
@@ -193,16 +250,20 @@ export class TextBatch implements StoreBatch {
   private endPiece(of: number): void {
     this.pieceEnds.push(this.openEnd);
     this.pieceOf.push(of);
-    if (this.open.length >= CHUNK_PARTS) this.joinOpen();
+    if (this.openN >= CHUNK_PARTS) this.joinOpen();
   }
 
   /** Joins the open parts into a chunk (its pieces: those since the last chunk). */
   private joinOpen(): void {
     const first = this.chunkFirst[this.chunkFirst.length - 1]!;
     if (this.pieceOf.length === first) return;
-    this.chunks.push(this.open.length === 1 ? this.open[0]! : this.open.join(""));
+    const open = this.open;
+    const n = this.openN;
+    this.chunks.push(n === 1 ? open[0]! : open.join(""));
     this.chunkFirst.push(this.pieceOf.length);
-    this.open = [];
+    // Blanked at once: the parts are in the chunk now, and kept here they would live on.
+    open.fill("", 0, n);
+    this.openN = 0;
     this.openEnd = 0;
   }
 
@@ -213,8 +274,8 @@ export class TextBatch implements StoreBatch {
       this.sealed = {
         chunks: this.chunks,
         chunkPieces: Int32Array.from(this.chunks, (_, c) => this.chunkFirst[c + 1]! - this.chunkFirst[c]!),
-        pieceEnds: new Int32Array(this.pieceEnds),
-        pieceOf: new Int32Array(this.pieceOf),
+        pieceEnds: this.pieceEnds.copy(),
+        pieceOf: this.pieceOf.copy(),
         slotIds: rowIds(this.slots),
         newSlots: new Int32Array(this.newSlots),
         summaryIds: rowIds(this.summaryIds),
@@ -237,7 +298,7 @@ export class TextBatch implements StoreBatch {
     this.joinOpen(); // pieces are read from chunks only
     const index = (this.index ??= { pieces: [], jobspecs: new Map(), done: 0, newJobs: 0 });
     for (; index.done < this.pieceOf.length; index.done++) {
-      const of = this.pieceOf[index.done]!;
+      const of = this.pieceOf.get(index.done);
       if (of >= 0) (index.pieces[of] ??= []).push(index.done);
       else if (of === JOBSPEC) index.jobspecs.set(this.newSlots[index.newJobs++]!, index.done);
     }
@@ -250,7 +311,7 @@ export class TextBatch implements StoreBatch {
   /** The text of piece `p` (in a chunk). */
   private pieceText(p: number): string {
     const c = this.chunkOf(p);
-    return this.chunks[c]!.slice(p === this.chunkFirst[c] ? 0 : this.pieceEnds[p - 1]!, this.pieceEnds[p]!);
+    return this.chunks[c]!.slice(p === this.chunkFirst[c] ? 0 : this.pieceEnds.get(p - 1), this.pieceEnds.get(p));
   }
 
   /** The chunk holding piece `p`. */
