@@ -7,9 +7,11 @@
  * With a store that commits asynchronously (the SQLite store's writer thread), the batch is
  * handed over at the window and the next window fills meanwhile; the batch's waiters are
  * released when the store says it is durable, batches in order. At most MAX_IN_FLIGHT
- * batches are handed over and not yet durable: while the store is that far behind, the
- * current batch stays open past its window and is handed over, larger, when the oldest
- * lands (group commit). A store slower than the manager then gets fewer, bigger
+ * batches are handed over and not yet written: while the store is that far behind, the
+ * current batch stays open past its window and is handed over, larger, once the writer
+ * catches up (group commit). The store's own count (`backlog`, read from the writer thread
+ * through shared memory) is checked, not the replies received: during a long burst of
+ * submissions the manager's thread processes no replies, yet the writer keeps writing. A store slower than the manager then gets fewer, bigger
  * transactions instead of a queue of batches growing without bound, and submitters wait
  * for it (their acknowledgement waits for their batch).
  */
@@ -30,7 +32,7 @@ import type { JobStore } from "./store/types.js";
  */
 export const EARLY_COMMIT_JOBS = 1024;
 
-/** Batches an asynchronous store may hold not yet durable: one being written, one queued. */
+/** Batches an asynchronous store may hold not yet written: one being written, one queued. */
 export const MAX_IN_FLIGHT = 2;
 
 /** Collects a batch window's store writes and commits them in one transaction. */
@@ -145,7 +147,7 @@ export class StoreBatcher {
   commit(now = false): void {
     if (this.batchTimer) this.clock.clearTimeout(this.batchTimer);
     this.batchTimer = undefined;
-    if (!now && this.inFlight >= MAX_IN_FLIGHT && !this.fatal) {
+    if (!now && (this.store.backlog?.() ?? this.inFlight) >= MAX_IN_FLIGHT && !this.fatal) {
       this.held = true;
       return;
     }

@@ -1,17 +1,19 @@
 /**
  * Group commit (batch.ts): at most MAX_IN_FLIGHT batches are handed to an asynchronous store
- * and not yet durable. While the store is that far behind, later windows are not handed over
- * one by one: the open batch grows and goes, whole, when the oldest batch lands. Its
+ * and not yet written. While the store is that far behind, later windows are not handed over
+ * one by one: the open batch grows and goes, whole, once the writer catches up. Its
  * submissions are acknowledged only once it is durable; a failed write fails them.
  *
- * The store is the real SQLite store (writer thread); a gate in front of its acknowledgements
- * stands in for a slow disk: a batch reaches the store at once (readers see it) but is
- * reported durable only when the test opens its gate, after the real write has finished.
+ * The store is the real SQLite store (writer thread); a gate in front of it stands in for a
+ * slow disk: a batch reaches the store at once (readers see it) but counts as written (the
+ * store's `backlog`) and is reported durable only when the test says so, after the real
+ * write has finished. The writer thread's own count, read through shared memory before its
+ * reply is processed, is checked last.
  */
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, JobtapError } from "../../src/errors.js";
-import { StoreBatcher, MAX_IN_FLIGHT } from "../../src/manager/batch.js";
+import { EARLY_COMMIT_JOBS, StoreBatcher, MAX_IN_FLIGHT } from "../../src/manager/batch.js";
 import { SimulatedClock, type Clock } from "../../src/manager/clock.js";
 import type { JobId } from "../../src/manager/ids.js";
 import { newActiveJob } from "../../src/manager/job.js";
@@ -28,6 +30,8 @@ afterEach(async () => {
 /** A batch handed to the gated store: its new jobs, and the gate standing for the disk. */
 interface Handed {
   ids: JobId[];
+  /** Counts the batch as written (the store's backlog) without reporting it durable yet. */
+  written: () => void;
   /** Reports the batch durable once it is written; resolves after that. */
   open: () => Promise<void>;
   /** Reports the write failed (after it ran); resolves after that. */
@@ -39,13 +43,22 @@ function gatedStore(path: string): { store: JobStore; real: SqliteStore; handed:
   const real = new SqliteStore(path);
   const handed: Handed[] = [];
   const store: JobStore = Object.create(real) as JobStore;
+  let backlog = 0;
+  store.backlog = () => backlog;
   store.commitAsync = (batch: StoreBatch) => {
     const written = real.commitAsync!(batch);
+    backlog++;
+    let counted = false;
+    const done = () => {
+      if (!counted) backlog--;
+      counted = true;
+    };
     return new Promise<void>((resolve, reject) => {
       handed.push({
         ids: batch.newJobs.map((j) => j.id),
-        open: () => written.then(resolve, reject),
-        fail: () => written.then(() => reject(new JobtapError(ErrorCode.STORE_WRITE, "disk full (test)")), reject),
+        written: done,
+        open: () => written.then(() => (done(), resolve()), reject),
+        fail: () => written.then(() => (done(), reject(new JobtapError(ErrorCode.STORE_WRITE, "disk full (test)"))), reject),
       });
     });
   };
@@ -159,5 +172,54 @@ describe("group commit: at most MAX_IN_FLIGHT batches not yet durable", () => {
     const d = submit(4);
     await settle();
     expect(acks.get(d)).toBe(ErrorCode.STORE_WRITE);
+  });
+});
+
+describe("group commit follows the writer's own progress", () => {
+  it("a burst of submissions in one synchronous run hands its held batch over as soon as the writer has written one, before any reply is processed", async () => {
+    const { clock, handed, acks, submit } = await setup();
+    submit(1);
+    await clock.advance(10);
+    submit(2);
+    await clock.advance(10);
+    // One synchronous run (as a big submitMany is): no reply can be processed meanwhile.
+    let n = 3;
+    for (; n < 3 + EARLY_COMMIT_JOBS; n++) submit(n);
+    submit(n++); // past EARLY_COMMIT_JOBS: the batch would go, but two are not yet written
+    expect(handed).toHaveLength(2);
+    handed[0]!.written(); // the writer is done with the first one; its reply is not in yet
+    submit(n++);
+    expect(handed).toHaveLength(3);
+    // The cut is made before the job that found the batch full: it is the next batch's first.
+    expect(handed[2]!.ids).toHaveLength(EARLY_COMMIT_JOBS + 1);
+    expect(acks.size).toBe(0);
+    await handed[0]!.open();
+    await handed[1]!.open();
+    await clock.advance(10);
+    expect(handed).toHaveLength(4);
+    for (const h of handed.slice(2)) await h.open();
+    await settle();
+    expect(acks.size).toBe(n - 1);
+    expect([...acks.values()].every((a) => a === "ok")).toBe(true);
+  });
+
+  it("the SQLite writer thread counts a batch written before its reply is processed", async () => {
+    const { dir, cleanup } = tempDir("jobtap-group-");
+    cleanups.push(cleanup);
+    const store = new SqliteStore(join(dir, "jobtap.db"));
+    cleanups.push(() => store.close());
+    await store.ready();
+    let durable = false;
+    const batch = { newJobs: [{ id: 7n as JobId, jobspec: "{}" }], appends: new Map([[7n as JobId, '{"timestamp":1,"name":"submit"}\n']]), purged: [] };
+    void store.commitAsync!(batch).then(() => (durable = true));
+    expect(store.backlog!()).toBe(1);
+    // Waits here, synchronously (no reply can be processed), until the writer has written it.
+    const nap = new Int32Array(new SharedArrayBuffer(4));
+    for (let i = 0; i < 2000 && store.backlog!() > 0; i++) Atomics.wait(nap, 0, 0, 5);
+    expect(store.backlog!()).toBe(0);
+    expect(durable).toBe(false);
+    await settle();
+    expect(durable).toBe(true);
+    expect(store.load(7n as JobId)?.jobspec).toBe("{}");
   });
 });

@@ -45,8 +45,13 @@ export class WriterThread {
   private exited: Promise<void> | undefined;
   /** Settles once every batch handed over so far is durable or failed. */
   private last: Promise<void> = Promise.resolve();
+  /** Batches handed over (counted as the writer counts `finished`: wrapping at 2^32). */
+  private handed = 0;
+  private readonly finished = new Int32Array(new SharedArrayBuffer(4));
+  private readonly data: WriterData;
 
-  constructor(private readonly data: WriterData) {
+  constructor(data: WriterData) {
+    this.data = { ...data, finished: this.finished };
     this.ready = new Promise((resolve, reject) => {
       this.onReady = (err) => (err === undefined ? resolve() : reject(new JobtapError(ErrorCode.STORE_OPEN, `cannot open job store ${data.path} in its writer thread: ${err}`, { path: data.path })));
     });
@@ -65,6 +70,7 @@ export class WriterThread {
     const done = new Promise<void>((resolve, reject) => {
       this.inFlight.push({ seq: rows.seq, batch, resolve, reject });
     });
+    this.handed = (this.handed + 1) | 0;
     // Keeps the process alive while a batch is not yet durable, and only then.
     if (this.inFlight.length === 1) worker.ref();
     const msg: ToWriter = { kind: "commit", rows };
@@ -72,6 +78,14 @@ export class WriterThread {
     worker.postMessage(msg);
     this.last = done.catch(() => undefined);
     return done;
+  }
+
+  /**
+   * Batches handed over that the writer has not finished yet, as it counts them right now
+   * (its replies may still be waiting behind the manager's own work).
+   */
+  backlog(): number {
+    return (this.handed - Atomics.load(this.finished, 0)) | 0;
   }
 
   /**

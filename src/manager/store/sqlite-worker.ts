@@ -39,5 +39,6 @@ port.on("message", (m: ToWriter) => {
     }
   }
   const reply: FromWriter = failed === undefined ? { kind: "done", seq: m.rows.seq } : { kind: "done", seq: m.rows.seq, error: failed };
+  if (data.finished) Atomics.add(data.finished, 0, 1);
   port.postMessage(reply);
 });

@@ -58,6 +58,12 @@ export type FromWriter = { kind: "ready"; error?: string } | { kind: "done"; seq
 /** What the writer thread is started with. */
 export interface WriterData {
   path: string;
+  /**
+   * Batches the thread has finished (written, or refused after a failure), counted from its
+   * start (wrapping at 2^32), over shared memory: the manager's thread reads the writer's
+   * progress at once, without waiting for its replies to be processed.
+   */
+  finished?: Int32Array;
   synchronous?: "full" | "normal";
   maxPages?: number;
 }

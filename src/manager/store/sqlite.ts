@@ -132,6 +132,8 @@ export class SqliteStore implements JobStore {
    * it is durable (see JobStore.commitAsync).
    */
   readonly commitAsync?: (batch: StoreBatch) => Promise<void>;
+  /** With the writer thread: batches handed over and not yet written (JobStore.backlog). */
+  readonly backlog?: () => number;
 
   /** Opens (creating if needed) the store at `path`. Throws STORE_OPEN naming the path. */
   constructor(
@@ -158,6 +160,8 @@ export class SqliteStore implements JobStore {
       if (opts.commits !== "main" && path !== ":memory:" && path !== "") {
         this.thread = new WriterThread({ path, synchronous: opts.synchronous, maxPages: opts.maxPages });
         this.commitAsync = (batch) => this.handOver(batch);
+        const thread = this.thread;
+        this.backlog = () => thread.backlog();
       }
     } catch (e) {
       db?.close();

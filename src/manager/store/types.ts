@@ -49,6 +49,12 @@ export interface JobStore {
    * every later batch is refused. When present, the manager commits only through it.
    */
   commitAsync?(batch: StoreBatch): Promise<void>;
+  /**
+   * Optional, with `commitAsync`: how many batches handed over are not yet written, as the
+   * writer counts them now (the manager holds the next batch back while this is too high:
+   * batch.ts). Without it the manager counts batches whose promise has not yet settled.
+   */
+  backlog?(): number;
   /** Optional: resolves once the store can take commits (awaited at start); rejects STORE_OPEN. */
   ready?(): Promise<void>;
   /** Every stored job, in id order (restart replay). */
