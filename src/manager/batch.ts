@@ -214,18 +214,43 @@ function release(waiters: Array<(err?: JobtapError) => void>, err: JobtapError |
   for (const w of waiters) w(err);
 }
 
-/** The line's head for the last timestamp seen: events come in runs sharing a millisecond,
- *  and formatting the number is most of a line's cost. */
-let headTimestamp = NaN;
-let headText = "";
 /**
- * For the head's timestamp, by name: whole lines without a context, and heads of lines with
- * one (up to `"context":`). The same in every job of that millisecond, so most lines are one
- * or three shared strings. Bounded: plugins name events too.
+ * Line heads for one timestamp: `{"timestamp":T,"name":`, and by name the whole line of an
+ * event without a context and the head (up to `"context":`) of one with. The same in every
+ * job's event of that millisecond, so most lines are one or three shared strings. Bounded:
+ * plugins name events too.
  */
-const bareLines = new Map<string, string>();
-const contextHeads = new Map<string, string>();
+interface Heads {
+  timestamp: number;
+  text: string;
+  bare: Map<string, string>;
+  withContext: Map<string, string>;
+}
 const NAMES_MAX = 256;
+const newHeads = (): Heads => ({ timestamp: NaN, text: "", bare: new Map(), withContext: new Map() });
+/**
+ * Heads for the last two timestamps seen: events come in runs sharing a millisecond, and
+ * formatting the number is most of a line's cost; two, because runs alternate between two
+ * (a job's `validate`, stamped when it was accepted and written once the batch is durable,
+ * then its `depend` and `priority`, stamped now; job after job).
+ */
+let heads = newHeads();
+let otherHeads = newHeads();
+
+/** The heads for `timestamp`, made current (the older of the two is reused for a new one). */
+function headsFor(timestamp: number): Heads {
+  if (heads.timestamp === timestamp) return heads;
+  const h = otherHeads;
+  otherHeads = heads;
+  heads = h;
+  if (h.timestamp !== timestamp) {
+    h.timestamp = timestamp;
+    h.text = `{"timestamp":${timestamp},"name":`;
+    h.bare.clear();
+    h.withContext.clear();
+  }
+  return h;
+}
 
 /**
  * The parts of one RFC 18 eventlog line, appended to `out` (the line is their concatenation);
@@ -235,18 +260,13 @@ const NAMES_MAX = 256;
  * (batch-text.ts) instead of building a tree of small strings per line.
  */
 export function eventLineParts(e: EventEntry, out: PartSink): number {
-  if (e.timestamp !== headTimestamp) {
-    headTimestamp = e.timestamp;
-    headText = `{"timestamp":${e.timestamp},"name":`;
-    bareLines.clear();
-    contextHeads.clear();
-  }
+  const h = headsFor(e.timestamp);
   if (e.context === undefined) {
-    const line = cachedHead(bareLines, e.name, "}\n");
+    const line = cachedHead(h, h.bare, e.name, "}\n");
     out.push(line);
     return line.length;
   }
-  const head = cachedHead(contextHeads, e.name, ',"context":');
+  const head = cachedHead(h, h.withContext, e.name, ',"context":');
   let ctx: string;
   try {
     ctx = JSON.stringify(e.context);
@@ -259,11 +279,11 @@ export function eventLineParts(e: EventEntry, out: PartSink): number {
   return head.length + ctx.length + 2;
 }
 
-/** The current head, the quoted name and `tail`, as one flat string (kept in `cache`). */
-function cachedHead(cache: Map<string, string>, name: string, tail: string): string {
+/** The head of `h`, the quoted name and `tail`, as one flat string (kept in `cache`, one of h's maps). */
+function cachedHead(h: Heads, cache: Map<string, string>, name: string, tail: string): string {
   let text = cache.get(name);
   if (text === undefined) {
-    text = [headText, JSON.stringify(name), tail].join("");
+    text = [h.text, JSON.stringify(name), tail].join("");
     if (cache.size < NAMES_MAX) cache.set(name, text);
   }
   return text;
