@@ -73,9 +73,9 @@ export class StoreBatcher {
     if (this.store.commitAsync && this.batch.newJobCount >= EARLY_COMMIT_JOBS) this.commit();
     const slot = this.slotOf(job);
     this.batch.newJob(slot, jobspecJson);
-    const lines = job.unstored ?? "";
-    job.unstored = undefined;
-    if (lines) this.batch.eventlog(slot, lines);
+    const from = job.unstoredFrom ?? job.eventlog.length;
+    job.unstoredFrom = undefined;
+    for (let i = from; i < job.eventlog.length; i++) this.batch.eventlogParts(slot, eventLineParts, job.eventlog[i]!);
     this.requestCommit();
   }
 

@@ -29,7 +29,7 @@ export class JobCommands {
   /** An active job the user may act on, or UNKNOWN_JOB / JOB_INACTIVE / PERMISSION_DENIED. */
   private target(id: JobId, userid: number): ActiveJob {
     const job = this.e.active.get(id);
-    if (!job || job.core.state === "NEW" && job.unstored !== undefined) {
+    if (!job || job.core.state === "NEW" && job.unstoredFrom !== undefined) {
       if (this.isInactive(id)) throw new JobtapError(ErrorCode.JOB_INACTIVE, `job ${formatJobId(id)}: job is inactive`);
       throw new JobtapError(ErrorCode.UNKNOWN_JOB, `job ${formatJobId(id)}: unknown job`);
     }

@@ -14,7 +14,7 @@ import { PRIORITY_MAX, STATES, stateTopic, URGENCY_EXPEDITE, URGENCY_HOLD, type 
 import { runSteps } from "./steps.js";
 import type { AppliedTopic, OutOf } from "./topics.js";
 import type { JobStore } from "./store/types.js";
-import { eventLine, StoreBatcher } from "./batch.js";
+import { StoreBatcher } from "./batch.js";
 import { checkEventlogEntries, DEFAULT_JOB_LIMITS, type JobLimits } from "./limits.js";
 import { applyEvent, type JobCore } from "./transition.js";
 
@@ -198,8 +198,8 @@ export class Engine {
     }
     if (!NO_COMMIT.has(e.name)) {
       job.eventlog.push(e);
-      if (job.unstored !== undefined) job.unstored += eventLine(e);
-      else this.batch.append(job, e);
+      // A job under admission is stored once accepted, its eventlog so far with it.
+      if (job.unstoredFrom === undefined) this.batch.append(job, e);
     }
     this.countRunning(prev, job.core.state);
     if (this.journalListeners.size > 0) this.journal({ id: job.core.id, entry: e, state: job.core.state, prev_state: prev });

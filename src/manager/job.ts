@@ -34,8 +34,11 @@ export interface ActiveJob {
   request?: ResourceRequest | undefined;
   /** The job's slot in the current store batch, once it has text there (see batch.ts). */
   batchSlot?: number | undefined;
-  /** Eventlog lines of a job still under admission: it reaches the store only once accepted. */
-  unstored?: string | undefined;
+  /**
+   * Set while the job is under admission: its eventlog from this index on is not in the
+   * store yet (it reaches the store only once accepted).
+   */
+  unstoredFrom?: number | undefined;
   /** The executor running the job, from start (or reattach) until it is released. */
   exec?: ExecBinding | undefined;
   /** The job ad built for `core` (jobads.ts); stale once the core changed. */
@@ -61,7 +64,7 @@ export function newActiveJob(core: JobCore): ActiveJob {
     redacted: undefined,
     request: undefined,
     batchSlot: undefined,
-    unstored: undefined,
+    unstoredFrom: undefined,
     exec: undefined,
     adCache: undefined,
     waiters: undefined,

@@ -219,7 +219,7 @@ export class Submitter {
     checkJobsPerUser(userid, e.activeOf(userid), this.limits);
     const job = newActiveJob(newJobCore(this.ids.next(), jobspec));
     job.request = request;
-    job.unstored = "";
+    job.unstoredFrom = 0;
     job.queue.push(e.entry("submit", { userid, urgency, flags, version: 1 }));
     e.drain(job);
     // Held from here on: events plugins post during admission queue behind `submit`, and

@@ -70,7 +70,7 @@ export class JobUpdater {
         `job ${formatJobId(id)}: one or more jobspec updates are invalid (${JSON.stringify(keys)})`);
     }
     const job = this.e.active.get(id);
-    if (job === undefined || job.unstored !== undefined) {
+    if (job === undefined || job.unstoredFrom !== undefined) {
       if (this.isInactive(id)) throw new JobtapError(ErrorCode.JOB_INACTIVE, `job ${formatJobId(id)}: job is inactive`);
       throw new JobtapError(ErrorCode.UNKNOWN_JOB, `job ${formatJobId(id)}: unknown job id`);
     }
