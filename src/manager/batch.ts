@@ -11,9 +11,10 @@
  * current batch stays open past its window and is handed over, larger, once the writer
  * catches up (group commit). The store's own count (`backlog`, read from the writer thread
  * through shared memory) is checked, not the replies received: during a long burst of
- * submissions the manager's thread processes no replies, yet the writer keeps writing. A store slower than the manager then gets fewer, bigger
- * transactions instead of a queue of batches growing without bound, and submitters wait
- * for it (their acknowledgement waits for their batch).
+ * submissions the manager's thread processes no replies, yet the writer keeps writing. A
+ * store slower than the manager then gets fewer, bigger transactions instead of a queue of
+ * batches growing without bound, and submitters wait for it (their acknowledgement waits
+ * for their batch).
  */
 import { ErrorCode, JobtapError } from "../errors.js";
 import type { Clock, TimerHandle } from "./clock.js";
@@ -52,9 +53,11 @@ export class StoreBatcher {
   fatal: JobtapError | undefined;
   /** Settles once every batch handed to an asynchronous store so far is durable or failed. */
   private durable: Promise<void> = Promise.resolve();
-  /** Batches handed to an asynchronous store and not yet durable or failed. */
+  /** Batches handed to an asynchronous store and not yet durable or failed (the count used
+   *  when the store does not report its `backlog`). */
   private inFlight = 0;
-  /** The current batch's window has ended while MAX_IN_FLIGHT were in flight: it is handed over when one lands. */
+  /** The current batch's window has ended while the store was MAX_IN_FLIGHT batches behind:
+   *  it is handed over at the next cut, or when a batch lands. */
   private held = false;
 
   constructor(

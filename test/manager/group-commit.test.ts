@@ -89,7 +89,15 @@ async function setup() {
     batcher.afterCommit((err) => acks.set(id, err ? err.code : "ok"));
     return id;
   };
-  return { clock, batcher, handed, acks, submit, real, errors };
+  /** Jobs 1 and 2, each in a batch of its own, both handed over: the store is two behind. */
+  const twoBehind = async (): Promise<[JobId, JobId]> => {
+    const a = submit(1);
+    await clock.advance(10);
+    const b = submit(2);
+    await clock.advance(10);
+    return [a, b];
+  };
+  return { clock, batcher, handed, acks, submit, twoBehind, real, errors };
 }
 
 /** Lets the writer thread answer and the promise reactions run (real work, no simulated time). */
@@ -99,12 +107,9 @@ async function settle(): Promise<void> {
 
 describe("group commit: at most MAX_IN_FLIGHT batches not yet durable", () => {
   it("later windows wait and go as one batch when the oldest lands; acks follow durability, in order", async () => {
-    const { clock, handed, acks, submit, real } = await setup();
+    const { clock, handed, acks, submit, twoBehind, real } = await setup();
     expect(MAX_IN_FLIGHT).toBe(2);
-    const a = submit(1);
-    await clock.advance(10);
-    const b = submit(2);
-    await clock.advance(10);
+    const [a, b] = await twoBehind();
     expect(handed.map((h) => h.ids)).toEqual([[a], [b]]);
     // The store is two batches behind: three more windows pass, nothing more is handed over.
     const later = [submit(3)];
@@ -138,11 +143,8 @@ describe("group commit: at most MAX_IN_FLIGHT batches not yet durable", () => {
   });
 
   it("a flush hands the batch over at once, however far behind the store is", async () => {
-    const { clock, batcher, handed, submit } = await setup();
-    submit(1);
-    await clock.advance(10);
-    submit(2);
-    await clock.advance(10);
+    const { batcher, handed, submit, twoBehind } = await setup();
+    await twoBehind();
     submit(3);
     batcher.commit(true);
     expect(handed.map((h) => h.ids)).toEqual([[1n], [2n], [3n]]);
@@ -152,11 +154,8 @@ describe("group commit: at most MAX_IN_FLIGHT batches not yet durable", () => {
   });
 
   it("a failed write fails the held batch's submissions too, and nothing after is written", async () => {
-    const { clock, handed, acks, submit, errors } = await setup();
-    const a = submit(1);
-    await clock.advance(10);
-    const b = submit(2);
-    await clock.advance(10);
+    const { clock, handed, acks, submit, twoBehind, errors } = await setup();
+    const [a, b] = await twoBehind();
     const c = submit(3);
     await clock.advance(10);
     expect(handed).toHaveLength(2);
@@ -177,11 +176,8 @@ describe("group commit: at most MAX_IN_FLIGHT batches not yet durable", () => {
 
 describe("group commit follows the writer's own progress", () => {
   it("a burst of submissions in one synchronous run hands its held batch over as soon as the writer has written one, before any reply is processed", async () => {
-    const { clock, handed, acks, submit } = await setup();
-    submit(1);
-    await clock.advance(10);
-    submit(2);
-    await clock.advance(10);
+    const { clock, handed, acks, submit, twoBehind } = await setup();
+    await twoBehind();
     // One synchronous run (as a big submitMany is): no reply can be processed meanwhile.
     let n = 3;
     for (; n < 3 + EARLY_COMMIT_JOBS; n++) submit(n);

@@ -160,8 +160,7 @@ export class SqliteStore implements JobStore {
       if (opts.commits !== "main" && path !== ":memory:" && path !== "") {
         this.thread = new WriterThread({ path, synchronous: opts.synchronous, maxPages: opts.maxPages });
         this.commitAsync = (batch) => this.handOver(batch);
-        const thread = this.thread;
-        this.backlog = () => thread.backlog();
+        this.backlog = () => this.thread!.backlog();
       }
     } catch (e) {
       db?.close();
