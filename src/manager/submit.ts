@@ -243,8 +243,18 @@ export class Submitter {
     if (request.slot !== undefined && !this.slots.exists(request.slot)) {
       throw new JobtapError(ErrorCode.UNKNOWN_SLOT, `jobspec: attributes.system.slot: no slot ${request.slot} on this host (it has ${this.slots.describe()})`);
     }
-    return { jobspec: frozenJobspec(jobspec), request, json };
+    // Jobs are often submitted many times over with the same jobspec (job arrays, `--cc`
+    // over separate requests, benches): the same text shares one frozen copy, request and
+    // string (semantics.md, "A job's jobspec").
+    const last = this.lastChecked;
+    if (last !== undefined && last.json === json) return last;
+    const fresh: CheckedJobspec = { jobspec: frozenJobspec(jobspec), request: Object.freeze(request), json };
+    this.lastChecked = fresh;
+    return fresh;
   }
+
+  /** The jobspec checked last, shared by the next job whose jobspec serializes the same. */
+  private lastChecked: CheckedJobspec | undefined;
 
   /** The job is accepted: it enters the store (`json`: its jobspec as `enter` serialized
    *  it), `validate` is queued behind the commit; once the batch is durable the hold is

@@ -121,3 +121,38 @@ describe("the job keeps a frozen copy of what was submitted", () => {
     expect(Object.isFrozen((seen[0] as { tasks: Array<{ command: string[] }> }).tasks[0]!.command)).toBe(true);
   });
 });
+
+describe("jobs submitted with the same jobspec text share one frozen copy", () => {
+  it("shares the copy between equal jobspecs, never between different ones, and a change after submit starts a new one", async () => {
+    const seen = new Map<string, unknown>();
+    const t = (h = await createTestHost({
+      name: "watcher",
+      plugin: (p) => p.on("job.new", (args) => void seen.set(String(args.id), args.jobspec)),
+    }));
+    const spec = (duration: number) => ({
+      version: 1,
+      resources: [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: 1 }] }],
+      tasks: [{ command: ["true"], slot: "task", count: { per_slot: 1 } }],
+      attributes: { system: { duration, exec: { test: { run_duration: "1s" } } } },
+    });
+    const mine = spec(60);
+    const pa = t.manager.submit(mine);
+    const pb = t.manager.submit(spec(60)); // another object, the same text
+    mine.attributes.system.duration = 61; // the same object, changed after its submit
+    const pc = t.manager.submit(mine);
+    const pd = t.manager.submit(spec(60));
+    await t.advance(10);
+    const [a, b, c, d] = await Promise.all([pa, pb, pc, pd]);
+    const js = (id: unknown) => seen.get(String(id)) as ReturnType<typeof spec>;
+    expect(js(a)).toBe(js(b));
+    expect(js(c)).not.toBe(js(a));
+    expect(js(a).attributes.system.duration).toBe(60);
+    expect(js(c).attributes.system.duration).toBe(61);
+    // Only the last text is remembered: back to the first one, a new copy.
+    expect(js(d)).not.toBe(js(a));
+    expect(js(d)).toEqual(js(a));
+    for (const id of [a, b, c, d]) expect((await t.runToCompletion(id)).result).toBe("COMPLETED");
+    expect(t.manager.jobspec(b).attributes.system?.duration).toBe(60);
+    expect(t.manager.jobspec(c).attributes.system?.duration).toBe(61);
+  });
+});
