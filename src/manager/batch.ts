@@ -48,7 +48,10 @@ export class StoreBatcher {
   /** Index of `dirty` by id, built only when a reader needs it during this window. */
   private dirtyIndex: Map<JobId, ActiveJob> | undefined;
   private batchTimer: TimerHandle | undefined;
-  private commitWaiters: Array<(err?: JobtapError) => void> = [];
+  /** Who waits for the current batch: a callback and its argument each (parallel arrays:
+   *  a submission passes its job to one shared callback, no closure per job). */
+  private waitFns: Array<CommitWaiter<never>> = [];
+  private waitArgs: unknown[] = [];
   /** Set once a commit failed; every later write or submission is refused with it. */
   fatal: JobtapError | undefined;
   /** Settles once every batch handed to an asynchronous store so far is durable or failed. */
@@ -126,11 +129,17 @@ export class StoreBatcher {
 
   /** Calls `fn` once the current batch is durable (with an error if the commit failed). */
   afterCommit(fn: (err?: JobtapError) => void): void {
+    this.afterCommitWith(callPlain, fn);
+  }
+
+  /** Calls `fn(arg)` once the current batch is durable (with an error if the commit failed). */
+  afterCommitWith<T>(fn: CommitWaiter<T>, arg: T): void {
     if (this.fatal) {
-      fn(this.fatal);
+      fn(arg, this.fatal);
       return;
     }
-    this.commitWaiters.push(fn);
+    this.waitFns.push(fn as CommitWaiter<never>);
+    this.waitArgs.push(arg);
     this.requestCommit();
   }
 
@@ -157,11 +166,13 @@ export class StoreBatcher {
     this.held = false;
     const batch = this.batch;
     for (const job of this.dirty) job.batchSlot = undefined;
-    const waiters = this.commitWaiters;
+    const fns = this.waitFns;
+    const args = this.waitArgs;
     this.batch = new TextBatch();
     this.dirty = [];
     this.dirtyIndex = undefined;
-    this.commitWaiters = [];
+    this.waitFns = [];
+    this.waitArgs = [];
     if (this.store.commitAsync && !this.fatal) {
       // An empty batch's waiters still wait for the batches in flight before it.
       if (!batch.isEmpty()) {
@@ -174,7 +185,7 @@ export class StoreBatcher {
           },
         );
       }
-      const acked = waiters.length > 0 ? this.durable.then(() => release(waiters, this.fatal)) : this.durable;
+      const acked = fns.length > 0 ? this.durable.then(() => release(fns, args, this.fatal)) : this.durable;
       // A simulated clock lets the write take no simulated time (tests see a synchronous store's order).
       this.clock.waitFor?.(acked);
       return;
@@ -186,7 +197,7 @@ export class StoreBatcher {
         this.fail(err);
       }
     }
-    release(waiters, this.fatal);
+    release(fns, args, this.fatal);
   }
 
   /** A batch handed over is durable (or failed): a held batch goes now. */
@@ -213,8 +224,13 @@ export class StoreBatcher {
   }
 }
 
-function release(waiters: Array<(err?: JobtapError) => void>, err: JobtapError | undefined): void {
-  for (const w of waiters) w(err);
+/** A batch's waiter: called with its argument once the batch is durable, or with the error. */
+export type CommitWaiter<T> = (arg: T, err?: JobtapError) => void;
+
+const callPlain: CommitWaiter<(err?: JobtapError) => void> = (fn, err) => fn(err);
+
+function release(fns: Array<CommitWaiter<never>>, args: unknown[], err: JobtapError | undefined): void {
+  for (let i = 0; i < fns.length; i++) (fns[i] as CommitWaiter<unknown>)(args[i], err);
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { ExecBinding } from "./exec/registry.js";
 import type { ClassAd } from "../classad/classad.js";
 import type { JobAdBase } from "./jobad.js";
+import type { JobId } from "./ids.js";
 import type { EventEntry, Jobspec } from "./port.js";
 import type { JobCore } from "./transition.js";
 import type { WaitResult } from "./views.js";
@@ -39,6 +40,10 @@ export interface ActiveJob {
    * store yet (it reaches the store only once accepted).
    */
   unstoredFrom?: number | undefined;
+  /** Set while the job is under admission (submit.ts): told its id once its batch is
+   *  durable (the submitter's promise's own resolve), or the error (its reject). */
+  admitted?: ((id: JobId) => void) | undefined;
+  refused?: ((err: unknown) => void) | undefined;
   /** The executor running the job, from start (or reattach) until it is released. */
   exec?: ExecBinding | undefined;
   /** The job ad built for `core` (jobads.ts); stale once the core changed. */
@@ -65,6 +70,8 @@ export function newActiveJob(core: JobCore): ActiveJob {
     request: undefined,
     batchSlot: undefined,
     unstoredFrom: undefined,
+    admitted: undefined,
+    refused: undefined,
     exec: undefined,
     adCache: undefined,
     waiters: undefined,

@@ -43,8 +43,9 @@ export type SharedJobspecs = Map<object, CheckedJobspec>;
 /** Outcome of one job of a batch submit. */
 export type SubmitOutcome = { id: JobId } | { error: JobtapError };
 
-/** How one job's admission ends: its id once durable, or the error. */
-type Admitted = (id: JobId | undefined, err?: unknown) => void;
+/** How one job's admission ends: `ok` gets its id once durable, or `fail` the error. */
+type Ok = (id: JobId) => void;
+type Fail = (err: unknown) => void;
 
 /** Parses submit flags into Flux's bit mask; throws INVALID_ARGUMENT on an unknown name. */
 export function submitFlags(flags: SubmitOptions["flags"]): number {
@@ -89,17 +90,19 @@ export class Submitter {
    * rejects with JOB_REJECTED (the plugin's errmsg) or a bad-input code.
    */
   submit(jobspecIn: unknown, opts: SubmitOptions = {}, shared?: SharedJobspecs): Promise<JobId> {
-    // The callback is made where it captures only resolve and reject: made inside a closure
-    // over this call's arguments, it kept the submitter's jobspec alive until the job's
-    // acknowledgement (a second copy of every jobspec in flight).
-    let done!: Admitted;
+    // The job keeps the promise's own resolve and reject (no closure of ours per job): a
+    // closure made in the executor would keep this call's arguments alive until the job's
+    // acknowledgement, the submitter's jobspec among them.
+    let ok!: Ok;
+    let fail!: Fail;
     const p = new Promise<JobId>((resolve, reject) => {
-      done = (id, err) => (id === undefined ? reject(err) : resolve(id));
+      ok = resolve;
+      fail = reject;
     });
     try {
-      this.admit(jobspecIn, opts, shared, done);
+      this.admit(jobspecIn, opts, shared, ok, fail);
     } catch (err) {
-      done(undefined, err);
+      fail(err);
     }
     return p;
   }
@@ -115,38 +118,42 @@ export class Submitter {
     if (left === 0) return Promise.resolve(out);
     return new Promise<SubmitOutcome[]>((resolve) => {
       for (let i = 0; i < items.length; i++) {
-        const done: Admitted = (id, err) => {
+        const settle = (o: SubmitOutcome): void => {
           if (out[i] !== undefined) return; // once per job, whatever goes wrong after
-          out[i] = id !== undefined ? { id } : { error: err instanceof JobtapError ? err : new JobtapError(ErrorCode.INTERNAL, String(err)) };
+          out[i] = o;
           if (--left === 0) resolve(out);
         };
+        const ok: Ok = (id) => settle({ id });
+        const fail: Fail = (err) => settle({ error: err instanceof JobtapError ? err : new JobtapError(ErrorCode.INTERNAL, String(err)) });
         try {
-          this.admit(items[i]!.jobspec, items[i]!.opts ?? {}, shared, done);
+          this.admit(items[i]!.jobspec, items[i]!.opts ?? {}, shared, ok, fail);
         } catch (err) {
-          done(undefined, err);
+          fail(err);
         }
       }
     });
   }
 
   /**
-   * One job's admission; `done` gets its id once the batch holding its eventlog is durable,
-   * or the error (JOB_REJECTED with the plugin's errmsg, a bad-input code). Synchronous up
+   * One job's admission; `ok` gets its id once the batch holding its eventlog is durable,
+   * or `fail` the error (JOB_REJECTED with the plugin's errmsg, a bad-input code). Synchronous up
    * to the commit while every handler is.
    */
-  private admit(jobspecIn: unknown, opts: SubmitOptions, shared: SharedJobspecs | undefined, done: Admitted): void {
+  private admit(jobspecIn: unknown, opts: SubmitOptions, shared: SharedJobspecs | undefined, ok: Ok, fail: Fail): void {
     let job: ActiveJob;
     try {
       job = this.enter(jobspecIn, opts, shared);
     } catch (err) {
-      done(undefined, err);
+      fail(err);
       return;
     }
+    job.admitted = ok;
+    job.refused = fail;
     const json = this.enteredJson;
     this.enteredJson = "";
     // Nobody listens and no dependencies: no callbacks at all (the common, fast case).
     if (!this.needsCallbacks(job.core.jobspec)) {
-      this.accept(job, json, done);
+      this.accept(job, json);
       return;
     }
     let why: string | undefined | Promise<string | undefined>;
@@ -154,40 +161,41 @@ export class Submitter {
       why = this.admission(job);
     } catch (err) {
       this.reject(job);
-      done(undefined, err);
+      fail(err);
       return;
     }
     // Synchronous handlers (the builtins) cost no promise round trips per topic.
     if (!(why instanceof Promise)) {
-      this.settle(job, why, json, done);
+      this.settle(job, why, json);
       return;
     }
     why.then(
       (w) => {
         try {
-          this.settle(job, w, json, done);
+          this.settle(job, w, json);
         } catch (err) {
-          done(undefined, err);
+          fail(err);
         }
       },
       (err: unknown) => {
         try {
           this.reject(job);
         } finally {
-          done(undefined, err);
+          fail(err);
         }
       },
     );
   }
 
   /** Accepts the job, or rejects it with the plugin's message. */
-  private settle(job: ActiveJob, rejection: string | undefined, json: string, done: Admitted): void {
+  private settle(job: ActiveJob, rejection: string | undefined, json: string): void {
     if (rejection === undefined) {
-      this.accept(job, json, done);
+      this.accept(job, json);
       return;
     }
+    const fail = job.refused!;
     this.reject(job);
-    done(undefined, new JobtapError(ErrorCode.JOB_REJECTED, rejection, { id: job.core.id.toString() }));
+    fail(new JobtapError(ErrorCode.JOB_REJECTED, rejection, { id: job.core.id.toString() }));
   }
 
   /** What only the instance owner may submit (Flux job-ingest): urgency > 16, waitable, novalidate. */
@@ -258,20 +266,27 @@ export class Submitter {
 
   /** The job is accepted: it enters the store (`json`: its jobspec as `enter` serialized
    *  it), `validate` is queued behind the commit; once the batch is durable the hold is
-   *  released and `done` gets the id. */
-  private accept(job: ActiveJob, json: string, done: Admitted): void {
+   *  released and the job's `admitted` gets its id (`durable`). */
+  private accept(job: ActiveJob, json: string): void {
     this.engine.batch.storeNewJob(job, json);
     job.queue.push(this.engine.entry("validate"));
-    this.engine.batch.afterCommit((err) => {
-      if (err) {
-        done(undefined, err);
-        return;
-      }
-      job.hold--;
-      this.engine.drain(job);
-      done(job.core.id);
-    });
+    this.engine.batch.afterCommitWith(this.durable, job);
   }
+
+  /** An accepted job's batch is durable (or failed): `validate` goes ahead, the submitter is told. */
+  private readonly durable = (job: ActiveJob, err?: JobtapError): void => {
+    const ok = job.admitted!;
+    const fail = job.refused!;
+    job.admitted = undefined;
+    job.refused = undefined;
+    if (err) {
+      fail(err);
+      return;
+    }
+    job.hold--;
+    this.engine.drain(job);
+    ok(job.core.id);
+  };
 
   private needsCallbacks(jobspec: Jobspec): boolean {
     const p = this.engine.port;
