@@ -206,7 +206,13 @@ describe("group commit follows the writer's own progress", () => {
     cleanups.push(() => store.close());
     await store.ready();
     let durable = false;
-    const batch = { newJobs: [{ id: 7n as JobId, jobspec: "{}" }], appends: new Map([[7n as JobId, '{"timestamp":1,"name":"submit"}\n']]), purged: [] };
+    // Big enough that the writer cannot have written it before the first look at the count.
+    const ids = Array.from({ length: 20_000 }, (_, i) => BigInt(i + 1) as JobId);
+    const batch = {
+      newJobs: ids.map((id) => ({ id, jobspec: "{}" })),
+      appends: new Map(ids.map((id) => [id, '{"timestamp":1,"name":"submit"}\n'])),
+      purged: [],
+    };
     void store.commitAsync!(batch).then(() => (durable = true));
     expect(store.backlog!()).toBe(1);
     // Waits here, synchronously (no reply can be processed), until the writer has written it.
@@ -216,6 +222,6 @@ describe("group commit follows the writer's own progress", () => {
     expect(durable).toBe(false);
     await settle();
     expect(durable).toBe(true);
-    expect(store.load(7n as JobId)?.jobspec).toBe("{}");
+    expect(store.load(20_000n as JobId)?.jobspec).toBe("{}");
   });
 });
