@@ -50,7 +50,7 @@ export class Actions implements ActionRunner {
         return this.depend(job);
       case "PRIORITY":
         // Back from SCHED (urgency, jobspec-update, flux-restart): cancel the alloc request.
-        return this.d.scheduler.dequeue(job.core.id);
+        return this.withdraw(job);
       case "SCHED":
         return this.sched(job);
       case "RUN":
@@ -77,11 +77,15 @@ export class Actions implements ActionRunner {
     // Held jobs (priority 0) and alloc-bypass jobs get no alloc request.
     // Jobs of a stopped queue stay in SCHED with no request until the queue starts.
     if (c.priority === 0 || c.flags.includes("alloc-bypass") || this.d.queues.holds(c.jobspec)) {
-      s.dequeue(c.id);
+      this.withdraw(job);
       return;
     }
     // Already queued: only its priority may have changed.
-    if (s.reprioritize(c.id, c.priority)) return;
+    const queued = job.schedEntry;
+    if (queued?.live) {
+      job.schedEntry = s.reprioritize(queued, c.priority);
+      return;
+    }
     try {
       job.request ??= resourceRequest(c.jobspec);
     } catch (err) {
@@ -90,7 +94,15 @@ export class Actions implements ActionRunner {
     }
     // Informational, for debug jobs only (Flux); queued behind this event, so before `alloc`.
     if (isDebugJob(c)) this.d.engine.post(job, "debug.alloc-request");
-    s.enqueue({ id: c.id, priority: c.priority, request: job.request, duration: durationOf(c.jobspec) });
+    job.schedEntry = s.enqueue({ id: c.id, priority: c.priority, request: job.request, duration: durationOf(c.jobspec) });
+  }
+
+  /** Cancels the job's alloc request, if it has one queued (the job holds its entry: no lookup). */
+  private withdraw(job: ActiveJob): void {
+    const queued = job.schedEntry;
+    if (queued === undefined) return;
+    job.schedEntry = undefined;
+    this.d.scheduler.dequeue(queued);
   }
 
   /**
@@ -113,7 +125,7 @@ export class Actions implements ActionRunner {
     const c = job.core;
     const id = c.id;
     // Only a job never allocated can still sit in the alloc queue.
-    if (!eventPosted(c, "alloc")) this.d.scheduler.dequeue(id);
+    if (!eventPosted(c, "alloc")) this.withdraw(job);
     if (job.startRequested && !eventPosted(c, "release")) {
       // Still running: a job ended by an exception is stopped; finish/release come back as
       // events and run this action again.

@@ -7,6 +7,7 @@ import type { ClassAd } from "../classad/classad.js";
 import type { JobAdBase } from "./jobad.js";
 import type { JobId } from "./ids.js";
 import type { EventEntry, Jobspec } from "./port.js";
+import type { QueueEntry } from "./scheduler.js";
 import type { JobCore } from "./transition.js";
 import type { WaitResult } from "./views.js";
 import { hasEnvironment, redactJobspec, type ResourceRequest } from "./jobspec.js";
@@ -33,6 +34,8 @@ export interface ActiveJob {
   redacted?: Jobspec | undefined;
   /** Cached resource request (cleared on jobspec-update). */
   request?: ResourceRequest | undefined;
+  /** Its alloc request in the scheduler's queue (live while queued; scheduler.ts). */
+  schedEntry?: QueueEntry | undefined;
   /** The job's slot in the current store batch, once it has text there (see batch.ts). */
   batchSlot?: number | undefined;
   /**
@@ -68,6 +71,7 @@ export function newActiveJob(core: JobCore): ActiveJob {
     // Every optional field from the start: added later, each job would need a property array.
     redacted: undefined,
     request: undefined,
+    schedEntry: undefined,
     batchSlot: undefined,
     unstoredFrom: undefined,
     admitted: undefined,

@@ -40,8 +40,17 @@ export interface SchedulerHooks {
   unsatisfiable(id: JobId, why: string): void;
 }
 
-interface QueueEntry {
-  req: SchedRequest;
+/**
+ * A queued alloc request, handed back by `enqueue`: the caller keeps it (ActiveJob.schedEntry)
+ * to withdraw or reprioritize it, so the scheduler keeps no map of queued jobs. `live` is
+ * false once the request left the queue (allocated or withdrawn).
+ */
+export interface QueueEntry extends SchedRequest {
+  readonly live: boolean;
+}
+
+/** The scheduler's own view of an entry (only it clears `live` or moves `priority`). */
+interface Entry extends SchedRequest {
   live: boolean;
 }
 
@@ -87,10 +96,10 @@ export function queueBefore(a: { priority: number; id: JobId }, b: { priority: n
 export class Scheduler {
   /** Sorted queue with a moving head; removed entries are marked dead and skipped
    *  (compacted now and then) so taking the head is O(1), not an array shift. */
-  private queue: QueueEntry[] = [];
+  private queue: Entry[] = [];
   private head = 0;
+  /** Dead entries at or after `head`: live ones are `queue.length - head - dead`. */
   private dead = 0;
-  private readonly queued = new Map<JobId, QueueEntry>();
   private readonly coreFree: boolean[];
   private readonly gpuFree: boolean[];
   /** Per slot: the search for the lowest free cores/gpus starts at its hints (without
@@ -158,32 +167,35 @@ export class Scheduler {
     }));
   }
 
-  /** Queues an alloc request (idempotent), then schedules a pass. */
-  enqueue(req: SchedRequest): void {
-    if (this.queued.has(req.id) || this.allocs.has(req.id)) return;
+  /**
+   * Queues an alloc request, then schedules a pass; returns the queue entry, which the
+   * caller keeps to withdraw or reprioritize it. The caller queues a job at most once at a
+   * time (it holds its live entry); a job holding resources is not queued again
+   * (undefined), nor is an unsatisfiable request (reported through the hooks).
+   */
+  enqueue(req: SchedRequest): QueueEntry | undefined {
+    if (this.allocs.has(req.id)) return undefined;
     const why = this.infeasible(req.request);
     if (why) {
       this.hooks.unsatisfiable(req.id, why);
-      return;
+      return undefined;
     }
-    const entry: QueueEntry = { req, live: true };
-    const at = this.deferSort > 0 ? this.queue.length : this.insertAt(req);
+    // One object: the request's fields and the flag (not a wrapper around the request).
+    const entry: Entry = { id: req.id, priority: req.priority, request: req.request, duration: req.duration, live: true };
+    const at = this.deferSort > 0 ? this.queue.length : this.insertAt(entry);
     if (this.deferSort > 0) this.unsorted = true;
     if (at === this.queue.length) this.queue.push(entry);
     else this.queue.splice(at, 0, entry);
-    this.queued.set(req.id, entry);
     this.requestPass();
+    return entry;
   }
 
-  /** Cancels a queued request (PRIORITY kick-back, hold, exception). No-op if not queued. */
-  dequeue(id: JobId): void {
-    const entry = this.queued.get(id);
-    if (!entry) return;
-    this.queued.delete(id);
-    this.kill(entry);
+  /** Cancels a queued request (PRIORITY kick-back, hold, exception). No-op if it left the queue. */
+  dequeue(entry: QueueEntry): void {
+    if (entry.live) this.kill(entry as Entry);
   }
 
-  private kill(entry: QueueEntry): void {
+  private kill(entry: Entry): void {
     entry.live = false;
     this.dead++;
     while (this.head < this.queue.length && !this.queue[this.head]!.live) {
@@ -199,28 +211,25 @@ export class Scheduler {
   }
 
   private compact(): void {
-    this.queue = this.queue.slice(this.head).filter((e) => e.live);
+    this.queue = this.queue.slice(this.head).filter(isLive);
     this.head = 0;
     this.dead = 0;
   }
 
   /**
-   * Moves a queued job after a priority change (in place inside `reorderOnce`). Returns
-   * whether the job is queued: the SCHED action asks this first (one lookup in the queue
-   * map, which holds every pending job, instead of a separate is-queued check).
+   * Moves a live queued entry after a priority change (in place inside `reorderOnce`);
+   * returns the entry the job holds from now on (a new one when it moved in the queue).
    */
-  reprioritize(id: JobId, priority: number): boolean {
-    const entry = this.queued.get(id);
-    if (!entry) return false;
-    if (entry.req.priority === priority) return true;
+  reprioritize(queued: QueueEntry, priority: number): QueueEntry | undefined {
+    const entry = queued as Entry;
+    if (entry.priority === priority) return entry;
     if (this.deferSort > 0) {
-      entry.req = { ...entry.req, priority };
+      entry.priority = priority;
       this.unsorted = true;
-      return true;
+      return entry;
     }
-    this.dequeue(id);
-    this.enqueue({ ...entry.req, priority });
-    return true;
+    this.kill(entry);
+    return this.enqueue({ id: entry.id, priority, request: entry.request, duration: entry.duration });
   }
 
   /**
@@ -235,7 +244,7 @@ export class Scheduler {
     } finally {
       if (--this.deferSort === 0 && this.unsorted) {
         this.unsorted = false;
-        this.queue = this.queue.slice(this.head).filter((e) => e.live).sort((a, b) => (queueBefore(a.req, b.req) ? -1 : 1));
+        this.queue = this.queue.slice(this.head).filter(isLive).sort((a, b) => (queueBefore(a, b) ? -1 : 1));
         this.head = 0;
         this.dead = 0;
       }
@@ -244,7 +253,7 @@ export class Scheduler {
 
   /** Pending requests in queue order (for listings and tests). */
   pending(): JobId[] {
-    return this.queue.slice(this.head).filter((e) => e.live).map((e) => e.req.id);
+    return this.queue.slice(this.head).filter(isLive).map((e) => e.id);
   }
 
   /** Returns a job's resources to the pool and schedules a pass. */
@@ -324,7 +333,7 @@ export class Scheduler {
     let hi = this.queue.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (queueBefore(this.queue[mid]!.req, req)) lo = mid + 1;
+      if (queueBefore(this.queue[mid]!, req)) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -354,7 +363,7 @@ export class Scheduler {
 
   /** Passes are coalesced into one timer so a burst of submissions costs one walk. */
   private requestPass(): void {
-    if (this.passTimer || this.paused || this.queued.size === 0) return;
+    if (this.passTimer || this.paused || this.queue.length - this.head - this.dead === 0) return;
     this.passTimer = this.clock.setTimeout(this.passNow, 0);
   }
 
@@ -373,20 +382,19 @@ export class Scheduler {
     for (let i = this.head; i < this.queue.length && looked < this.queueDepth; i++) {
       const entry = this.queue[i]!;
       if (!entry.live) continue;
-      const a = this.tryAllocate(entry.req.request);
+      const a = this.tryAllocate(entry.request);
       if (!a) {
         looked++;
         continue;
       }
       // An allocated job does not use up the look-ahead.
-      const { id } = entry.req;
-      this.queued.delete(id);
+      const id = entry.id;
       this.kill(entry);
       this.allocs.set(id, a);
       // One clock reading for the slot's busy time and R's starttime: the same instant.
       const now = this.clock.now();
       this.enter(this.slotStates[a.slot]!, now);
-      this.hooks.alloc(id, this.rOf(a, entry.req.duration, now));
+      this.hooks.alloc(id, this.rOf(a, entry.duration, now));
     }
   }
 
@@ -438,6 +446,10 @@ export class Scheduler {
     if (a.gpus.length > 0) children.gpu = formatIdset(a.gpus);
     return [{ rank: "0", children }];
   }
+}
+
+function isLive(e: Entry): boolean {
+  return e.live;
 }
 
 /** No cores or gpus (an allocation's gpus, mostly): shared, never written. */
