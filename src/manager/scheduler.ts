@@ -331,6 +331,8 @@ export class Scheduler {
   private insertAt(req: SchedRequest): number {
     let lo = this.head;
     let hi = this.queue.length;
+    // The usual request goes last (same priority, newest id): one comparison, not a search.
+    if (lo === hi || queueBefore(this.queue[hi - 1]!, req)) return hi;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (queueBefore(this.queue[mid]!, req)) lo = mid + 1;

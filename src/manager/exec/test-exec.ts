@@ -18,20 +18,22 @@ import { waitStatus, type ExecJob, type ExecReport, type Executor } from "./type
 
 const SIGTERM = 15;
 
+/** The job's `attributes.system.exec.test` settings, read once at start (or reattach). */
 interface TestOptions {
   runDuration: number;
   waitStatus: number;
-  mockException?: string;
+  mockException: string | undefined;
   override: boolean;
   reattachFinish: boolean;
 }
 
-interface TestRun {
+/** One job on the executor: its settings (flat, no object of their own) and its run. */
+interface TestRun extends TestOptions {
+  readonly id: JobId;
   report: ExecReport;
   userid: number;
-  opts: TestOptions;
   duration: number;
-  timer?: TimerHandle;
+  timer: TimerHandle | undefined;
   started: boolean;
   finished: boolean;
   /** Released (and out of `runs`): nothing more is reported. */
@@ -42,21 +44,33 @@ interface TestRun {
   limitAt: number;
   /** Timed by arm() (not a mock exception, not being killed): a new limit applies. */
   armed: boolean;
+  /** The armed timer ends at the time limit (an exception), not at the run's end. */
+  limited: boolean;
 }
 
-/** The test executor's settings from the jobspec, or undefined if the job does not ask for it. */
-export function testExecOptions(job: ExecJob): TestOptions | undefined {
+/** A new run of `job`, its settings read from the jobspec (defaults if it names none). */
+function newTestRun(job: ExecJob, report: ExecReport): TestRun {
   const t = (job.jobspec.attributes.system?.exec as { test?: Record<string, unknown> } | undefined)?.test;
-  if (t === undefined || t === null || typeof t !== "object") return undefined;
-  const rd = t.run_duration === undefined ? job.duration : runDuration(job, t.run_duration);
-  const opts: TestOptions = {
-    runDuration: rd,
-    waitStatus: typeof t.wait_status === "number" ? t.wait_status : 0,
-    override: truthy(t.override),
-    reattachFinish: truthy(t.reattach_finish),
+  const given = t !== undefined && t !== null && typeof t === "object";
+  return {
+    id: job.id,
+    runDuration: given && t.run_duration !== undefined ? runDuration(job, t.run_duration) : job.duration,
+    waitStatus: given && typeof t.wait_status === "number" ? t.wait_status : 0,
+    mockException: given && typeof t.mock_exception === "string" ? t.mock_exception : undefined,
+    override: given && truthy(t.override),
+    reattachFinish: given && truthy(t.reattach_finish),
+    report,
+    userid: job.userid,
+    duration: job.duration,
+    timer: undefined,
+    started: false,
+    finished: false,
+    released: false,
+    endAt: Infinity,
+    limitAt: Infinity,
+    armed: false,
+    limited: false,
   };
-  if (typeof t.mock_exception === "string") opts.mockException = t.mock_exception;
-  return opts;
 }
 
 /** Flux reads these as integers; true/false are accepted too. */
@@ -71,10 +85,6 @@ function runDuration(job: ExecJob, v: unknown): number {
   return parseFSD(v as string, `job ${formatJobId(job.id)}: attributes.system.exec.test.run_duration`);
 }
 
-function optionsOf(job: ExecJob): TestOptions {
-  return testExecOptions(job) ?? { runDuration: job.duration, waitStatus: 0, override: false, reattachFinish: false };
-}
-
 /** The `test` executor: simulated run time, status and exceptions. */
 export class TestExecutor implements Executor {
   private readonly runs = new Map<JobId, TestRun>();
@@ -83,14 +93,13 @@ export class TestExecutor implements Executor {
 
   start(job: ExecJob, report: ExecReport): void {
     const run = this.newRun(job, report);
-    const opts = run.opts;
-    if (opts.mockException === "init") {
+    if (run.mockException === "init") {
       report.exception(job.id, "exec", "mock initialization exception generated");
       this.release(job.id);
       return;
     }
-    if (!opts.override) this.begin(job.id, run, this.clock.now(), true);
-    if (opts.mockException === "run") {
+    if (!run.override) this.begin(job.id, run, this.clock.now(), true);
+    if (run.mockException === "run") {
       this.disarm(run);
       report.exception(job.id, "exec", "mock run exception generated");
     }
@@ -98,15 +107,15 @@ export class TestExecutor implements Executor {
 
   reattach(job: ExecJob, report: ExecReport): void {
     const run = this.newRun(job, report);
-    if (run.opts.reattachFinish) {
+    if (run.reattachFinish) {
       // Flux: "assume the job has finished" — it ends at once with its wait status.
       if (job.startedAt === undefined) report.start(job.id);
       run.started = true;
-      this.after(job.id, 0, () => this.finish(job.id, run.opts.waitStatus));
+      this.after(job.id, 0, () => this.finish(job.id, run.waitStatus));
       return;
     }
     // Not started yet and driven by exec-override: keep waiting for the `start` request.
-    if (job.startedAt === undefined && run.opts.override) return;
+    if (job.startedAt === undefined && run.override) return;
     if (job.startedAt === undefined) this.begin(job.id, run, this.clock.now(), true);
     else this.begin(job.id, run, job.startedAt * 1000, false);
   }
@@ -120,7 +129,7 @@ export class TestExecutor implements Executor {
     const fail = (code: ErrorCode, why: string) => new JobtapError(code, `job ${formatJobId(id)}: exec-override ${event}: ${why}`);
     if (!run) throw fail(ErrorCode.UNKNOWN_JOB, "job not found in the test executor");
     if (userid !== run.userid) throw fail(ErrorCode.PERMISSION_DENIED, "permission denied (not the job's owner)");
-    if (!run.opts.override) throw fail(ErrorCode.INVALID_ARGUMENT, "job not in exec override mode (attributes.system.exec.test.override)");
+    if (!run.override) throw fail(ErrorCode.INVALID_ARGUMENT, "job not in exec override mode (attributes.system.exec.test.override)");
     if (event === "start") {
       if (run.started) throw fail(ErrorCode.BAD_STATE, "job already running");
       this.begin(id, run, this.clock.now(), true);
@@ -136,7 +145,7 @@ export class TestExecutor implements Executor {
     const run = this.runs.get(id);
     if (!run || run.finished || !run.armed) return;
     run.limitAt = expiration > 0 ? expiration * 1000 : Infinity;
-    this.arm(id, run, this.clock.now());
+    this.arm(run, this.clock.now());
   }
 
   kill(id: JobId): void {
@@ -157,18 +166,7 @@ export class TestExecutor implements Executor {
   }
 
   private newRun(job: ExecJob, report: ExecReport): TestRun {
-    const run: TestRun = {
-      report,
-      userid: job.userid,
-      opts: optionsOf(job),
-      duration: job.duration,
-      started: false,
-      finished: false,
-      released: false,
-      endAt: Infinity,
-      limitAt: Infinity,
-      armed: false,
-    };
+    const run = newTestRun(job, report);
     this.runs.set(job.id, run);
     return run;
   }
@@ -178,30 +176,30 @@ export class TestExecutor implements Executor {
     run.started = true;
     if (postStart) run.report.start(id);
     // An override job with an unlimited run waits for the finish request (Flux).
-    const unlimited = run.opts.override && run.opts.runDuration === 0;
-    run.endAt = unlimited ? Infinity : startMs + run.opts.runDuration * 1000;
+    const unlimited = run.override && run.runDuration === 0;
+    run.endAt = unlimited ? Infinity : startMs + run.runDuration * 1000;
     run.limitAt = run.duration > 0 ? startMs + run.duration * 1000 : Infinity;
-    this.arm(id, run, postStart ? startMs : this.clock.now());
+    this.arm(run, postStart ? startMs : this.clock.now());
   }
 
   /** One timer for whichever comes first: the end of the run or the time limit (`now`:
    *  the clock's time, read once by the caller). */
-  private arm(id: JobId, run: TestRun, now: number): void {
+  private arm(run: TestRun, now: number): void {
     run.armed = true;
     if (run.timer) this.clock.clearTimeout(run.timer);
     run.timer = undefined;
     // A limit before the end means the job would be killed at its time limit.
-    const limited = run.limitAt < run.endAt;
+    const limited = (run.limited = run.limitAt < run.endAt);
     const at = limited ? run.limitAt : run.endAt;
     if (!Number.isFinite(at)) return;
-    run.timer = this.clock.setTimeout(() => {
-      run.timer = undefined;
-      if (limited) {
-        run.report.exception(id, "timeout", "resource allocation expired");
-        return;
-      }
-      this.finishRun(id, run, run.opts.waitStatus);
-    }, Math.max(0, at - now));
+    run.timer = this.clock.setTimeout(() => this.fire(run), Math.max(0, at - now));
+  }
+
+  /** The armed timer is due: the run ends, or its time limit passed. */
+  private fire(run: TestRun): void {
+    run.timer = undefined;
+    if (run.limited) run.report.exception(run.id, "timeout", "resource allocation expired");
+    else this.finishRun(run.id, run, run.waitStatus);
   }
 
   private disarm(run: TestRun): void {
