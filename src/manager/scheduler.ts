@@ -198,8 +198,11 @@ export class Scheduler {
   private kill(entry: Entry): void {
     entry.live = false;
     this.dead++;
-    while (this.head < this.queue.length && !this.queue[this.head]!.live) {
-      this.head++;
+    const q = this.queue;
+    // Slots the head moves past hold a shared dead entry from then on: an allocated job's
+    // entry (and its request) is garbage at once, not kept until the next compaction.
+    while (this.head < q.length && !q[this.head]!.live) {
+      q[this.head++] = PASSED;
       this.dead--;
     }
     if (!this.inPass) this.maybeCompact();
@@ -449,6 +452,15 @@ export class Scheduler {
     return [{ rank: "0", children }];
   }
 }
+
+/** What a queue slot behind the head holds (never live, never compared). */
+const PASSED: Entry = Object.freeze({
+  id: -1n as JobId,
+  priority: 0,
+  request: Object.freeze({ nnodes: 0, cores: 0, gpus: 0, memory: 0, slots: 0 }),
+  duration: 0,
+  live: false,
+}) as Entry;
 
 function isLive(e: Entry): boolean {
   return e.live;
