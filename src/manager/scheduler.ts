@@ -45,7 +45,7 @@ export interface SchedulerHooks {
  * to withdraw or reprioritize it, so the scheduler keeps no map of queued jobs. `live` is
  * false once the request left the queue (allocated or withdrawn).
  */
-export interface QueueEntry extends SchedRequest {
+export interface QueueEntry extends Readonly<SchedRequest> {
   readonly live: boolean;
 }
 
@@ -168,20 +168,20 @@ export class Scheduler {
   }
 
   /**
-   * Queues an alloc request, then schedules a pass; returns the queue entry, which the
+   * Queues an alloc request (`duration`: seconds, 0 = unlimited; R's expiration), then schedules a pass; returns the queue entry, which the
    * caller keeps to withdraw or reprioritize it. The caller queues a job at most once at a
    * time (it holds its live entry); a job holding resources is not queued again
    * (undefined), nor is an unsatisfiable request (reported through the hooks).
    */
-  enqueue(req: SchedRequest): QueueEntry | undefined {
-    if (this.allocs.has(req.id)) return undefined;
-    const why = this.infeasible(req.request);
+  enqueue(id: JobId, priority: number, request: ResourceRequest, duration: number): QueueEntry | undefined {
+    if (this.allocs.has(id)) return undefined;
+    const why = this.infeasible(request);
     if (why) {
-      this.hooks.unsatisfiable(req.id, why);
+      this.hooks.unsatisfiable(id, why);
       return undefined;
     }
-    // One object: the request's fields and the flag (not a wrapper around the request).
-    const entry: Entry = { id: req.id, priority: req.priority, request: req.request, duration: req.duration, live: true };
+    // One object: the request's fields and the flag (no request object around them).
+    const entry: Entry = { id, priority, request, duration, live: true };
     const at = this.deferSort > 0 ? this.queue.length : this.insertAt(entry);
     if (this.deferSort > 0) this.unsorted = true;
     if (at === this.queue.length) this.queue.push(entry);
@@ -232,7 +232,7 @@ export class Scheduler {
       return entry;
     }
     this.kill(entry);
-    return this.enqueue({ id: entry.id, priority, request: entry.request, duration: entry.duration });
+    return this.enqueue(entry.id, priority, entry.request, entry.duration);
   }
 
   /**
@@ -265,8 +265,8 @@ export class Scheduler {
     if (!a) return;
     this.allocs.delete(id);
     const st = this.slotStates[a.slot]!;
-    for (const c of a.cores) this.coreFree[c] = true;
-    for (const g of a.gpus) this.gpuFree[g] = true;
+    mark(this.coreFree, a.cores, true);
+    mark(this.gpuFree, a.gpus, true);
     if (a.cores.length > 0) st.coreHint = Math.min(st.coreHint, a.cores[0]!);
     if (a.gpus.length > 0) st.gpuHint = Math.min(st.gpuHint, a.gpus[0]!);
     st.memoryFree += a.memory;
@@ -291,8 +291,8 @@ export class Scheduler {
       first !== undefined ? first >= st.slot.coreLo && first < st.slot.coreHi : gpu !== undefined && gpu >= st.slot.gpuLo && gpu < st.slot.gpuHi,
     );
     a.slot = Math.max(0, found);
-    for (const c of a.cores) this.coreFree[c] = false;
-    for (const g of a.gpus) this.gpuFree[g] = false;
+    mark(this.coreFree, a.cores, false);
+    mark(this.gpuFree, a.gpus, false);
     this.slotStates[a.slot]!.memoryFree -= a.memory;
     this.allocs.set(id, a);
     this.enter(this.slotStates[a.slot]!, this.clock.now());
@@ -422,8 +422,8 @@ export class Scheduler {
     const cores = takeFree(this.coreFree, Math.max(r.cores, r.gpus > 0 ? 0 : 1), st.coreHint, slot.coreHi);
     const gpus = takeFree(this.gpuFree, r.gpus, st.gpuHint, slot.gpuHi);
     if (!cores || !gpus || r.memory > st.memoryFree) return undefined;
-    for (const c of cores) this.coreFree[c] = false;
-    for (const g of gpus) this.gpuFree[g] = false;
+    mark(this.coreFree, cores, false);
+    mark(this.gpuFree, gpus, false);
     st.memoryFree -= r.memory;
     return { cores, gpus, memory: r.memory, slot: index };
   }
@@ -469,14 +469,24 @@ function isLive(e: Entry): boolean {
 /** No cores or gpus (an allocation's gpus, mostly): shared, never written. */
 const NONE: readonly number[] = Object.freeze([]);
 
+/** `[i]`, per index: the cores of one-core allocations, shared, never written. */
+const ONE: (readonly number[] | undefined)[] = [];
+
 /** The lowest `n` free indices in [from, end) (nothing is free below `from`), or undefined. */
 function takeFree(free: boolean[], n: number, from: number, end: number): readonly number[] | undefined {
   if (n === 0) return NONE;
+  // One index (a one-core job): `from` is free when below `end`; its array is shared.
+  if (n === 1) return from < end ? (ONE[from] ??= Object.freeze([from])) : undefined;
   // Sized up front: a push onto [] reserves room for 17 numbers (about 150 bytes a job).
   const out = new Array<number>(n);
   let k = 0;
   for (let i = from; i < end && k < n; i++) if (free[i]) out[k++] = i;
   return k === n ? out : undefined;
+}
+
+/** Marks the indices `at` free or taken (an indexed loop: no iterator per allocation). */
+function mark(free: boolean[], at: readonly number[], value: boolean): void {
+  for (let i = 0; i < at.length; i++) free[at[i]!] = value;
 }
 
 /** The lowest free index in [from, end) (end if none). */
