@@ -40,8 +40,9 @@ class AfterGraph {
 
   /** Removes and returns the waiters on `antecedent` that `pick` selects. */
   take(antecedent: JobId, pick: (w: Waiter) => boolean): readonly Waiter[] {
-    const list = this.waiting.get(antecedent);
-    // Most jobs have no dependents: nothing to filter (this runs for every job that ends).
+    // Most jobs have no dependents: nothing to filter (this runs for every job that ends),
+    // and an empty graph is not searched (a lookup by bigint id hashes it each time).
+    const list = this.waiting.size === 0 ? undefined : this.waiting.get(antecedent);
     if (list === undefined) return NONE;
     const taken = list.filter(pick);
     const kept = list.filter((w) => !pick(w));
@@ -52,7 +53,7 @@ class AfterGraph {
 
   /** A dependent is gone (inactive, rejected) or released: drop its references. */
   forget(depid: JobId): void {
-    const antecedents = this.refs.get(depid);
+    const antecedents = this.refs.size === 0 ? undefined : this.refs.get(depid);
     if (antecedents === undefined) return;
     for (const a of antecedents) this.take(a, (w) => w.depid === depid);
     this.refs.delete(depid);

@@ -96,7 +96,8 @@ export default function dependencySingleton(p: PluginContext): void {
   });
 
   const uncount = (id: JobId): void => {
-    const key = counted.get(id);
+    // Runs twice for every job that ends; most jobs were never counted (no job name).
+    const key = counted.size === 0 ? undefined : counted.get(id);
     if (key === undefined) return;
     counted.delete(id);
     const g = group(key);
@@ -109,6 +110,7 @@ export default function dependencySingleton(p: PluginContext): void {
   // A rejected job never reached job.new (not counted), but may sit in a FIFO.
   p.on("job.destroy", ({ id }) => {
     uncount(id);
+    if (groups.size === 0) return;
     for (const g of groups.values()) g.singletons = g.singletons.filter((s) => s !== id);
   });
 

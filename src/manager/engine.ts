@@ -128,11 +128,39 @@ export class Engine {
 
   newJob = newActiveJob;
 
-  /** Builds an entry stamped with the clock, in seconds as RFC 18 wants. */
+  /**
+   * Builds an entry stamped with the clock, in seconds as RFC 18 wants. Inside a cascade
+   * (see `cascade`) every entry gets the clock reading of the cascade's first one.
+   */
   entry(name: string, context?: Record<string, unknown>): EventEntry {
     // One literal per shape: a context added afterwards would need a property array of its own.
-    const timestamp = this.clock.now() / 1000;
+    const timestamp = this.stampMs() / 1000;
     return context !== undefined && hasKeys(context) ? { timestamp, name, context } : { timestamp, name };
+  }
+
+  /**
+   * How deep the engine is in posts and drains on the stack: above 0 during a cascade, the
+   * synchronous stretch from an outermost post (or drain) until it returns, which processes
+   * that event and every event it causes, for this job and others.
+   */
+  private cascade = 0;
+  /** The clock reading shared by the entries of the current cascade (NaN: none read yet). */
+  private cascadeMs = NaN;
+
+  /**
+   * The time to stamp an entry with. A cascade reads the clock once, at its first entry, and
+   * ends within the same turn of the event loop: its events share one timestamp, as if it
+   * took no time (docs/semantics.md). Outside one, each entry reads the clock.
+   */
+  private stampMs(): number {
+    if (this.cascade === 0) return this.clock.now();
+    const t = this.cascadeMs;
+    return t === t ? t : (this.cascadeMs = this.clock.now());
+  }
+
+  /** Leaves a post or drain; the outermost one ends the cascade's shared timestamp. */
+  private leaveCascade(): void {
+    if (--this.cascade === 0) this.cascadeMs = NaN;
   }
 
   /**
@@ -140,10 +168,15 @@ export class Engine {
    * event it causes for this job are processed before this returns (a synchronous cascade).
    */
   post(job: ActiveJob, name: string, context?: Record<string, unknown>, origin?: string): void {
-    const e = this.entry(name, context);
-    if (origin !== undefined) this.origins.set(e, origin);
-    job.queue.push(e);
-    this.drain(job);
+    this.cascade++;
+    try {
+      const e = this.entry(name, context);
+      if (origin !== undefined) this.origins.set(e, origin);
+      job.queue.push(e);
+      this.drain(job);
+    } finally {
+      this.leaveCascade();
+    }
   }
 
   /** Who posted an event from outside the manager (a plugin), for its error if it fails. */
@@ -153,6 +186,7 @@ export class Engine {
   drain(job: ActiveJob): void {
     if (job.busy) return;
     job.busy = true;
+    this.cascade++;
     try {
       while (job.hold === 0 && job.queue.length > 0) {
         const e = job.queue.shift()!;
@@ -161,6 +195,7 @@ export class Engine {
       }
     } finally {
       job.busy = false;
+      this.leaveCascade();
     }
   }
 
@@ -265,9 +300,13 @@ export class Engine {
   /**
    * Standard IN args (spec §4.1), built fresh for each stack call (plugins may keep them).
    * The jobspec, dependencies and flags are shared, read-only views of the job's own.
+   * Key order: the standard ten, then `extra`'s keys, then R and end_event when set.
    */
   args(job: ActiveJob, extra?: Partial<JobArgs>): JobArgs {
     const c = job.core;
+    // A leaving job's args (job.inactive-add, job.destroy) in one literal: keys added one by
+    // one past the literal's ten would each extend a property array of their own.
+    if (extra === undefined && c.R && c.endEvent) return ended(c, redactedJobspec(job, this.redactions));
     const a: JobArgs = {
       id: c.id,
       userid: c.userid,
@@ -288,15 +327,22 @@ export class Engine {
 
   /**
    * `job.state.<state>` for the state `e` moved the job into from `prev`: the standard args
-   * plus `entry` and `prev_state`, set directly (the hottest stack call, one per state a job
-   * passes through: no extra object to merge).
+   * plus `entry` and `prev_state` (the hottest stack call, one per state a job passes
+   * through). The shapes met on every job are one literal each: before R (PRIORITY, SCHED)
+   * and with R and end_event (CLEANUP, INACTIVE).
    */
   private callState(job: ActiveJob, e: EventEntry, prev: State): void | Promise<void> {
     const topic = STATE_TOPIC[job.core.state];
     if (!this.port.matches(topic)) return;
-    const a = this.args(job);
-    a.entry = e;
-    a.prev_state = prev;
+    const c = job.core;
+    let a: JobArgs;
+    if (!c.R && !c.endEvent) a = entered(c, redactedJobspec(job, this.redactions), e, prev);
+    else if (c.R && c.endEvent) a = endedEntered(c, redactedJobspec(job, this.redactions), e, prev);
+    else {
+      a = this.args(job);
+      a.entry = e;
+      a.prev_state = prev;
+    }
     return this.callWith(job, topic, a);
   }
 
@@ -442,6 +488,62 @@ function errText(err: unknown): string {
 function hasKeys(o: object): boolean {
   for (const _k in o) return true;
   return false;
+}
+
+/** The args of a job with R and an end event (keys in `Engine.args` order). */
+function ended(c: JobCore, jobspec: Jobspec): JobArgs {
+  return {
+    id: c.id,
+    userid: c.userid,
+    urgency: c.urgency,
+    priority: c.priority,
+    state: c.state,
+    t_submit: c.t_submit,
+    jobspec,
+    dependencies: c.dependencies,
+    annotations: c.annotations,
+    flags: c.flags,
+    R: redactR(c.R!),
+    end_event: c.endEvent,
+  };
+}
+
+/** `job.state.*` args of a job without R or an end event. */
+function entered(c: JobCore, jobspec: Jobspec, entry: EventEntry, prev_state: State): JobArgs {
+  return {
+    id: c.id,
+    userid: c.userid,
+    urgency: c.urgency,
+    priority: c.priority,
+    state: c.state,
+    t_submit: c.t_submit,
+    jobspec,
+    dependencies: c.dependencies,
+    annotations: c.annotations,
+    flags: c.flags,
+    entry,
+    prev_state,
+  };
+}
+
+/** `job.state.*` args of a job with R and an end event. */
+function endedEntered(c: JobCore, jobspec: Jobspec, entry: EventEntry, prev_state: State): JobArgs {
+  return {
+    id: c.id,
+    userid: c.userid,
+    urgency: c.urgency,
+    priority: c.priority,
+    state: c.state,
+    t_submit: c.t_submit,
+    jobspec,
+    dependencies: c.dependencies,
+    annotations: c.annotations,
+    flags: c.flags,
+    R: redactR(c.R!),
+    end_event: c.endEvent,
+    entry,
+    prev_state,
+  };
 }
 
 /** R as plugins see it: the top-level `scheduling` key removed. */
