@@ -30,7 +30,7 @@ import type { Executor } from "../manager/exec/types.js";
 import { auxDelete, auxSet, pluginState } from "./aux.js";
 import { msg, type HostLogger } from "./dispatch.js";
 import type { JobspecShield } from "./shield.js";
-import type { Frame } from "./stack.js";
+import { takesOnlyFirstArg, type Frame } from "./stack.js";
 import type { LoadSortOrder, PluginRecord, ServiceCred } from "./record.js";
 import { compileTopicGlob } from "./record.js";
 import type { AnyHandler, HandlerFor, Rejection } from "./topics.js";
@@ -297,7 +297,7 @@ function setupApi(host: ContextHost, rec: PluginRecord, g: Guards): SetupApi {
     on(topic, handler) {
       g.setupOnly("on");
       const matches = compileTopicGlob(topic);
-      rec.handlers.push({ glob: topic, matches, fn: handler as AnyHandler });
+      rec.handlers.push({ glob: topic, matches, fn: handler as AnyHandler, firstArgOnly: takesOnlyFirstArg(handler) });
       host.handlersChanged();
     },
     setLoadSortOrder(order) {

@@ -29,6 +29,8 @@ export interface HandlerEntry {
   /** Compiled once at registration. */
   matches: (topic: string) => boolean;
   fn: AnyHandler;
+  /** The handler cannot read its CallInfo (stack.ts, `takesOnlyFirstArg`). */
+  firstArgOnly?: boolean;
 }
 
 /** One aux value with its optional destructor. */

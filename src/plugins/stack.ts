@@ -27,6 +27,47 @@ export type DeadlineTimer = (ms: number, onExpire: () => void) => () => void;
 export interface StackEntry {
   plugin: PluginRecord;
   fn: AnyHandler;
+  /** True if the handler cannot read its CallInfo (`takesOnlyFirstArg`): it gets none. */
+  firstArgOnly?: boolean;
+}
+
+/**
+ * True if `fn` can never read a second argument: an arrow function (it has no `arguments`
+ * of its own) whose parameter list is at most one name or one destructuring pattern, with
+ * no default and no rest. Decided from the source text and conservatively: a `function`, a
+ * method, a bound, native or proxied function, and a parameter list holding a default, a
+ * rest, a string, a comment or parentheses all count as reading it.
+ */
+export function takesOnlyFirstArg(fn: unknown): boolean {
+  if (typeof fn !== "function") return false;
+  let src: string;
+  try {
+    src = Function.prototype.toString.call(fn);
+  } catch {
+    return false;
+  }
+  if (SINGLE_NAME_ARROW.test(src)) return true;
+  const m = PARENTHESIZED_ARROW.exec(src);
+  if (m === null) return false;
+  // One pattern at most: no comma outside its braces and brackets.
+  let depth = 0;
+  for (const ch of m[1]!) {
+    if (ch === "{" || ch === "[") depth++;
+    else if (ch === "}" || ch === "]") depth--;
+    else if (ch === "," && depth === 0) return false;
+  }
+  return depth === 0;
+}
+
+/** `x => ...`, `async x => ...` */
+const SINGLE_NAME_ARROW = /^(?:async\s+)?[A-Za-z_$][\w$]*\s*=>/;
+/** `(...) => ...`, `async (...) => ...`, with nothing in the list that could hide a second
+ *  parameter or a read of one (defaults, rest, strings, comments, nested parentheses). */
+const PARENTHESIZED_ARROW = /^(?:async\s*)?\(([^()'"`/=.]*)\)\s*=>/;
+
+/** What a handler learns besides its args: made once per call, for the handlers that can read it. */
+function callInfo(topic: string, id: JobId | undefined): CallInfo {
+  return id === undefined ? { topic } : { topic, id };
 }
 
 /** A job a callback is running for: context calls on it are "current job" calls. */
@@ -96,7 +137,8 @@ export interface StackCall {
   frame: Frame | undefined;
   /** notify topics keep going after an error (each subscriber is called on its own). */
   stopOnError: boolean;
-  info: CallInfo;
+  /** Made at the first handler that can read it, then shared by the call's handlers. */
+  info: CallInfo | undefined;
   out: StackOut;
   handled: number;
   error?: { plugin: string; message: string };
@@ -117,7 +159,8 @@ export interface StackCall {
  * The common call (nobody inspecting, every handler returns nothing) runs on locals and ends
  * with a shared frozen result: no call state, OUT or result object is made. From the first
  * handler that returns something or throws, the call continues on its full state
- * (`StackCall`). The CallInfo is made per call (a plugin may keep it).
+ * (`StackCall`). The CallInfo is made per call (a plugin may keep it), and only once a
+ * handler that can read it is reached.
  */
 export function runStack(
   host: StackHost,
@@ -127,7 +170,8 @@ export function runStack(
   id: JobId | undefined,
 ): StackResult | Promise<StackResult> {
   const { topic } = to;
-  const info: CallInfo = id === undefined ? { topic } : { topic, id };
+  // Only handlers that can read it get a CallInfo (the builtins' one-argument arrows do not).
+  let info: CallInfo | undefined;
   const n = entries.length;
   // The job's frame, handed from plugin to plugin while handlers are synchronous.
   let frame: Frame | undefined;
@@ -141,7 +185,7 @@ export function runStack(
     else frame.plugin = entry.plugin;
     let result: unknown;
     try {
-      result = entry.fn(args as never, info);
+      result = entry.fn(args as never, entry.firstArgOnly === true ? (undefined as never) : (info ??= callInfo(topic, id)));
     } catch (e) {
       const call = stackCall(host, to, entries, args, id, info, frame, handled);
       return runFrom(call, i + 1, threw(call, entry.plugin, frame, e));
@@ -168,7 +212,7 @@ function stackCall(
   entries: readonly StackEntry[],
   args: unknown,
   id: JobId | undefined,
-  info: CallInfo,
+  info: CallInfo | undefined,
   frame: Frame | undefined,
   handled: number,
 ): StackCall {
@@ -210,7 +254,7 @@ function handlerStep(call: StackCall, i: number): Step<true> {
   else frame.plugin = entry.plugin;
   let result: unknown;
   try {
-    result = entry.fn(call.args as never, call.info);
+    result = entry.fn(call.args as never, entry.firstArgOnly === true ? (undefined as never) : (call.info ??= callInfo(call.topic, call.id)));
   } catch (e) {
     return threw(call, entry.plugin, frame, e);
   }
