@@ -94,13 +94,20 @@ export class FluidGenerator {
     if (this.lastTs >= 2 ** Number(TS_BITS)) {
       throw new JobtapError(ErrorCode.INTERNAL, "FLUID timestamp exhausted (40 bits)");
     }
-    const id =
-      (BigInt(this.lastTs) << (GEN_BITS + SEQ_BITS)) |
-      (BigInt(this.generator) << SEQ_BITS) |
-      BigInt(this.seq);
+    // The timestamp and generator bits change at most once a millisecond: made once for
+    // all the ids of that millisecond (each bigint operation allocates).
+    if (this.baseTs !== this.lastTs) {
+      this.baseTs = this.lastTs;
+      this.base = (BigInt(this.lastTs) << (GEN_BITS + SEQ_BITS)) | (BigInt(this.generator) << SEQ_BITS);
+    }
+    const id = this.base | BigInt(this.seq);
     this.seq += 1;
     return id as JobId;
   }
+
+  /** The id bits above the sequence number for timestamp `baseTs` (see next). */
+  private base = 0n;
+  private baseTs = -1;
 }
 
 function badId(input: string, why: string): JobtapError {

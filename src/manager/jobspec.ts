@@ -106,12 +106,14 @@ export function checkJobspec(js: unknown): { jobspec: Jobspec; request: Resource
   if (js.version !== 1) throw badSpec(`version: expected 1, got ${JSON.stringify(js.version)}`);
   if (!Array.isArray(js.resources) || js.resources.length === 0) throw badSpec("resources: must be a non-empty array");
   if (!Array.isArray(js.tasks) || js.tasks.length === 0) throw badSpec("tasks: must be a non-empty array");
-  js.tasks.forEach((t, i) => {
+  // Loops, not forEach/every: no closures per submitted job.
+  for (let i = 0; i < js.tasks.length; i++) {
+    const t: unknown = js.tasks[i];
     if (!isPlainObject(t)) throw badSpec(`tasks[${i}]: must be an object`);
-    if (!Array.isArray(t.command) || t.command.length === 0 || !t.command.every((a) => typeof a === "string")) {
+    if (!Array.isArray(t.command) || t.command.length === 0 || !allStrings(t.command)) {
       throw badSpec(`tasks[${i}].command: must be a non-empty array of strings`);
     }
-  });
+  }
   if (!isPlainObject(js.attributes)) throw badSpec("attributes: must be an object");
   const sys = js.attributes.system;
   if (sys !== undefined && !isPlainObject(sys)) throw badSpec("attributes.system: must be an object");
@@ -126,6 +128,11 @@ export function checkJobspec(js: unknown): { jobspec: Jobspec; request: Resource
   }
   const jobspec = js as unknown as Jobspec;
   return { jobspec, request: resourceRequest(jobspec) };
+}
+
+function allStrings(a: unknown[]): boolean {
+  for (let i = 0; i < a.length; i++) if (typeof a[i] !== "string") return false;
+  return true;
 }
 
 /** Sums a jobspec v1 resource tree into a request: slots × (cores, gpus, memory), × nodes. */

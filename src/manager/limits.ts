@@ -90,17 +90,19 @@ export function checkJobLimits(jobspec: Jobspec, limits: JobLimits, jsonBytes?: 
       envBytes += n + 1;
     }
   }
-  (jobspec.tasks as Array<{ command: string[] }>).forEach((task, t) => {
+  const tasks = jobspec.tasks as Array<{ command: string[] }>;
+  for (let t = 0; t < tasks.length; t++) {
+    const command = tasks[t]!.command;
     let total = envBytes;
-    task.command.forEach((arg, i) => {
-      const n = Buffer.byteLength(arg);
+    for (let i = 0; i < command.length; i++) {
+      const n = Buffer.byteLength(command[i]!);
       if (n > limits.argumentBytes) over(`tasks[${t}].command[${i}] is ${n} bytes`, limits, "argumentBytes");
       total += n + 1;
-    });
+    }
     if (total > limits.execBytes) {
       over(`tasks[${t}]: the command line and environment are ${total} bytes together`, limits, "execBytes");
     }
-  });
+  }
 }
 
 function over(what: string, limits: JobLimits, key: keyof JobLimits): never {
