@@ -54,3 +54,54 @@ export function frozenJobspec(jobspec: Jobspec): Jobspec {
 export function writableJobspec(jobspec: Jobspec): Jobspec {
   return Object.isFrozen(jobspec) ? (JSON.parse(JSON.stringify(jobspec)) as Jobspec) : jobspec;
 }
+
+/**
+ * The key order of a frozen copy, object by object (what `sameData` walks): made once for a
+ * copy that is compared often. An object's keys with the shapes of its object values; an
+ * array's shapes by index.
+ */
+export interface Shape {
+  keys: readonly string[] | undefined;
+  kids: ReadonlyArray<Shape | undefined>;
+}
+
+/** The shape of `copy` (a frozenCopy: plain objects and arrays). */
+export function shapeOf(copy: unknown): Shape | undefined {
+  if (typeof copy !== "object" || copy === null) return undefined;
+  if (Array.isArray(copy)) return { keys: undefined, kids: copy.map((v: unknown) => shapeOf(v)) };
+  const keys = Object.keys(copy);
+  return { keys, kids: keys.map((k) => shapeOf((copy as Record<string, unknown>)[k])) };
+}
+
+/**
+ * True if `value` serializes to the same JSON text as `copy` (a frozenCopy, of shape
+ * `shape`), judged without serializing: plain objects with the same own enumerable keys in
+ * the same order, arrays of the same length, and the same primitives (===) or the very same
+ * function, symbol or undefined where JSON leaves those out. Anything else (another
+ * prototype, which may have toJSON; NaN) is "not the same", never a false "same": the caller
+ * then takes the long way.
+ */
+export function sameData(value: unknown, copy: unknown, shape: Shape): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (Array.isArray(copy)) {
+    if (!Array.isArray(value) || Object.getPrototypeOf(value) !== Array.prototype || value.length !== copy.length) return false;
+    for (let i = 0; i < copy.length; i++) if (!sameItem(value[i], copy[i], shape.kids[i])) return false;
+    return true;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  const keys = shape.keys!;
+  const v = value as Record<string, unknown>;
+  const c = copy as Record<string, unknown>;
+  let j = 0;
+  for (const k in v) {
+    if (!hasOwn.call(v, k)) continue;
+    if (k !== keys[j] || !sameItem(v[k], c[k], shape.kids[j])) return false;
+    j++;
+  }
+  return j === keys.length;
+}
+
+function sameItem(v: unknown, c: unknown, shape: Shape | undefined): boolean {
+  if (v === c) return true;
+  return shape !== undefined && typeof v === "object" && v !== null && sameData(v, c, shape);
+}

@@ -156,3 +156,53 @@ describe("jobs submitted with the same jobspec text share one frozen copy", () =
     expect(t.manager.jobspec(c).attributes.system?.duration).toBe(61);
   });
 });
+
+describe("sameData", () => {
+  it("is true only for data that serializes to the copy's text, key order included", async () => {
+    const { frozenCopy, sameData, shapeOf } = await import("../../src/manager/frozen.js");
+    const make = () => ({ a: 1, b: [1, "x", { c: null, d: [true] }], e: { f: "g" } });
+    const copy = frozenCopy(make());
+    const shape = shapeOf(copy)!;
+    const same = (v: unknown) => sameData(v, copy, shape);
+    expect(same(make())).toBe(true);
+    expect(same(copy)).toBe(true);
+    // Each of these serializes differently (or may): not the same.
+    const variants: Array<(o: ReturnType<typeof make>) => unknown> = [
+      (o) => ({ b: o.b, a: o.a, e: o.e }), // key order
+      (o) => ({ ...o, z: 1 }),
+      (o) => ({ a: o.a, b: o.b }),
+      (o) => ((o.b[2] as { d: boolean[] }).d.push(false), o),
+      (o) => ((o.b[2] as { c: unknown }).c = 0, o),
+      (o) => ((o.e as Record<string, unknown>).f = new Date(0), o),
+      (o) => ({ ...o, a: NaN }),
+      (o) => Object.assign(Object.create({ toJSON: () => "x" }), o),
+      (o) => ((o.b as unknown[]).length = 2, o),
+      (o) => ({ ...o, e: ["g"] }),
+      (o) => [o],
+      () => "a string",
+      () => null,
+    ];
+    for (const v of variants) expect(same(v(make()))).toBe(false);
+    // What JSON leaves out anyway.
+    const withUndefined = frozenCopy({ a: 1, u: undefined });
+    expect(sameData({ a: 1, u: undefined }, withUndefined, shapeOf(withUndefined)!)).toBe(true);
+    expect(sameData({ a: 1 }, withUndefined, shapeOf(withUndefined)!)).toBe(false);
+  });
+
+  it("a job submitted with the same values in another key order keeps its own order", async () => {
+    const t = (h = await createTestHost({ name: "none", plugin: () => undefined }));
+    const spec = () => ({
+      version: 1,
+      resources: [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: 1 }] }],
+      tasks: [{ command: ["true"], slot: "task", count: { per_slot: 1 } }],
+      attributes: { system: { duration: 60, exec: { test: { run_duration: "1s" } } } },
+    });
+    const reordered = { ...spec(), attributes: { system: { exec: { test: { run_duration: "1s" } }, duration: 60 } } };
+    const ps = [t.manager.submit(spec()), t.manager.submit(spec()), t.manager.submit(spec()), t.manager.submit(reordered)];
+    await t.advance(10);
+    const ids = await Promise.all(ps);
+    expect(JSON.stringify(t.manager.jobspec(ids[2]!))).toBe(JSON.stringify(spec()));
+    expect(JSON.stringify(t.manager.jobspec(ids[3]!))).toBe(JSON.stringify(reordered));
+    for (const id of ids) expect((await t.runToCompletion(id)).result).toBe("COMPLETED");
+  });
+});
