@@ -286,16 +286,40 @@ export function eventLineParts(e: EventEntry, out: PartSink): number {
     return line.length;
   }
   const head = cachedHead(h, h.withContext, e.name, ',"context":');
-  let ctx: string;
-  try {
-    ctx = JSON.stringify(e.context);
-  } catch {
-    ctx = JSON.stringify(e.context, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
-  }
+  const ctx = contextText(e.name, e.context);
   out.push(head);
   out.push(ctx);
   out.push("}\n");
   return head.length + ctx.length + 2;
+}
+
+/**
+ * The last deep-frozen context of each event name, with its text: a context the manager
+ * shares between jobs (every job's `release`, the `submit` of one user's jobs at one urgency)
+ * is serialized once, and its text is one string for all of those lines. Bounded like heads.
+ */
+const contextMemo = new Map<string, { context: Record<string, unknown>; text: string }>();
+
+/** The JSON text of an event's context (bigints as strings). */
+function contextText(name: string, context: Record<string, unknown>): string {
+  const memo = contextMemo.get(name);
+  if (memo !== undefined && memo.context === context) return memo.text;
+  let text: string;
+  try {
+    text = JSON.stringify(context);
+  } catch {
+    text = JSON.stringify(context, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+  }
+  // Only what cannot change may be remembered by identity.
+  if (deepFrozen(context) && (memo !== undefined || contextMemo.size < NAMES_MAX)) contextMemo.set(name, { context, text });
+  return text;
+}
+
+function deepFrozen(v: unknown): boolean {
+  if (typeof v !== "object" || v === null) return true;
+  if (!Object.isFrozen(v)) return false;
+  for (const k in v) if (!deepFrozen((v as Record<string, unknown>)[k])) return false;
+  return true;
 }
 
 /** The head of `h`, the quoted name and `tail`, as one flat string (kept in `cache`, one of h's maps). */

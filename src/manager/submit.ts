@@ -230,7 +230,7 @@ export class Submitter {
     const job = newActiveJob(newJobCore(this.ids.next(), jobspec));
     job.request = request;
     job.unstoredFrom = 0;
-    job.queue.push(e.entry("submit", { userid, urgency, flags, version: 1 }));
+    job.queue.push(e.entry("submit", this.submitContext(userid, urgency, flags)));
     e.drain(job);
     // Held from here on: events plugins post during admission queue behind `submit`, and
     // `validate` waits for the batch commit.
@@ -240,6 +240,23 @@ export class Submitter {
     this.enteredJson = json;
     return job;
   }
+
+  /**
+   * The `submit` event's context, deep-frozen and shared by the jobs one user submits one
+   * after another at one urgency and flags (its eventlog text is then made once: batch.ts).
+   */
+  private submitContext(userid: number, urgency: number, flags: number): Record<string, unknown> {
+    const c = this.lastSubmitContext;
+    if (c.userid === userid && c.urgency === urgency && c.flags === flags) return c;
+    return (this.lastSubmitContext = Object.freeze({ userid, urgency, flags, version: 1 }));
+  }
+
+  private lastSubmitContext: Readonly<{ userid: number; urgency: number; flags: number; version: number }> = Object.freeze({
+    userid: -1,
+    urgency: -1,
+    flags: -1,
+    version: 1,
+  });
 
   /**
    * The checks of a jobspec that depend on it alone (shape, size limits, slot, ClassAd

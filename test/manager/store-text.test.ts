@@ -57,6 +57,24 @@ describe("eventlog text", () => {
     for (const e of entries) expect(eventLine(e)).toBe(rfc18(e));
   });
 
+  it("a context is remembered by identity only while it cannot change: deep-frozen", () => {
+    const shared = Object.freeze({ ranks: "all", final: true });
+    const shallow = Object.freeze({ list: [1] });
+    const open: Record<string, unknown> = { n: 1 };
+    const line = (context: Record<string, unknown>) => eventLine({ timestamp: 3.5, name: "memo", context });
+    expect(line(shared)).toBe(line(shared));
+    expect(line(shared)).toBe('{"timestamp":3.5,"name":"memo","context":{"ranks":"all","final":true}}\n');
+    line(open);
+    open.n = 2;
+    expect(line(open)).toBe('{"timestamp":3.5,"name":"memo","context":{"n":2}}\n');
+    line(shallow);
+    shallow.list.push(2);
+    expect(line(shallow)).toBe('{"timestamp":3.5,"name":"memo","context":{"list":[1,2]}}\n');
+    // Another frozen context of the same name replaces the remembered one.
+    expect(line(Object.freeze({ ranks: "0", final: false }))).toBe('{"timestamp":3.5,"name":"memo","context":{"ranks":"0","final":false}}\n');
+    expect(line(shared)).toBe('{"timestamp":3.5,"name":"memo","context":{"ranks":"all","final":true}}\n');
+  });
+
   for (const kind of ["sqlite", "sqlite, commits on the manager's thread", "memory"] as const) {
     it(`${kind}: interleaved jobs' odd lines are stored byte for byte, and read back while the batch is open, in flight and written`, async () => {
       const dir = statedir();
