@@ -286,7 +286,7 @@ export function eventLineParts(e: EventEntry, out: PartSink): number {
     return line.length;
   }
   const head = cachedHead(h, h.withContext, e.name, ',"context":');
-  const ctx = contextText(e.name, e.context);
+  const ctx = contextText(e.context);
   out.push(head);
   out.push(ctx);
   out.push("}\n");
@@ -294,32 +294,103 @@ export function eventLineParts(e: EventEntry, out: PartSink): number {
 }
 
 /**
- * The last deep-frozen context of each event name, with its text: a context the manager
- * shares between jobs (every job's `release`, the `submit` of one user's jobs at one urgency)
- * is serialized once, and its text is one string for all of those lines. Bounded like heads.
+ * The JSON text of an event's context (bigints as strings), as JSON.stringify would write
+ * it. Contexts are small plain data, often holding objects the manager shares between jobs
+ * frozen (R's `R_lite` and `nodelist`, the final `release`'s context, one user's `submit`
+ * context): written here (plainText) with the text of each deep-frozen object remembered,
+ * about a tenth of JSON.stringify's time for an `alloc` context; anything else (a class
+ * instance, toJSON, a cycle) goes to JSON.stringify.
  */
-const contextMemo = new Map<string, { context: Record<string, unknown>; text: string }>();
-
-/** The JSON text of an event's context (bigints as strings). */
-function contextText(name: string, context: Record<string, unknown>): string {
-  const memo = contextMemo.get(name);
-  if (memo !== undefined && memo.context === context) return memo.text;
-  let text: string;
+function contextText(context: Record<string, unknown>): string {
+  let text: string | undefined;
   try {
-    text = JSON.stringify(context);
+    text = plainText(context);
   } catch {
-    text = JSON.stringify(context, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+    text = undefined; // too deep, or a cycle: JSON.stringify says what
   }
-  // Only what cannot change may be remembered by identity.
-  if (deepFrozen(context) && (memo !== undefined || contextMemo.size < NAMES_MAX)) contextMemo.set(name, { context, text });
+  if (text !== undefined) return text;
+  try {
+    return JSON.stringify(context);
+  } catch {
+    return JSON.stringify(context, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+  }
+}
+
+/** The text of deep-frozen objects met in contexts (see contextText). */
+const frozenText = new WeakMap<object, string>();
+/** Objects met that are not frozen: counted, so a frozen object knows whether all of it is. */
+let thawed = 0;
+/** Quoted object keys (contexts use a handful of words). */
+const quotedKeys = new Map<string, string>();
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** JSON text of plain data (plain objects, arrays, primitives); undefined for anything else. */
+function plainText(v: unknown): string | undefined {
+  switch (typeof v) {
+    case "string":
+      return JSON.stringify(v);
+    case "number":
+      return Number.isFinite(v) ? String(v) : "null";
+    case "boolean":
+      return v ? "true" : "false";
+    case "bigint":
+      return JSON.stringify(v.toString());
+    case "object":
+      if (v === null) return "null";
+      break;
+    default:
+      return undefined;
+  }
+  const frozen = Object.isFrozen(v);
+  if (frozen) {
+    const known = frozenText.get(v);
+    if (known !== undefined) return known;
+  } else thawed++;
+  const before = thawed;
+  let text: string;
+  if (Array.isArray(v)) {
+    if (Object.getPrototypeOf(v) !== Array.prototype || hasOwn.call(v, "toJSON")) return undefined;
+    text = "[";
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      const t = x === undefined || typeof x === "function" || typeof x === "symbol" ? "null" : plainText(x);
+      if (t === undefined) return undefined;
+      text += i === 0 ? t : "," + t;
+    }
+    text += "]";
+  } else {
+    if (Object.getPrototypeOf(v) !== Object.prototype) return undefined;
+    const o = v as Record<string, unknown>;
+    text = "{";
+    for (const k in o) {
+      if (!hasOwn.call(o, k)) continue;
+      if (k === "toJSON") return undefined;
+      const x = o[k];
+      if (x === undefined || typeof x === "function" || typeof x === "symbol") continue;
+      const t = plainText(x);
+      if (t === undefined) return undefined;
+      text += (text.length === 1 ? "" : ",") + quotedKey(k) + ":" + t;
+    }
+    text += "}";
+  }
+  if (frozen && thawed === before && !hasGetter(v)) frozenText.set(v, text);
   return text;
 }
 
-function deepFrozen(v: unknown): boolean {
-  if (typeof v !== "object" || v === null) return true;
-  if (!Object.isFrozen(v)) return false;
-  for (const k in v) if (!deepFrozen((v as Record<string, unknown>)[k])) return false;
-  return true;
+/** A getter's value may change even on a frozen object: such an object's text is not kept. */
+function hasGetter(o: object): boolean {
+  const d = Object.getOwnPropertyDescriptors(o);
+  for (const k in d) if (d[k]!.get !== undefined) return true;
+  return false;
+}
+
+function quotedKey(k: string): string {
+  let q = quotedKeys.get(k);
+  if (q === undefined) {
+    q = JSON.stringify(k);
+    if (quotedKeys.size < NAMES_MAX) quotedKeys.set(k, q);
+  }
+  return q;
 }
 
 /** The head of `h`, the quoted name and `tail`, as one flat string (kept in `cache`, one of h's maps). */

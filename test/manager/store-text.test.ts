@@ -73,6 +73,43 @@ describe("eventlog text", () => {
     // Another frozen context of the same name replaces the remembered one.
     expect(line(Object.freeze({ ranks: "0", final: false }))).toBe('{"timestamp":3.5,"name":"memo","context":{"ranks":"0","final":false}}\n');
     expect(line(shared)).toBe('{"timestamp":3.5,"name":"memo","context":{"ranks":"all","final":true}}\n');
+    // A frozen object inside a context that is not: remembered, and the rest written anew.
+    const lite = Object.freeze([Object.freeze({ rank: "0", children: Object.freeze({ core: "0" }) })]);
+    const exec: Record<string, unknown> = { R_lite: lite, starttime: 1.25 };
+    expect(line({ R: exec })).toBe(rfc18({ timestamp: 3.5, name: "memo", context: { R: exec } }));
+    exec.starttime = 2.5;
+    expect(line({ R: exec })).toBe('{"timestamp":3.5,"name":"memo","context":{"R":{"R_lite":[{"rank":"0","children":{"core":"0"}}],"starttime":2.5}}}\n');
+    // A getter's value may change even on a frozen object.
+    let n = 0;
+    const counter = Object.freeze({
+      get n() {
+        return ++n;
+      },
+    });
+    expect(line(counter)).toBe('{"timestamp":3.5,"name":"memo","context":{"n":1}}\n');
+    expect(line(counter)).toBe('{"timestamp":3.5,"name":"memo","context":{"n":2}}\n');
+  });
+
+  it("writes what JSON.stringify writes for data that is not plain, and fails as it does on a cycle", () => {
+    class Point {
+      constructor(readonly x: number) {}
+    }
+    const contexts: Array<Record<string, unknown>> = [
+      { at: new Date(0), p: new Point(1) },
+      { list: Object.assign([1, 2], { toJSON: () => "custom" }) },
+      { own: { toJSON: () => 7 } },
+      { skip: undefined, f: () => 1, s: Symbol("x"), arr: [undefined, () => 1, Symbol("y"), , NaN, -0, Infinity] },
+      Object.freeze({ frozen: Object.freeze([Object.freeze({ big: 5n })]) }),
+      Object.assign(Object.create(null) as Record<string, unknown>, { nullProto: 1 }),
+    ];
+    for (const context of contexts) {
+      const e = { timestamp: 4.5, name: "odd", context };
+      expect(eventLine(e)).toBe(rfc18(e));
+      expect(eventLine(e)).toBe(rfc18(e));
+    }
+    const cycle: Record<string, unknown> = { a: 1 };
+    cycle.self = { back: cycle };
+    expect(() => eventLine({ timestamp: 4.5, name: "odd", context: cycle })).toThrow(TypeError);
   });
 
   for (const kind of ["sqlite", "sqlite, commits on the manager's thread", "memory"] as const) {
