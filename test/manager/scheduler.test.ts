@@ -30,6 +30,35 @@ describe("scheduler", () => {
     expect(order).toEqual([first, b, d, a, c]);
   });
 
+  it("a job moved in the queue by a priority change, then cancelled, is never allocated", async () => {
+    // A queued job holds its queue entry; a priority change in SCHED (no state change)
+    // moves it, replacing the entry, and a cancel must withdraw the entry it holds now.
+    const s = await simManager({ resources: { cores: 1 } });
+    const order = allocOrder(s);
+    const { engine, scheduler } = JobManager.internals(s.mgr);
+    const reprioritize = (id: JobId, p: number) => engine.reprioritize(engine.activeJob(id), p);
+    const first = await submitNow(s, job(10));
+    const a = await submitNow(s, job(10));
+    const b = await submitNow(s, job(10));
+    const c = await submitNow(s, job(10));
+    reprioritize(c, 20);
+    reprioritize(b, 25);
+    await s.clock.advance(1);
+    expect([b, c].map((id) => s.mgr.eventlog(id).filter((e) => e.name === "priority").length)).toEqual([2, 2]);
+    expect(scheduler.pending()).toEqual([b, c, a]);
+    s.mgr.cancel(b);
+    reprioritize(c, 16); // back behind a (same priority, later id)
+    await s.clock.advance(1);
+    expect(scheduler.pending()).toEqual([a, c]);
+    s.mgr.cancel(a);
+    await s.clock.advance(1);
+    expect(scheduler.pending()).toEqual([c]);
+    for (let i = 0; i < 4; i++) await s.clock.advance(10_000);
+    expect(order).toEqual([first, c]);
+    expect([a, b, c].map((id) => s.mgr.job(id).state)).toEqual(["INACTIVE", "INACTIVE", "INACTIVE"]);
+    expect(scheduler.pending()).toEqual([]);
+  });
+
   it("records R with the allocated cores and releases them on free", async () => {
     const s = await simManager({ resources: { cores: 4 } });
     const id = await submitNow(s, job(10, 3));
