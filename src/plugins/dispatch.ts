@@ -121,7 +121,8 @@ export class Dispatcher {
 
   /** Drops the job's aux data (running destructors) and its subscriptions. */
   jobGone(id: JobId): void {
-    this.subscribers.delete(id);
+    // No lookup by bigint id in an empty map (the common case: no job has subscribers).
+    if (this.subscribers.size > 0) this.subscribers.delete(id);
     // An index loop: for-of makes an iterator result per plugin per job until optimized.
     const plugins = this.registry.plugins;
     for (let i = 0; i < plugins.length; i++) {
