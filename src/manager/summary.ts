@@ -13,6 +13,7 @@ import type { InactiveRecord } from "./inactive.js";
 import type { EventEntry, JobArgs, Jobspec } from "./port.js";
 import { RESULTS } from "./states.js";
 import type { PartSink } from "./store/batch-text.js";
+import { entryParts } from "./eventlog-text.js";
 import { eventPosted, resultOf, storedAnnotations } from "./transition.js";
 
 /** A summary as stored (JSON). Every field is what the replayed core holds. */
@@ -115,28 +116,59 @@ export function summaryText(job: ActiveJob, r: InactiveRecord): string {
 export function summaryParts(job: ActiveJob, r: InactiveRecord, out: PartSink): number {
   const c = job.core;
   const annotations = storedAnnotations(c, job.eventlog);
-  let n = put(out, '{"userid":', num(r.userid));
-  n += put(out, ',"urgency":', num(r.urgency));
-  n += put(out, ',"priority":', num(r.priority));
-  n += put(out, ',"t_submit":', num(r.t_submit));
-  n += put(out, ',"t_clean":', num(r.t_clean));
-  n += put(out, ',"result":', num(r.result));
-  n += put(out, ',"name":', JSON.stringify(r.name));
-  n += put(out, ',"waitStatus":', num(r.waitStatus));
-  n += put(out, ',"annotations":', annotations === null ? "null" : JSON.stringify(annotations));
-  n += put(out, ',"flags":', list(c.flags));
-  n += put(out, ',"dependencies":', list(c.dependencies));
-  n += put(out, ',"hasR":', replayHasR(job) ? "true" : "false");
-  if (c.endEvent !== undefined) n += put(out, ',"end_event":', JSON.stringify(c.endEvent));
+  const head = headText(r);
+  const t_submit = num(r.t_submit);
+  const t_clean = num(r.t_clean);
+  const rest = restText(r, annotations === null ? "null" : JSON.stringify(annotations), list(c.flags), list(c.dependencies), replayHasR(job));
+  out.push(head);
+  out.push(t_submit);
+  out.push(',"t_clean":');
+  out.push(t_clean);
+  out.push(rest);
+  let n = head.length + t_submit.length + 11 + t_clean.length + rest.length;
+  if (c.endEvent !== undefined) {
+    out.push(',"end_event":');
+    n += 13 + entryParts(c.endEvent, out);
+  }
   out.push("}");
   return n + 1;
 }
 
-/** Pushes a key's text and its value's; returns their length. */
-function put(out: PartSink, key: string, value: string): number {
-  out.push(key);
-  out.push(value);
-  return key.length + value.length;
+/**
+ * The text of a summary before its `t_submit` value and after its `t_clean` value: the same
+ * for every job of one user, urgency and priority, and for every job ending the same way
+ * (result, name, wait status, no annotations, flags or dependencies): made once for a run
+ * of such jobs, a summary is a few strings instead of two dozen.
+ */
+let lastHead = { userid: NaN, urgency: NaN, priority: NaN, text: "" };
+let lastRest = { result: NaN, name: "", waitStatus: NaN, annotations: "", flags: "", dependencies: "", hasR: false, text: "" };
+
+function headText(r: InactiveRecord): string {
+  const h = lastHead;
+  if (h.userid === r.userid && h.urgency === r.urgency && h.priority === r.priority) return h.text;
+  const text = `{"userid":${num(r.userid)},"urgency":${num(r.urgency)},"priority":${num(r.priority)},"t_submit":`;
+  lastHead = { userid: r.userid, urgency: r.urgency, priority: r.priority, text };
+  return text;
+}
+
+function restText(r: InactiveRecord, annotations: string, flags: string, dependencies: string, hasR: boolean): string {
+  const l = lastRest;
+  if (
+    l.result === r.result &&
+    l.name === r.name &&
+    l.waitStatus === r.waitStatus &&
+    l.annotations === annotations &&
+    l.flags === flags &&
+    l.dependencies === dependencies &&
+    l.hasR === hasR
+  ) {
+    return l.text;
+  }
+  const text =
+    `,"result":${num(r.result)},"name":${JSON.stringify(r.name)},"waitStatus":${num(r.waitStatus)},"annotations":${annotations}` +
+    `,"flags":${flags},"dependencies":${dependencies},"hasR":${hasR ? "true" : "false"}`;
+  lastRest = { result: r.result, name: r.name, waitStatus: r.waitStatus, annotations, flags, dependencies, hasR, text };
+  return text;
 }
 
 /** A number as JSON writes it (non-finite ones as null). */
