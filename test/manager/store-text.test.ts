@@ -173,7 +173,8 @@ const ops = fc.array(
   fc.oneof(
     { weight: 6, arbitrary: fc.record({ op: fc.constant("line" as const), job: fc.nat(7), text: piece }) },
     { weight: 6, arbitrary: fc.record({ op: fc.constant("parts" as const), job: fc.nat(7), parts: fc.array(piece, { maxLength: 6 }) }) },
-    { weight: 1, arbitrary: fc.record({ op: fc.constant("new" as const), job: fc.nat(7), jobspec: piece }) },
+    // Jobspecs often repeat (a batch sends a repeated one's text once).
+    { weight: 1, arbitrary: fc.record({ op: fc.constant("new" as const), job: fc.nat(7), jobspec: fc.oneof(piece, fc.constantFrom('{"v":1}', '{"v":2}')) }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant("summary" as const), job: fc.nat(7), text: piece }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant("purge" as const), job: fc.nat(7) }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant("read" as const), job: fc.nat(7) }) },
@@ -235,6 +236,24 @@ describe("a batch's text, cut back into rows", () => {
       }),
       { seed: 22, numRuns: 300 },
     );
+  });
+
+  it("sends a jobspec repeated by the next new job once, and gives it back to each job, across chunks and reads", () => {
+    const specs = ['{"v":1}', '{"v":1}', '{"v":2}', '{"v":2}', '{"v":1}', "", "", '{"v":1}'];
+    const list: Op[] = [];
+    specs.forEach((jobspec, job) => {
+      list.push({ op: "new", job, jobspec }, { op: "read", job });
+      // Enough parts between two new jobs that some repeats open a chunk.
+      for (let i = 0; i < 200 * job; i++) list.push({ op: "parts", job, parts: [`{"n":${i}}`, "\n"] });
+      list.push({ op: "read", job });
+    });
+    const { batch, model } = replay(list);
+    const rows = batch.rows(3);
+    expect(rows.chunks.length).toBeGreaterThan(2);
+    const text = readRows(structuredClone(rows));
+    expect(text.jobspecs).toEqual(specs);
+    expect(rows.chunks.join("").split('{"v":1}').length - 1).toBe(3);
+    expect(plain(batch)).toEqual(model);
   });
 
   it("spans chunks: a batch of thousands of pieces is a few strings, each piece cut back whole", () => {

@@ -22,6 +22,8 @@ import type { StoreBatch } from "./types.js";
 /** What a piece is, besides an eventlog piece of slot k (k >= 0). */
 const JOBSPEC = -1;
 const SUMMARY = -2;
+/** A new job's jobspec that is the very string of the batch's previous jobspec: no text. */
+const JOBSPEC_AGAIN = -3;
 
 /**
  * Parts joined into one chunk string while recent: small enough that they are still cached
@@ -51,7 +53,8 @@ export interface BatchRows {
   chunkPieces: Int32Array;
   /** Each piece's end offset within its chunk. */
   pieceEnds: Int32Array;
-  /** Each piece's owner: a slot (>= 0: eventlog text of that job), JOBSPEC or SUMMARY. */
+  /** Each piece's owner: a slot (>= 0: eventlog text of that job), JOBSPEC, JOBSPEC_AGAIN
+   *  (the previous jobspec again, no text of its own) or SUMMARY. */
   pieceOf: Int32Array;
   /** The row id of each slot (a job with eventlog text or a jobspec in this batch). */
   slotIds: BigInt64Array;
@@ -102,6 +105,7 @@ export function readRows(r: BatchRows): RowsText {
         const before = eventlogs[of];
         eventlogs[of] = before === undefined ? text : before + text;
       } else if (of === JOBSPEC) jobspecs.push(text);
+      else if (of === JOBSPEC_AGAIN) jobspecs.push(jobspecs[jobspecs.length - 1]!);
       else summaries.push(text);
     }
   }
@@ -157,7 +161,7 @@ export class TextBatch implements StoreBatch {
   /** First piece of each chunk, then of the open parts. */
   private readonly chunkFirst: number[] = [0];
   /** Pieces of each slot and each new slot's jobspec piece: built on the first read during the window (`slotText`). */
-  private index: { pieces: number[][]; jobspecs: Map<number, number>; done: number; newJobs: number } | undefined;
+  private index: { pieces: number[][]; jobspecs: Map<number, number>; done: number; newJobs: number; lastJobspec: number } | undefined;
 
   /** A TextBatch holding a plain StoreBatch's writes (a new job's first chunk is its appends entry). */
   static of(b: StoreBatch): TextBatch {
@@ -205,11 +209,23 @@ export class TextBatch implements StoreBatch {
     this.openN++;
   }
 
-  /** The job in `slot` is new in this batch: its jobspec (JSON) is stored with its first chunk. */
+  /**
+   * The job in `slot` is new in this batch: its jobspec (JSON) is stored with its first chunk.
+   * Jobs submitted with one jobspec share one string (submit.ts): the text goes to the
+   * writer once per batch, not once per job.
+   */
   newJob(slot: number, jobspec: string): void {
     this.newSlots.push(slot);
+    if (jobspec === this.lastJobspec) {
+      this.piece(JOBSPEC_AGAIN, "");
+      return;
+    }
+    this.lastJobspec = jobspec;
     this.piece(JOBSPEC, jobspec);
   }
+
+  /** The jobspec text of the batch's last new job (see newJob). */
+  private lastJobspec: string | undefined;
 
   /** The summary (JSON) of a job that has just become inactive. */
   summary(id: JobId, summary: string): void {
@@ -237,7 +253,7 @@ export class TextBatch implements StoreBatch {
 
   private piece(of: number, text: string): void {
     this.refuseSealed();
-    this.push(text);
+    if (text.length > 0) this.push(text);
     this.openEnd += text.length;
     this.endPiece(of);
   }
@@ -296,11 +312,12 @@ export class TextBatch implements StoreBatch {
    */
   slotText(slot: number): { jobspec?: string; eventlog: string } {
     this.joinOpen(); // pieces are read from chunks only
-    const index = (this.index ??= { pieces: [], jobspecs: new Map(), done: 0, newJobs: 0 });
+    const index = (this.index ??= { pieces: [], jobspecs: new Map(), done: 0, newJobs: 0, lastJobspec: -1 });
     for (; index.done < this.pieceOf.length; index.done++) {
       const of = this.pieceOf.get(index.done);
       if (of >= 0) (index.pieces[of] ??= []).push(index.done);
-      else if (of === JOBSPEC) index.jobspecs.set(this.newSlots[index.newJobs++]!, index.done);
+      else if (of === JOBSPEC) index.jobspecs.set(this.newSlots[index.newJobs++]!, (index.lastJobspec = index.done));
+      else if (of === JOBSPEC_AGAIN) index.jobspecs.set(this.newSlots[index.newJobs++]!, index.lastJobspec);
     }
     let eventlog = "";
     for (const p of index.pieces[slot] ?? []) eventlog += this.pieceText(p);
