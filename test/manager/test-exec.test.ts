@@ -83,6 +83,35 @@ describe("test executor: reattach", () => {
   });
 });
 
+describe("a finish with status 0", () => {
+  it("has one frozen context for every job: a plugin writing to it fails and no job's finish changes", async () => {
+    const s = await simManager({
+      resources: { cores: 1 },
+      plugins: fakePort({
+        "job.event.finish": (a) => {
+          (a.entry!.context as Record<string, unknown>).status = 256;
+        },
+      }),
+    });
+    const ids = [await submitNow(s, testJob(1))];
+    await s.clock.advance(2000);
+    ids.push(await submitNow(s, testJob(1)));
+    await s.clock.advance(2000);
+    const failed = await submitNow(s, testJob(1, { wait_status: 512 }));
+    await s.clock.advance(2000);
+    const finishOf = (id: (typeof ids)[number]) => s.mgr.eventlog(id).find((e) => e.name === "finish")?.context;
+    for (const id of ids) {
+      expect(s.mgr.job(id).result).toBe("COMPLETED");
+      expect(finishOf(id)).toEqual({ status: 0 });
+    }
+    // A nonzero status has a context of its own: the plugin's write to it raises no error
+    // (the job's eventlog was written before the plugin ran).
+    expect(finishOf(failed)).toEqual({ status: 512 });
+    expect(s.mgr.job(failed).result).toBe("FAILED");
+    expect(s.logs.filter((l) => l.includes("event.finish callback failed") && l.includes("read only"))).toHaveLength(2);
+  });
+});
+
 describe("the final release", () => {
   it("has one frozen context for every job: a plugin writing to it fails and no job's release changes", async () => {
     const s = await simManager({

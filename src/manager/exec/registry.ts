@@ -43,6 +43,10 @@ const NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 /** The final release's context, the same for every job: one frozen object, shared. */
 const RELEASE_ALL: Readonly<Record<string, unknown>> = Object.freeze({ ranks: "all", final: true });
 
+/** The context of a `finish` with status 0 and no usage (most jobs): one frozen object,
+ *  shared, so its eventlog text is also made once (batch.ts remembers frozen contexts). */
+const FINISHED_OK: Readonly<Record<string, unknown>> = Object.freeze({ status: 0 });
+
 /** `ExecJob.saved` of a job with nothing saved: one frozen empty object, shared. */
 const NOTHING_SAVED: Readonly<Record<string, unknown>> = Object.freeze({});
 
@@ -274,7 +278,7 @@ export class Executors {
         const job = bound(id, "finish");
         if (!job) return;
         if (!Number.isInteger(status)) return e.log("error", `executor ${name}: finish for job ${formatJobId(id)}: status must be an integer`);
-        e.post(job, "finish", usage && isPlainObject(usage) ? { status, usage } : { status });
+        e.post(job, "finish", usage && isPlainObject(usage) ? { status, usage } : status === 0 ? FINISHED_OK : { status });
         finished = job;
       },
       release(id) {
