@@ -44,7 +44,7 @@ const NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 const RELEASE_ALL: Readonly<Record<string, unknown>> = Object.freeze({ ranks: "all", final: true });
 
 /** The context of a `finish` with status 0 and no usage (most jobs): one frozen object,
- *  shared, so its eventlog text is also made once (batch.ts remembers frozen contexts). */
+ *  shared, so its eventlog text is also made once (eventlog-text.ts remembers frozen ones). */
 const FINISHED_OK: Readonly<Record<string, unknown>> = Object.freeze({ status: 0 });
 
 /** `ExecJob.saved` of a job with nothing saved: one frozen empty object, shared. */
