@@ -2,7 +2,7 @@
  * Eventlog text written by hand (RFC 18 lines, and the entry inside a summary): exactly what
  * JSON.stringify writes, without its cost. A line's head (`{"timestamp":T,"name":"N"`) is
  * shared by every event of that name and millisecond, and an event's context is written
- * with the text of its deep-frozen parts remembered (contextText).
+ * with the text of its deep-frozen parts remembered (contextParts).
  */
 import type { EventEntry } from "./port.js";
 import type { PartSink } from "./store/batch-text.js";
@@ -62,12 +62,7 @@ export function eventLineParts(e: EventEntry, out: PartSink): number {
     out.push(line);
     return line.length;
   }
-  const head = cachedHead(h, h.withContext, e.name, ',"context":');
-  const ctx = contextText(e.context);
-  out.push(head);
-  out.push(ctx);
-  out.push("}\n");
-  return head.length + ctx.length + 2;
+  return contextParts(e.context, cachedHead(h, h.withContext, e.name, ',"context":'), "}\n", out);
 }
 
 /**
@@ -81,96 +76,150 @@ export function entryParts(e: EventEntry, out: PartSink): number {
     out.push(whole);
     return whole.length;
   }
-  const head = cachedHead(h, h.withContext, e.name, ',"context":');
-  const ctx = contextText(e.context);
-  out.push(head);
-  out.push(ctx);
-  out.push("}");
-  return head.length + ctx.length + 1;
+  return contextParts(e.context, cachedHead(h, h.withContext, e.name, ',"context":'), "}", out);
 }
 
 /**
- * The JSON text of an event's context (bigints as strings), as JSON.stringify would write
- * it. Contexts are small plain data, often holding objects the manager shares between jobs
- * frozen (R's `R_lite` and `nodelist`, the final `release`'s context, one user's `submit`
- * context): written here (plainText) with the text of each deep-frozen object remembered,
- * about a tenth of JSON.stringify's time for an `alloc` context; anything else (a class
- * instance, toJSON, a cycle) goes to JSON.stringify.
+ * Pushes `head`, the parts of an event context's JSON text (bigints as strings) as
+ * JSON.stringify would write it, and `tail` to `out`; returns their length. Contexts are small plain data, often
+ * holding objects the manager shares between jobs frozen (R's `R_lite` and `nodelist`, the
+ * final `release`'s context, one user's `submit` context): written here (plainParts) as
+ * parts, with the text of each deep-frozen object remembered, in about a tenth of
+ * JSON.stringify's time for an `alloc` context and with no string per context; anything
+ * else (a class instance, toJSON, a cycle) goes to JSON.stringify.
  */
-function contextText(context: Record<string, unknown>): string {
-  let text: string | undefined;
-  try {
-    text = plainText(context);
-  } catch {
-    text = undefined; // too deep, or a cycle: JSON.stringify says what
+function contextParts(context: Record<string, unknown>, head: string, tail: string, out: PartSink): number {
+  // The context is read (a getter may run, and write an event of its own) before anything
+  // is pushed; the scratch is this function's alone: a call re-entering gets JSON.stringify.
+  if (!writing) {
+    writing = true;
+    let plain = false;
+    try {
+      plain = plainParts(context);
+    } catch {
+      plain = false; // too deep, or a cycle: JSON.stringify says what
+    } finally {
+      writing = false;
+    }
+    let n = head.length + tail.length;
+    if (plain) {
+      out.push(head);
+      for (let i = 0; i < scratchN; i++) {
+        const part = scratch[i]!;
+        out.push(part);
+        n += part.length;
+      }
+      out.push(tail);
+    }
+    scratch.fill("", 0, scratchN);
+    scratchN = 0;
+    if (plain) return n;
   }
-  if (text !== undefined) return text;
+  let text: string;
   try {
-    return JSON.stringify(context);
+    text = JSON.stringify(context);
   } catch {
-    return JSON.stringify(context, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+    text = JSON.stringify(context, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
   }
+  out.push(head);
+  out.push(text);
+  out.push(tail);
+  return head.length + text.length + tail.length;
 }
 
-/** The text of deep-frozen objects met in contexts (see contextText). */
+/**
+ * Where plainParts puts a context's parts (reused; blanked after each context), so that a
+ * context that turns out not to be plain data leaves nothing in the caller's sink.
+ */
+const scratch: string[] = [];
+let scratchN = 0;
+let writing = false;
+const put = (part: string): void => {
+  scratch[scratchN++] = part;
+};
+
+/** The text of deep-frozen objects met in contexts (see contextParts). */
 const frozenText = new WeakMap<object, string>();
 /** Objects met that are not frozen: counted, so a frozen object knows whether all of it is. */
 let thawed = 0;
-/** Quoted object keys (contexts use a handful of words). */
-const quotedKeys = new Map<string, string>();
 const hasOwn = Object.prototype.hasOwnProperty;
 
-/** JSON text of plain data (plain objects, arrays, primitives); undefined for anything else. */
-function plainText(v: unknown): string | undefined {
+/** Puts the parts of plain data's JSON text (plain objects, arrays, primitives); false for anything else. */
+function plainParts(v: unknown): boolean {
   switch (typeof v) {
     case "string":
-      return JSON.stringify(v);
+      put(JSON.stringify(v));
+      return true;
     case "number":
-      return Number.isFinite(v) ? String(v) : "null";
+      put(Number.isFinite(v) ? String(v) : "null");
+      return true;
     case "boolean":
-      return v ? "true" : "false";
+      put(v ? "true" : "false");
+      return true;
     case "bigint":
-      return JSON.stringify(v.toString());
+      put(JSON.stringify(v.toString()));
+      return true;
     case "object":
-      if (v === null) return "null";
+      if (v === null) {
+        put("null");
+        return true;
+      }
       break;
     default:
-      return undefined;
+      return false;
   }
-  const frozen = Object.isFrozen(v);
-  if (frozen) {
-    const known = frozenText.get(v);
-    if (known !== undefined) return known;
-  } else thawed++;
+  if (!Object.isFrozen(v)) {
+    thawed++;
+    return walk(v);
+  }
+  const known = frozenText.get(v);
+  if (known !== undefined) {
+    put(known);
+    return true;
+  }
+  // A frozen object's text is made one string (from its parts), kept if all of it is frozen.
+  const mark = scratchN;
   const before = thawed;
-  let text: string;
+  if (!walk(v)) return false;
+  const text = scratch.slice(mark, scratchN).join("");
+  scratch.fill("", mark, scratchN);
+  scratchN = mark;
+  put(text);
+  if (thawed === before && !hasGetter(v)) frozenText.set(v, text);
+  return true;
+}
+
+/** plainParts of an object or array. */
+function walk(v: object): boolean {
   if (Array.isArray(v)) {
-    if (Object.getPrototypeOf(v) !== Array.prototype || hasOwn.call(v, "toJSON")) return undefined;
-    text = "[";
+    if (Object.getPrototypeOf(v) !== Array.prototype || hasOwn.call(v, "toJSON")) return false;
+    if (v.length === 0) {
+      put("[]");
+      return true;
+    }
     for (let i = 0; i < v.length; i++) {
+      put(i === 0 ? "[" : ",");
       const x: unknown = v[i];
-      const t = x === undefined || typeof x === "function" || typeof x === "symbol" ? "null" : plainText(x);
-      if (t === undefined) return undefined;
-      text += i === 0 ? t : "," + t;
+      if (x === undefined || typeof x === "function" || typeof x === "symbol") put("null");
+      else if (!plainParts(x)) return false;
     }
-    text += "]";
-  } else {
-    if (Object.getPrototypeOf(v) !== Object.prototype) return undefined;
-    const o = v as Record<string, unknown>;
-    text = "{";
-    for (const k in o) {
-      if (!hasOwn.call(o, k)) continue;
-      if (k === "toJSON") return undefined;
-      const x = o[k];
-      if (x === undefined || typeof x === "function" || typeof x === "symbol") continue;
-      const t = plainText(x);
-      if (t === undefined) return undefined;
-      text += (text.length === 1 ? "" : ",") + quotedKey(k) + ":" + t;
-    }
-    text += "}";
+    put("]");
+    return true;
   }
-  if (frozen && thawed === before && !hasGetter(v)) frozenText.set(v, text);
-  return text;
+  if (Object.getPrototypeOf(v) !== Object.prototype) return false;
+  const o = v as Record<string, unknown>;
+  let first = true;
+  for (const k in o) {
+    if (!hasOwn.call(o, k)) continue;
+    if (k === "toJSON") return false;
+    const x = o[k];
+    if (x === undefined || typeof x === "function" || typeof x === "symbol") continue;
+    put(keyPart(k, first));
+    first = false;
+    if (!plainParts(x)) return false;
+  }
+  put(first ? "{}" : "}");
+  return true;
 }
 
 /** A getter's value may change even on a frozen object: such an object's text is not kept. */
@@ -180,13 +229,18 @@ function hasGetter(o: object): boolean {
   return false;
 }
 
-function quotedKey(k: string): string {
-  let q = quotedKeys.get(k);
-  if (q === undefined) {
-    q = JSON.stringify(k);
-    if (quotedKeys.size < NAMES_MAX) quotedKeys.set(k, q);
+/** Object keys as written, `{"k":` first and `,"k":` after (contexts use a handful of words). */
+const firstKeys = new Map<string, string>();
+const nextKeys = new Map<string, string>();
+
+function keyPart(k: string, first: boolean): string {
+  const cache = first ? firstKeys : nextKeys;
+  let part = cache.get(k);
+  if (part === undefined) {
+    part = `${first ? "{" : ","}${JSON.stringify(k)}:`;
+    if (cache.size < NAMES_MAX) cache.set(k, part);
   }
-  return q;
+  return part;
 }
 
 /** The head of `h`, the quoted name and `tail`, as one flat string (kept in `cache`, one of h's maps). */
@@ -199,12 +253,9 @@ function cachedHead(h: Heads, cache: Map<string, string>, name: string, tail: st
   return text;
 }
 
-/** eventLine's parts (reused: a line is joined before the next one is made). */
-const lineParts: string[] = [];
-
 /** One RFC 18 eventlog line (eventLineParts, joined). */
 export function eventLine(e: EventEntry): string {
-  lineParts.length = 0;
-  eventLineParts(e, lineParts);
-  return lineParts.length === 1 ? lineParts[0]! : lineParts.join("");
+  const parts: string[] = [];
+  eventLineParts(e, parts);
+  return parts.length === 1 ? parts[0]! : parts.join("");
 }

@@ -88,6 +88,15 @@ describe("eventlog text", () => {
     });
     expect(line(counter)).toBe('{"timestamp":3.5,"name":"memo","context":{"n":1}}\n');
     expect(line(counter)).toBe('{"timestamp":3.5,"name":"memo","context":{"n":2}}\n');
+    // A getter that writes an event meanwhile.
+    const nested = {
+      a: 1,
+      get inner() {
+        return line({ deep: [1, 2] });
+      },
+      z: [3],
+    };
+    expect(line(nested)).toBe(rfc18({ timestamp: 3.5, name: "memo", context: { a: 1, inner: line({ deep: [1, 2] }), z: [3] } }));
   });
 
   it("writes what JSON.stringify writes for data that is not plain, and fails as it does on a cycle", () => {
