@@ -67,16 +67,17 @@ export function eventLineParts(e: EventEntry, out: PartSink): number {
 
 /**
  * The parts of `JSON.stringify(e)` for an entry (its line without the newline: the end event
- * inside a summary), appended to `out`; returns their length. Bigints as strings, as in lines.
+ * inside a summary) followed by `after` ("}}": the entry's closing brace and its container's),
+ * appended to `out`; returns their length. Bigints as strings, as in lines.
  */
-export function entryParts(e: EventEntry, out: PartSink): number {
+export function entryParts(e: EventEntry, out: PartSink, after: "}}"): number {
   const h = headsFor(e.timestamp);
   if (e.context === undefined) {
-    const whole = cachedHead(h, h.bareEntry, e.name, "}");
+    const whole = cachedHead(h, h.bareEntry, e.name, after);
     out.push(whole);
     return whole.length;
   }
-  return contextParts(e.context, cachedHead(h, h.withContext, e.name, ',"context":'), "}", out);
+  return contextParts(e.context, cachedHead(h, h.withContext, e.name, ',"context":'), after, out);
 }
 
 /**
@@ -104,12 +105,18 @@ function contextParts(context: Record<string, unknown>, head: string, tail: stri
     let n = head.length + tail.length;
     if (plain) {
       out.push(head);
-      for (let i = 0; i < scratchN; i++) {
+      // The context's closing brace and the tail go as one constant (a part fewer).
+      const last = scratch[scratchN - 1] === "}" ? scratchN - 1 : scratchN;
+      for (let i = 0; i < last; i++) {
         const part = scratch[i]!;
         out.push(part);
         n += part.length;
       }
-      out.push(tail);
+      if (last === scratchN) out.push(tail);
+      else {
+        out.push(tail === "}\n" ? "}}\n" : tail === "}}" ? "}}}" : `}${tail}`);
+        n += 1;
+      }
     }
     scratch.fill("", 0, scratchN);
     scratchN = 0;

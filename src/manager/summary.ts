@@ -119,19 +119,20 @@ export function summaryParts(job: ActiveJob, r: InactiveRecord, out: PartSink): 
   const head = headText(r);
   const t_submit = num(r.t_submit);
   const t_clean = num(r.t_clean);
-  const rest = restText(r, annotations === null ? "null" : JSON.stringify(annotations), list(c.flags), list(c.dependencies), replayHasR(job));
+  const end = c.endEvent;
+  const rest = restText(r, annotations === null ? "null" : JSON.stringify(annotations), list(c.flags), list(c.dependencies), replayHasR(job), end !== undefined);
   out.push(head);
   out.push(t_submit);
   out.push(',"t_clean":');
   out.push(t_clean);
   out.push(rest);
   let n = head.length + t_submit.length + 11 + t_clean.length + rest.length;
-  if (c.endEvent !== undefined) {
-    out.push(',"end_event":');
-    n += 13 + entryParts(c.endEvent, out);
+  if (end === undefined) {
+    out.push("}");
+    return n + 1;
   }
-  out.push("}");
-  return n + 1;
+  // The entry's closing brace and the summary's are one part (entryParts' tail).
+  return n + entryParts(end, out, "}}");
 }
 
 /**
@@ -141,7 +142,7 @@ export function summaryParts(job: ActiveJob, r: InactiveRecord, out: PartSink): 
  * of such jobs, a summary is a few strings instead of two dozen.
  */
 let lastHead = { userid: NaN, urgency: NaN, priority: NaN, text: "" };
-let lastRest = { result: NaN, name: "", waitStatus: NaN, annotations: "", flags: "", dependencies: "", hasR: false, text: "" };
+let lastRest = { result: NaN, name: "", waitStatus: NaN, annotations: "", flags: "", dependencies: "", hasR: false, end: false, text: "" };
 
 function headText(r: InactiveRecord): string {
   const h = lastHead;
@@ -151,7 +152,8 @@ function headText(r: InactiveRecord): string {
   return text;
 }
 
-function restText(r: InactiveRecord, annotations: string, flags: string, dependencies: string, hasR: boolean): string {
+/** From `"result"` to `hasR`'s value, and the `end_event` key if the summary has one. */
+function restText(r: InactiveRecord, annotations: string, flags: string, dependencies: string, hasR: boolean, end: boolean): string {
   const l = lastRest;
   if (
     l.result === r.result &&
@@ -160,14 +162,15 @@ function restText(r: InactiveRecord, annotations: string, flags: string, depende
     l.annotations === annotations &&
     l.flags === flags &&
     l.dependencies === dependencies &&
-    l.hasR === hasR
+    l.hasR === hasR &&
+    l.end === end
   ) {
     return l.text;
   }
   const text =
     `,"result":${num(r.result)},"name":${JSON.stringify(r.name)},"waitStatus":${num(r.waitStatus)},"annotations":${annotations}` +
-    `,"flags":${flags},"dependencies":${dependencies},"hasR":${hasR ? "true" : "false"}`;
-  lastRest = { result: r.result, name: r.name, waitStatus: r.waitStatus, annotations, flags, dependencies, hasR, text };
+    `,"flags":${flags},"dependencies":${dependencies},"hasR":${hasR ? "true" : "false"}${end ? ',"end_event":' : ""}`;
+  lastRest = { result: r.result, name: r.name, waitStatus: r.waitStatus, annotations, flags, dependencies, hasR, end, text };
   return text;
 }
 
