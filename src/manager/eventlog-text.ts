@@ -192,7 +192,11 @@ function plainParts(v: unknown): boolean {
   scratch.fill("", mark, scratchN);
   scratchN = mark;
   put(text);
-  if (thawed === before && !hasGetter(v)) frozenText.set(v, text);
+  if (thawed === before) {
+    // A getter's value may change: neither this object's text nor its containers' is kept.
+    if (hasGetter(v)) thawed++;
+    else frozenText.set(v, text);
+  }
   return true;
 }
 

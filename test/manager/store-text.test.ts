@@ -88,6 +88,9 @@ describe("eventlog text", () => {
     });
     expect(line(counter)).toBe('{"timestamp":3.5,"name":"memo","context":{"n":1}}\n');
     expect(line(counter)).toBe('{"timestamp":3.5,"name":"memo","context":{"n":2}}\n');
+    const wrapped = Object.freeze({ wrap: counter });
+    expect(line(wrapped)).toBe('{"timestamp":3.5,"name":"memo","context":{"wrap":{"n":3}}}\n');
+    expect(line(wrapped)).toBe('{"timestamp":3.5,"name":"memo","context":{"wrap":{"n":4}}}\n');
     // A getter that writes an event meanwhile.
     const nested = {
       a: 1,
