@@ -5,7 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../src/manager/clock.js";
 import type { JobArgs } from "../../src/manager/port.js";
-import { fakePort } from "./fake-port.js";
+import { JobManager } from "../../src/manager/manager.js";
+import { fakePort, type FakePort } from "./fake-port.js";
 import { simManager, submitNow, testJob } from "./helpers.js";
 
 /** A simulated clock on which every reading is a millisecond later than the last one, as
@@ -44,6 +45,33 @@ describe("event timestamps", () => {
     const other = await submitNow(s, testJob("10s"));
     expect(s.mgr.eventlog(other)[0]!.timestamp).toBeGreaterThan(at("clean"));
     expect(clock.reads).toBeGreaterThan(before);
+  });
+});
+
+describe("event timestamps after a failure", () => {
+  it("a cascade that throws ends with its shared reading: the next post reads the clock", async () => {
+    const clock = new TickingClock();
+    const s = await simManager({
+      clock,
+      plugins: (m) => {
+        const port: FakePort = fakePort({})(m);
+        const matches = port.matches;
+        // A host bug surfacing in the middle of a cascade (the engine does not catch it).
+        port.matches = (topic) => {
+          if (topic === "job.event.boom") throw new Error("boom");
+          return matches(topic);
+        };
+        return port;
+      },
+    });
+    const id = await submitNow(s, testJob("1h"), { urgency: 0 });
+    const engine = JobManager.internals(s.mgr).engine;
+    const job = engine.active.get(id)!;
+    expect(() => engine.post(job, "boom")).toThrow("boom");
+    engine.post(job, "mark");
+    const log = s.mgr.eventlog(id);
+    const at = (name: string) => log.find((e) => e.name === name)!.timestamp;
+    expect(at("mark")).toBeGreaterThan(at("boom"));
   });
 });
 
