@@ -42,7 +42,7 @@ export function takesOnlyFirstArg(fn: unknown): boolean {
   if (typeof fn !== "function") return false;
   let src: string;
   try {
-    src = Function.prototype.toString.call(fn);
+    src = sourceOf.call(fn);
   } catch {
     return false;
   }
@@ -58,6 +58,9 @@ export function takesOnlyFirstArg(fn: unknown): boolean {
   }
   return depth === 0;
 }
+
+/** Function.prototype.toString as it was when jobtap loaded (a plugin cannot replace it). */
+const sourceOf = Function.prototype.toString;
 
 /** `x => ...`, `async x => ...` */
 const SINGLE_NAME_ARROW = /^(?:async\s+)?[A-Za-z_$][\w$]*\s*=>/;
