@@ -70,6 +70,19 @@ export function checkUrgency(u: unknown): number {
   return u;
 }
 
+/**
+ * The executor of every `submit` promise: it hands over the promise's resolve and reject
+ * (called synchronously by the Promise constructor), so no executor closure is made per job.
+ */
+const noop = (): void => undefined;
+const captured: { ok: Ok; fail: Fail } = { ok: noop, fail: noop };
+const capture = (resolve: Ok, reject: Fail): void => {
+  captured.ok = resolve;
+  captured.fail = reject;
+};
+
+const NO_OPTIONS: SubmitOptions = Object.freeze({});
+
 /** Admission topics by step; step 2 is the job.dependency.<scheme> calls. */
 const ADMISSION_TOPICS = ["job.create", "job.validate", "", "job.new"] as const;
 
@@ -91,16 +104,13 @@ export class Submitter {
    * Submits one job. Resolves with its id once the batch holding its eventlog is durable;
    * rejects with JOB_REJECTED (the plugin's errmsg) or a bad-input code.
    */
-  submit(jobspecIn: unknown, opts: SubmitOptions = {}, shared?: SharedJobspecs): Promise<JobId> {
+  submit(jobspecIn: unknown, opts: SubmitOptions = NO_OPTIONS, shared?: SharedJobspecs): Promise<JobId> {
     // The job keeps the promise's own resolve and reject (no closure of ours per job): a
     // closure made in the executor would keep this call's arguments alive until the job's
     // acknowledgement, the submitter's jobspec among them.
-    let ok!: Ok;
-    let fail!: Fail;
-    const p = new Promise<JobId>((resolve, reject) => {
-      ok = resolve;
-      fail = reject;
-    });
+    const p = new Promise<JobId>(capture);
+    const { ok, fail } = captured;
+    captured.ok = captured.fail = noop; // not kept past this call
     try {
       this.admit(jobspecIn, opts, shared, ok, fail);
     } catch (err) {
@@ -128,7 +138,7 @@ export class Submitter {
         const ok: Ok = (id) => settle({ id });
         const fail: Fail = (err) => settle({ error: err instanceof JobtapError ? err : new JobtapError(ErrorCode.INTERNAL, String(err)) });
         try {
-          this.admit(items[i]!.jobspec, items[i]!.opts ?? {}, shared, ok, fail);
+          this.admit(items[i]!.jobspec, items[i]!.opts ?? NO_OPTIONS, shared, ok, fail);
         } catch (err) {
           fail(err);
         }
