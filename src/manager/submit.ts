@@ -253,7 +253,7 @@ export class Submitter {
 
   /**
    * The `submit` event's context, deep-frozen and shared by the jobs one user submits one
-   * after another at one urgency and flags (its eventlog text is then made once: batch.ts).
+   * after another at one urgency and flags (its eventlog text is then made once: eventlog-text.ts).
    */
   private submitContext(userid: number, urgency: number, flags: number): Record<string, unknown> {
     const c = this.lastSubmitContext;
