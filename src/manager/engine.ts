@@ -417,7 +417,7 @@ export class Engine {
     if (priority === PRIORITY_UNAVAILABLE || priority < 0) return;
     const p = overridePriority(c.urgency, Math.min(priority, PRIORITY_MAX));
     if (c.state === "SCHED" && p === c.priority) return;
-    this.post(job, "priority", { priority: p });
+    this.post(job, "priority", priorityContext(p));
   }
 
   /**
@@ -552,3 +552,15 @@ function redactR(R: Record<string, unknown>): Record<string, unknown> {
   const { scheduling: _omit, ...rest } = R;
   return rest;
 }
+
+/**
+ * A `priority` event's context: one frozen object per value for the priorities most jobs get
+ * (0-4095: the default plugin's urgency-based values and a fair-share's small numbers), so
+ * its eventlog text is made once (eventlog-text.ts); a larger value gets its own. Event
+ * contexts are read-only to plugins (docs/plugins.md).
+ */
+function priorityContext(p: number): Record<string, unknown> {
+  if (!(Number.isInteger(p) && p >= 0 && p < PRIORITY_CONTEXTS.length)) return { priority: p };
+  return (PRIORITY_CONTEXTS[p] ??= Object.freeze({ priority: p }));
+}
+const PRIORITY_CONTEXTS = new Array<Readonly<{ priority: number }> | undefined>(4096);

@@ -104,3 +104,26 @@ describe("hold and expedite overrides", () => {
     expect(JobManager.internals(s.mgr).scheduler.pending()).toEqual([expedited, normal]);
   });
 });
+
+describe("a priority event's context", () => {
+  it("is one frozen object per value: a plugin writing to it fails and no job's priority changes", async () => {
+    const { fakePort } = await import("./fake-port.js");
+    const s = await simManager({
+      resources: { cores: 1 },
+      plugins: fakePort({
+        "job.event.priority": (a) => {
+          (a.entry!.context as Record<string, unknown>).priority = 1;
+        },
+      }),
+    });
+    const a = await submitNow(s, testJob(1));
+    const b = await submitNow(s, testJob(1));
+    const c = await submitNow(s, testJob(1), { urgency: 20 });
+    const priorityOf = (id: typeof a) => s.mgr.eventlog(id).find((e) => e.name === "priority")?.context;
+    expect(priorityOf(a)).toBe(priorityOf(b));
+    expect(priorityOf(a)).toEqual({ priority: 16 });
+    expect(priorityOf(c)).toEqual({ priority: 20 });
+    for (const id of [a, b, c]) expect(s.mgr.job(id).priority).toBe(id === c ? 20 : 16);
+    expect(s.logs.filter((l) => l.includes("event.priority callback failed") && l.includes("read only"))).toHaveLength(3);
+  });
+});
