@@ -13,6 +13,7 @@
 import type { Clock, TimerHandle } from "./clock.js";
 import type { JobId } from "./ids.js";
 import { RESULTS, type JobResult } from "./states.js";
+import { smallInt } from "./transition.js";
 
 /** What is kept of an inactive job (a view built on demand; the cache holds columns). */
 export interface InactiveRecord {
@@ -115,14 +116,15 @@ class Columns {
     const i = slot & (PAGE_SLOTS - 1);
     return {
       id,
-      userid: p.userid[i]!,
+      // Whole numbers as small integers: see smallInt.
+      userid: smallInt(p.userid[i]!),
       urgency: p.urgency[i]!,
-      priority: p.priority[i]!,
+      priority: smallInt(p.priority[i]!),
       t_submit: p.t_submit[i]!,
       t_clean: p.t_clean[i]!,
       result: p.result[i]!,
       name: this.name[slot]!,
-      waitStatus: p.waitStatus[i]!,
+      waitStatus: smallInt(p.waitStatus[i]!),
       annotations: this.annotations.get(slot) ?? null,
     };
   }
