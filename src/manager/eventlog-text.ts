@@ -82,12 +82,12 @@ export function entryParts(e: EventEntry, out: PartSink, after: "}}"): number {
 
 /**
  * Pushes `head`, the parts of an event context's JSON text (bigints as strings) as
- * JSON.stringify would write it, and `tail` to `out`; returns their length. Contexts are small plain data, often
- * holding objects the manager shares between jobs frozen (R's `R_lite` and `nodelist`, the
- * final `release`'s context, one user's `submit` context): written here (plainParts) as
- * parts, with the text of each deep-frozen object remembered, in about a tenth of
- * JSON.stringify's time for an `alloc` context and with no string per context; anything
- * else (a class instance, toJSON, a cycle) goes to JSON.stringify.
+ * JSON.stringify would write it, and `tail` to `out`; returns their length. Contexts are
+ * small plain data, often holding objects the manager shares between jobs frozen (R's
+ * `R_lite` and `nodelist`, the final `release`'s context, one user's `submit` context):
+ * written here (plainParts) as parts, with the text of each deep-frozen object remembered,
+ * in about a tenth of JSON.stringify's time for an `alloc` context and with no string per
+ * context; anything else (a class instance, toJSON, a cycle) goes to JSON.stringify.
  */
 function contextParts(context: Record<string, unknown>, head: string, tail: string, out: PartSink): number {
   // The context is read (a getter may run, and write an event of its own) before anything

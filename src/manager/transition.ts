@@ -78,9 +78,9 @@ export function newJobCore(id: JobId, jobspec: Jobspec): JobCore {
 }
 
 /** The state `entry` moves a job in `state` to, per TRANSITIONS (undefined: no change). */
-export function nextState(state: State, entry: EventEntry): State | undefined {
+function nextState(state: State, entry: EventEntry, rule: Rule): State | undefined {
   if (entry.name === "exception" && (entry.context?.severity as number) !== 0) return undefined;
-  return (TRANSITIONS[state] as Readonly<Record<string, State>>)[entry.name];
+  return rule.to[state];
 }
 
 /**
@@ -154,7 +154,7 @@ function refusal(job: JobCore, entry: EventEntry, rule: Rule = ruleOf(entry.name
 
 /** After the effects: the state entered and the event recorded as posted. */
 function finish(next: MutableCore, from: State, entry: EventEntry, rule: Rule = ruleOf(entry.name)): void {
-  const to = entry.name === "exception" && (entry.context?.severity as number) !== 0 ? from : (rule.to[from] ?? from);
+  const to = nextState(from, entry, rule) ?? from;
   enterState(next, from, to, entry);
   const bit = rule.bit;
   next.posted |= bit;
