@@ -2,7 +2,7 @@
  * The `jobs` table, like `flux jobs`: a default column set (JOBID USER NAME ST URG PRI TIME
  * INFO) and `-o FORMAT` strings of `{field}` / `{field:>8}` / `{field:<10.10}` items.
  */
-import { formatFSD } from "../manager/fsd.js";
+import { formatFSD } from "../manager/base/fsd.js";
 import type { JobView } from "../server/protocol.js";
 import { usage } from "./args.js";
 import type { UserTable } from "./users.js";

@@ -6,7 +6,7 @@
  * once and exits. A narrow window only shows fewer columns; a terminal that goes away ends
  * it with a message, and the daemon is never affected.
  */
-import { PENDING, RUNNING } from "../manager/states.js";
+import { PENDING, RUNNING } from "../manager/base/states.js";
 import type { JobView } from "../server/protocol.js";
 import type { DaemonClient } from "../server/client.js";
 import { optString, parseArgs, usage } from "./args.js";

@@ -5,21 +5,21 @@
  */
 import type { ClassAd } from "../classad/classad.js";
 import { ErrorCode, JobtapError } from "../errors.js";
-import type { HostAds } from "./hostads.js";
+import type { HostAds } from "./ads/hostads.js";
 import type { Actions } from "./actions.js";
-import type { Clock } from "./clock.js";
-import type { Engine } from "./engine.js";
+import type { Clock } from "./base/clock.js";
+import type { Engine } from "./engine/engine.js";
 import type { Executors } from "./exec/registry.js";
-import type { Executor } from "./exec/types.js";
-import { SETTABLE_FLAGS } from "./events.js";
-import { formatJobId, type JobId } from "./ids.js";
-import type { ActiveJob } from "./job.js";
-import { checkJobspecUpdate } from "./jobspec.js";
-import { PRIORITY_UNAVAILABLE, type JobArgs, type Jobspec, type ManagerPort, type PluginStateStore, type PluginSubmitOptions } from "./port.js";
-import type { JobResult, State } from "./states.js";
-import type { QueueGate } from "./queues.js";
+import type { Executor } from "./port/executor.js";
+import { SETTABLE_FLAGS } from "./core/events.js";
+import { formatJobId, type JobId } from "./base/ids.js";
+import type { ActiveJob } from "./engine/job.js";
+import { checkJobspecUpdate } from "./core/jobspec.js";
+import { PRIORITY_UNAVAILABLE, type JobArgs, type Jobspec, type ManagerPort, type PluginStateStore, type PluginSubmitOptions } from "./port/port.js";
+import type { JobResult, State } from "./base/states.js";
+import type { QueueGate } from "./core/queues.js";
 import type { JobStore } from "./store/types.js";
-import { eventPosted, resultOf, type JobCore } from "./transition.js";
+import { eventPosted, resultOf, type JobCore } from "./core/transition.js";
 
 /** How the port reaches inactive jobs and job ads (kept in the manager). */
 export interface InactiveAccess {

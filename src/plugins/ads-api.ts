@@ -1,13 +1,13 @@
 /**
- * The ClassAd part of the plugin context: job ads (src/manager/jobad.ts) and the host's
- * machine and slot ads (src/manager/hostads.ts), read and published through the manager
+ * The ClassAd part of the plugin context: job ads (src/manager/ads/jobad.ts) and the host's
+ * machine and slot ads (src/manager/ads/hostads.ts), read and published through the manager
  * port. Documented in docs/ads.md and docs/plugins.md.
  */
 import type { ClassAd } from "../classad/classad.js";
 import { ErrorCode, JobtapError } from "../errors.js";
-import type { AdTarget, HostAds } from "../manager/hostads.js";
-import { formatJobId, type JobId } from "../manager/ids.js";
-import type { ManagerPort } from "../manager/port.js";
+import type { AdTarget, HostAds } from "../manager/ads/hostads.js";
+import { formatJobId, type JobId } from "../manager/base/ids.js";
+import type { ManagerPort } from "../manager/port/port.js";
 
 /** What a plugin can do with ads. */
 export interface AdsApi {

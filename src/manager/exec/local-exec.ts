@@ -19,16 +19,16 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, existsSync, openSync } from "node:fs";
-import { makeDirs } from "../fsutil.js";
+import { makeDirs } from "../base/fsutil.js";
 import { constants as osConstants } from "node:os";
 import { dirname } from "node:path";
-import { outputPaths } from "../jobad.js";
-import type { Clock, TimerHandle } from "../clock.js";
-import { formatJobId, type JobId } from "../ids.js";
-import { isPlainObject, resourceRequest } from "../jobspec.js";
+import { outputPaths } from "../ads/jobad.js";
+import type { Clock, TimerHandle } from "../base/clock.js";
+import { formatJobId, type JobId } from "../base/ids.js";
+import { isPlainObject, resourceRequest } from "../core/jobspec.js";
 import { procStartTime } from "./proc.js";
 import { reattachLocal, type SavedTask } from "./local-reattach.js";
-import { waitStatus, type ExecJob, type ExecReport, type Executor } from "./types.js";
+import { waitStatus, type ExecJob, type ExecReport, type Executor } from "../port/executor.js";
 
 export interface LocalExecOptions {
   /** Where per-job output files go when the jobspec names none. */

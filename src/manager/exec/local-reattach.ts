@@ -12,10 +12,10 @@
  * task's status was not seen, the job gets an `exec` exception saying so and no `finish`
  * (see docs/manager.md "Restart and running jobs").
  */
-import { formatJobId } from "../ids.js";
+import { formatJobId } from "../base/ids.js";
 import type { LocalExecutor, LocalRun, LocalTask } from "./local-exec.js";
 import { procStat } from "./proc.js";
-import type { ExecJob } from "./types.js";
+import type { ExecJob } from "../port/executor.js";
 
 /** What `exec-state` keeps per task. */
 export interface SavedTask {

@@ -11,16 +11,16 @@
  */
 import { statfsSync } from "node:fs";
 import { arch, loadavg, platform, tmpdir } from "node:os";
-import { ClassAd } from "../classad/classad.js";
-import type { Expr } from "../classad/expr.js";
-import { parseExpr } from "../classad/parser.js";
-import { builtinEvaluator } from "../classad/shared.js";
-import { unparse } from "../classad/unparse.js";
-import { isTrue } from "../classad/values.js";
-import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
-import type { Clock } from "./clock.js";
-import { formatJobId } from "./ids.js";
-import type { ResourcePool, SlotUse } from "./scheduler.js";
+import { ClassAd } from "../../classad/classad.js";
+import type { Expr } from "../../classad/expr.js";
+import { parseExpr } from "../../classad/parser.js";
+import { builtinEvaluator } from "../../classad/shared.js";
+import { unparse } from "../../classad/unparse.js";
+import { isTrue } from "../../classad/values.js";
+import { ErrorCode, JobtapError, isJobtapError } from "../../errors.js";
+import type { Clock } from "../base/clock.js";
+import { formatJobId } from "../base/ids.js";
+import type { ResourcePool, SlotUse } from "../scheduler/scheduler.js";
 
 /**
  * Where a published ad is merged. `ad: "machine"` merges into the machine ad; otherwise

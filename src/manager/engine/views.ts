@@ -1,14 +1,14 @@
 /**
  * What the manager shows of a job: the listing record (`flux jobs`-like) and wait results.
  */
-import type { JobId } from "./ids.js";
+import type { JobId } from "../base/ids.js";
 import type { InactiveRecord } from "./inactive.js";
 import { resultName } from "./inactive.js";
 import { jobName, type ActiveJob } from "./job.js";
-import type { EventEntry } from "./port.js";
-import type { JobResult, State } from "./states.js";
-import { waitStatus } from "./exec/types.js";
-import { resultOf, type JobCore } from "./transition.js";
+import type { EventEntry } from "../port/port.js";
+import type { JobResult, State } from "../base/states.js";
+import { waitStatus } from "../port/executor.js";
+import { resultOf, type JobCore } from "../core/transition.js";
 
 /** A job as listed by `jobs()` and returned by `job(id)`. */
 export interface JobInfo {

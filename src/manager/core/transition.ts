@@ -3,10 +3,10 @@
  * recorded state. No I/O, no plugin calls, no clock: the manager runs the consequences
  * (callbacks, state actions), and restart replay reuses this same function.
  */
-import type { JobId } from "./ids.js";
-import type { EventEntry, Jobspec } from "./port.js";
+import type { JobId } from "../base/ids.js";
+import type { EventEntry, Jobspec } from "../port/port.js";
 import { checkContext, eventBit, SETTABLE_FLAGS, SUBMIT_FLAG } from "./events.js";
-import { PRIORITY_UNSET, STRICT_EVENTS, TRANSITIONS, type JobResult, type State } from "./states.js";
+import { PRIORITY_UNSET, STRICT_EVENTS, TRANSITIONS, type JobResult, type State } from "../base/states.js";
 import { applyJobspecUpdates, mergeNullDeletes } from "./jobspec.js";
 
 /** What an eventlog determines about a job. Immutable: transitions return a new object. */

@@ -5,7 +5,7 @@
  * slot is a sub-pool; docs/ads.md says how its ad follows it. Without a layout the pool is
  * one slot with everything (SlotTypeID 0, HTCondor's "no slot type").
  */
-import { ErrorCode, JobtapError } from "../errors.js";
+import { ErrorCode, JobtapError } from "../../errors.js";
 import type { ResourcePool } from "./scheduler.js";
 
 /** One entry of `[resources] slots`. */

@@ -11,13 +11,13 @@
  * Ownership: the manager side (ManagerPort) is implemented in src/manager; the host side
  * (PluginPort) in src/plugins. Change this file only in ways both sides can follow.
  */
-import type { JobId } from "./ids.js";
-import type { JobResult, State } from "./states.js";
-import type { Clock } from "./clock.js";
+import type { JobId } from "../base/ids.js";
+import type { JobResult, State } from "../base/states.js";
+import type { Clock } from "../base/clock.js";
 import type { JobTopic, OutOf } from "./topics.js";
-import type { Executor } from "./exec/types.js";
-import type { ClassAd } from "../classad/classad.js";
-import type { HostAds } from "./hostads.js";
+import type { Executor } from "./executor.js";
+import type { ClassAd } from "../../classad/classad.js";
+import type { HostAds } from "../ads/hostads.js";
 
 /** One eventlog entry (RFC 18). */
 export interface EventEntry {
@@ -102,7 +102,7 @@ export interface PluginPort {
    * A Flux stack call of a job topic over all plugins in load order. Returns synchronously
    * when every handler that ran was synchronous; otherwise a Promise, and the manager holds
    * that job's mailbox until it settles (other jobs keep moving). The OUT is merged and
-   * checked by the host per the topic table (src/manager/topics.ts): the manager applies it.
+   * checked by the host per the topic table (src/manager/port/topics.ts): the manager applies it.
    */
   callJob<T extends JobTopic>(topic: T, args: JobArgs): StackResult<OutOf<T>> | Promise<StackResult<OutOf<T>>>;
   /** `job.event.<name>` to the job's subscribers only; errors are logged, never thrown. */
@@ -147,7 +147,7 @@ export interface ManagerPort {
   /** Standard IN args for an active job or one still in the inactive cache. */
   lookup(id: JobId): JobArgs | undefined;
   /**
-   * The job ad (HTCondor ClassAd view, src/manager/jobad.ts) of an active or inactive job,
+   * The job ad (HTCondor ClassAd view, src/manager/ads/jobad.ts) of an active or inactive job,
    * undefined if the job is unknown. Frozen and shared: `clone()` it to change it. Cached per
    * job until its next event, so calling it for every job at every poll is cheap.
    * Optional: bare fakes lack it.

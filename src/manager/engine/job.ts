@@ -2,15 +2,15 @@
  * The manager's runtime record of an active job: the folded JobCore plus the things that
  * are not in the eventlog (mailbox queue, holds, requests in flight, caches).
  */
-import type { ExecBinding } from "./exec/registry.js";
-import type { ClassAd } from "../classad/classad.js";
-import type { JobAdBase } from "./jobad.js";
-import type { JobId } from "./ids.js";
-import type { EventEntry, Jobspec } from "./port.js";
-import type { QueueEntry } from "./scheduler.js";
-import type { JobCore } from "./transition.js";
+import type { ExecBinding } from "../exec/registry.js";
+import type { ClassAd } from "../../classad/classad.js";
+import type { JobAdBase } from "../ads/jobad.js";
+import type { JobId } from "../base/ids.js";
+import type { EventEntry, Jobspec } from "../port/port.js";
+import type { QueueEntry } from "../scheduler/scheduler.js";
+import type { JobCore } from "../core/transition.js";
 import type { WaitResult } from "./views.js";
-import { hasEnvironment, redactJobspec, type ResourceRequest } from "./jobspec.js";
+import { hasEnvironment, redactJobspec, type ResourceRequest } from "../core/jobspec.js";
 
 export interface ActiveJob {
   /** Updated in place by the engine (applyEvent): not a snapshot. */
