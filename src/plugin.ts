@@ -3,7 +3,8 @@
  * helpers for testing a plugin. Names are listed explicitly.
  */
 export { PRIORITY_UNAVAILABLE } from "./manager/port/port.js";
-export type { EventEntry, Jobspec, JobArgs, StackOut, PluginSubmitOptions } from "./manager/port/port.js";
+export type { StackOut, PluginSubmitOptions } from "./manager/port/port.js";
+export type { EventEntry, Jobspec, JobArgs } from "./manager/port/records.js";
 export type { JobId } from "./manager/base/ids.js";
 export type { State, JobResult } from "./manager/base/states.js";
 
@@ -137,7 +138,7 @@ export { JOB_STATUS, HOLD_REASON_CODE, JOB_AD_ATTRIBUTES, parseClassadAssignment
 export { jobspecFromAd } from "./manager/ads/jobspec-from-ad.js";
 export type { JobspecFromAdOptions } from "./manager/ads/jobspec-from-ad.js";
 export { cronAdSelects, cronTarget, UNMERGED_ATTRIBUTES } from "./manager/ads/hostads.js";
-export type { AdTarget } from "./manager/ads/hostads.js";
+export type { AdTarget } from "./manager/port/port.js";
 export type { AdsApi } from "./plugins/ads-api.js";
 
 // --- HTCondor config and the transform language (src/condor) ---

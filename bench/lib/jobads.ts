@@ -13,7 +13,7 @@
 import type { JobId } from "../../src/manager/base/ids.js";
 import { newActiveJob, type ActiveJob } from "../../src/manager/engine/job.js";
 import { JobAds } from "../../src/manager/jobads.js";
-import type { EventEntry, Jobspec } from "../../src/manager/port/port.js";
+import type { EventEntry, Jobspec } from "../../src/manager/port/records.js";
 import { newJobCore, transition } from "../../src/manager/core/transition.js";
 
 function jobspec(i: number): Jobspec {

@@ -5,7 +5,7 @@
  * output options). `--cc` makes copies with `{cc}` substituted.
  */
 import { parseFSD } from "../manager/base/fsd.js";
-import type { Jobspec } from "../manager/port/port.js";
+import type { Jobspec } from "../manager/port/records.js";
 import { usage } from "./args.js";
 import { URGENCY_DEFAULT, URGENCY_EXPEDITE, URGENCY_HOLD, URGENCY_MAX, URGENCY_MIN } from "../manager/base/states.js";
 

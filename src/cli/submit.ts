@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Jobspec } from "../manager/port/port.js";
+import type { Jobspec } from "../manager/port/records.js";
 import { optFlag, optInt, optList, optString, parseArgs, usage, type OptionSpec, type ParsedArgs } from "./args.js";
 import { exitStatusOf, withDaemon } from "./common.js";
 import type { DaemonClient } from "../server/client.js";

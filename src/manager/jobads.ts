@@ -14,7 +14,7 @@ import { loadUserTable, type UserTable } from "../cli/users.js";
 import type { JobId } from "./base/ids.js";
 import { buildJobAd, jobAdBase, jobAdShape, type JobAdHost, type JobAdShape } from "./ads/jobad.js";
 import type { ActiveJob } from "./engine/job.js";
-import type { Jobspec } from "./port/port.js";
+import type { Jobspec } from "./port/records.js";
 
 /** Inactive job ads kept (each is a few hundred bytes plus its user attributes). */
 const INACTIVE_ADS_KEPT = 1024;

@@ -19,12 +19,13 @@ import { Executors } from "./exec/registry.js";
 import { TestExecutor } from "./exec/test-exec.js";
 import { FluidGenerator, formatJobId, type JobId } from "./base/ids.js";
 import { InactiveCache, resultName, type InactiveRecord } from "./engine/inactive.js";
-import { newActiveJob, type ActiveJob } from "./engine/job.js";
+import { newActiveJob, type ActiveJob, type WaitResult } from "./engine/job.js";
 import { ManagerPortImpl, type InactiveAccess } from "./port-impl.js";
 import { QueueGate } from "./core/queues.js";
-import { NO_PLUGINS, type EventEntry, type Jobspec, type ManagerPort, type PluginPort } from "./port/port.js";
+import { NO_PLUGINS, type ManagerPort, type PluginPort } from "./port/port.js";
+import type { EventEntry, Jobspec } from "./port/records.js";
 import { parseStoredJob, replayJob, replayStore, restartCallbacks } from "./restart.js";
-import { Scheduler, type ResourcePool } from "./scheduler/scheduler.js";
+import { Scheduler } from "./scheduler/scheduler.js";
 import { writableJobspec } from "./core/frozen.js";
 import { MemoryStore } from "./store/memory.js";
 import { SqliteStore } from "./store/sqlite.js";
@@ -33,12 +34,12 @@ import { Submitter, type SharedJobspecs, type SubmitOptions, type SubmitOutcome 
 import { JobCommands, type RaiseOptions } from "./commands.js";
 import { DEFAULT_JOB_LIMITS, type JobLimits } from "./core/limits.js";
 import { JobUpdater, type UpdateOptions } from "./update.js";
-import { activeInfo, inactiveInfo, waitResultOf, type JobInfo, type WaitResult } from "./engine/views.js";
+import { activeInfo, inactiveInfo, waitResultOf, type JobInfo } from "./engine/views.js";
 import type { State } from "./base/states.js";
 import type { ClassAd } from "../classad/classad.js";
 import { JobAds } from "./jobads.js";
 import { HostAds } from "./ads/hostads.js";
-import { carveSlots, describeSlots, type SlotType } from "./scheduler/slots.js";
+import { carveSlots, describeSlots, type ResourcePool, type SlotType } from "./scheduler/slots.js";
 import { hostname } from "node:os";
 
 export interface JobManagerOptions {

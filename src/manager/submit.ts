@@ -6,12 +6,13 @@
 import { ErrorCode, JobtapError } from "../errors.js";
 import type { Engine } from "./engine/engine.js";
 import { SUBMIT_FLAG } from "./core/events.js";
-import { type FluidGenerator, type JobId } from "./base/ids.js";
+import type { FluidGenerator, JobId } from "./base/ids.js";
 import { newActiveJob, type ActiveJob } from "./engine/job.js";
 import { checkJobspec, isPlainObject, type ResourceRequest } from "./core/jobspec.js";
 import { checkJobLimits, checkJobsPerUser, DEFAULT_JOB_LIMITS, type JobLimits } from "./core/limits.js";
 import { parseUserAttributes } from "./ads/jobad.js";
-import type { Jobspec, StackResult } from "./port/port.js";
+import type { StackResult } from "./port/port.js";
+import type { Jobspec } from "./port/records.js";
 import { URGENCY_DEFAULT, URGENCY_MAX, URGENCY_MIN } from "./base/states.js";
 import { isThenable, runSteps, type Step } from "./base/steps.js";
 import type { OutOf } from "./port/topics.js";

@@ -15,7 +15,8 @@ import { formatJobId, type JobId } from "./base/ids.js";
 import { parseUserAttributes } from "./ads/jobad.js";
 import { redactJobspec, applyJobspecUpdates, isPlainObject, resourceRequest, validateJobspec, type ResourceRequest } from "./core/jobspec.js";
 import type { ActiveJob } from "./engine/job.js";
-import type { JobArgs, Jobspec, StackResult } from "./port/port.js";
+import type { StackResult } from "./port/port.js";
+import type { JobArgs, Jobspec } from "./port/records.js";
 
 /** Who asks for an update. */
 export interface UpdateOptions {

@@ -9,7 +9,8 @@
  */
 import type { Clock } from "../manager/base/clock.js";
 import type { JobId } from "../manager/base/ids.js";
-import type { JobArgs, ManagerPort, StackOut, StackResult } from "../manager/port/port.js";
+import type { ManagerPort, StackOut, StackResult } from "../manager/port/port.js";
+import type { JobArgs } from "../manager/port/records.js";
 import type { JobTopic, OutOf } from "../manager/port/topics.js";
 import type { PluginRecord } from "./record.js";
 import { destroyJobAux } from "./record.js";

@@ -12,7 +12,7 @@
  * touched.
  */
 import { frozenCopy, OWN_COPY } from "../manager/core/frozen.js";
-import type { Jobspec } from "../manager/port/port.js";
+import type { Jobspec } from "../manager/port/records.js";
 import { STORED_JOBSPEC } from "../manager/engine/summary.js";
 
 export { frozenCopy };

@@ -6,7 +6,7 @@
 import { SimulatedClock } from "../manager/base/clock.js";
 import type { JobId } from "../manager/base/ids.js";
 import { createJobManager, type JobManager } from "../manager/manager.js";
-import type { EventEntry, Jobspec } from "../manager/port/port.js";
+import type { EventEntry, Jobspec } from "../manager/port/records.js";
 import type { JobInfo } from "../manager/engine/views.js";
 import type { SlotType } from "../manager/scheduler/slots.js";
 import { BUILTINS } from "./builtins.js";

@@ -13,7 +13,7 @@ import type {
   SchedOut,
   UpdateKeyOut,
 } from "../manager/port/topics.js";
-import type { JobArgs } from "../manager/port/port.js";
+import type { JobArgs } from "../manager/port/records.js";
 
 export type {
   CallInfo,

@@ -6,7 +6,7 @@
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import { formatJobId, parseJobId, type JobId } from "../manager/base/ids.js";
 import type { JobManager } from "../manager/manager.js";
-import type { EventEntry, Jobspec } from "../manager/port/port.js";
+import type { EventEntry, Jobspec } from "../manager/port/records.js";
 import { STATES, type State } from "../manager/base/states.js";
 import type { JobtapHost } from "../plugins/index.js";
 import type { HandlerRecord } from "../plugins/stack.js";

@@ -5,7 +5,7 @@
  */
 import { formatJobId } from "../manager/base/ids.js";
 import type { JobManager } from "../manager/manager.js";
-import type { EventEntry, Jobspec } from "../manager/port/port.js";
+import type { EventEntry, Jobspec } from "../manager/port/records.js";
 import type { JobInfo } from "../manager/engine/views.js";
 import type { JobView, PrintedAd } from "./protocol.js";
 import { adToJSON, unparse, type ClassAd } from "../classad/index.js";

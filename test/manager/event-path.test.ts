@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../src/manager/base/clock.js";
-import type { JobArgs } from "../../src/manager/port/port.js";
+import type { JobArgs } from "../../src/manager/port/records.js";
 import { JobManager } from "../../src/manager/manager.js";
 import { fakePort, type FakePort } from "./fake-port.js";
 import { simManager, submitNow, testJob } from "./helpers.js";

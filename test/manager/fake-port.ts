@@ -4,7 +4,8 @@
  * lets tests observe and steer the manager's calls.
  */
 import type { JobId } from "../../src/manager/base/ids.js";
-import type { JobArgs, ManagerPort, PluginPort, StackOut, StackResult } from "../../src/manager/port/port.js";
+import type { ManagerPort, PluginPort, StackOut, StackResult } from "../../src/manager/port/port.js";
+import type { JobArgs } from "../../src/manager/port/records.js";
 import type { JobTopic, OutOf } from "../../src/manager/port/topics.js";
 
 export type Handler = (args: JobArgs, mgr: ManagerPort) => StackOut | void | { error: string; out?: StackOut } | Promise<StackOut | void>;

@@ -5,7 +5,7 @@ import { loadUserTable } from "../../src/cli/users.js";
 import { isJobtapError } from "../../src/errors.js";
 import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import { parseClassadAssignment } from "../../src/manager/ads/jobad.js";
-import type { Jobspec } from "../../src/manager/port/port.js";
+import type { Jobspec } from "../../src/manager/port/records.js";
 import { jobspec, simManager, submitNow, testJob, type SimManager } from "./helpers.js";
 
 /** The value of an attribute, or "absent". */

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../src/manager/base/clock.js";
 import type { JobId } from "../../src/manager/base/ids.js";
-import type { JobArgs } from "../../src/manager/port/port.js";
+import type { JobArgs } from "../../src/manager/port/records.js";
 import { SqliteStore } from "../../src/manager/store/sqlite.js";
 import type { JobStore } from "../../src/manager/store/types.js";
 import { fakePort } from "./fake-port.js";

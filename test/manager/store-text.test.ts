@@ -14,7 +14,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { eventLine } from "../../src/manager/engine/batch.js";
 import type { JobId } from "../../src/manager/base/ids.js";
-import type { EventEntry } from "../../src/manager/port/port.js";
+import type { EventEntry } from "../../src/manager/port/records.js";
 import { readRows, TextBatch, type PartSink } from "../../src/manager/store/batch-text.js";
 import { MemoryStore } from "../../src/manager/store/memory.js";
 import { SqliteStore } from "../../src/manager/store/sqlite.js";

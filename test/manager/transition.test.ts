@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { EVENT_NAMES } from "../../src/manager/core/events.js";
 import { asJobId } from "../../src/manager/base/ids.js";
-import type { EventEntry } from "../../src/manager/port/port.js";
+import type { EventEntry } from "../../src/manager/port/records.js";
 import { STATES, STRICT_EVENTS, TRANSITIONS, type State } from "../../src/manager/base/states.js";
 import { applyEvent, eventPosted, newJobCore, resultOf, transition, type JobCore } from "../../src/manager/core/transition.js";
 import { jobspec } from "./helpers.js";

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
-import type { JobArgs, Jobspec } from "../../src/manager/port/port.js";
+import type { JobArgs, Jobspec } from "../../src/manager/port/records.js";
 import { replayJob } from "../../src/manager/restart.js";
 import type { JobtapHost } from "../../src/plugins/control.js";
 import type { PluginContext } from "../../src/plugins/context.js";

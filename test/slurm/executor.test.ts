@@ -14,7 +14,7 @@ import type { JobId } from "../../src/manager/base/ids.js";
 import { defaultSlurmConfig } from "../../plugins-builtin/exec-slurm/config.js";
 import { SAVED_ID_KEY, SlurmExecutor, type SlurmExecConfig } from "../../plugins-builtin/exec-slurm/executor.js";
 import type { ExecJob, ExecReport } from "../../src/plugin.js";
-import type { Jobspec } from "../../src/manager/port/port.js";
+import type { Jobspec } from "../../src/manager/port/records.js";
 import { waitFor } from "../e2e/harness.js";
 import { skipSlurm, TestCluster } from "./cluster.js";
 

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
-import type { Jobspec } from "../../src/manager/port/port.js";
+import type { Jobspec } from "../../src/manager/port/records.js";
 import { jobtapPlugins } from "../../src/plugins/index.js";
 import { waitFor } from "../e2e/harness.js";
 import { skipSlurm, TestCluster } from "./cluster.js";

@@ -19,7 +19,7 @@ import { ErrorCode, JobtapError, isJobtapError } from "../../errors.js";
 import { waitStatus } from "../port/executor.js";
 import { formatJobId } from "../base/ids.js";
 import { isPlainObject, resourceRequest, type ResourceRequest } from "../core/jobspec.js";
-import type { EventEntry, Jobspec } from "../port/port.js";
+import type { EventEntry, Jobspec } from "../port/records.js";
 import type { JobCore } from "../core/transition.js";
 
 /** HTCondor's JobStatus values used by jobtap (6 and 7 never occur). */

@@ -10,7 +10,7 @@ import { splitV2 } from "../../classad/functions/env.js";
 import { unparse } from "../../classad/unparse.js";
 import { ErrorCode, JobtapError } from "../../errors.js";
 import { JOB_AD_ATTRIBUTES } from "./jobad.js";
-import type { Jobspec } from "../port/port.js";
+import type { Jobspec } from "../port/records.js";
 
 const COMPUTED = new Set(JOB_AD_ATTRIBUTES.map((n) => n.toLowerCase()));
 /** Read into the jobspec itself, or HTCondor bookkeeping a new job must not inherit. */

@@ -3,7 +3,7 @@
  * plugins must not see, dotted-path updates, and the resource request the scheduler needs.
  */
 import { ErrorCode, JobtapError } from "../../errors.js";
-import type { Jobspec } from "../port/port.js";
+import type { Jobspec } from "../port/records.js";
 
 /** What a job asks of the local pool. */
 export interface ResourceRequest {

@@ -9,7 +9,7 @@
  * being accepted and failing later.
  */
 import { ErrorCode, JobtapError } from "../../errors.js";
-import type { Jobspec } from "../port/port.js";
+import type { Jobspec } from "../port/records.js";
 
 export interface JobLimits {
   /** Bytes of one jobspec as JSON. */

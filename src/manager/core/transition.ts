@@ -4,7 +4,7 @@
  * (callbacks, state actions), and restart replay reuses this same function.
  */
 import type { JobId } from "../base/ids.js";
-import type { EventEntry, Jobspec } from "../port/port.js";
+import type { EventEntry, Jobspec } from "../port/records.js";
 import { checkContext, eventBit, SETTABLE_FLAGS, SUBMIT_FLAG } from "./events.js";
 import { PRIORITY_UNSET, STRICT_EVENTS, TRANSITIONS, type JobResult, type State } from "../base/states.js";
 import { applyJobspecUpdates, mergeNullDeletes } from "./jobspec.js";

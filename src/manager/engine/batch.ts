@@ -20,7 +20,7 @@ import { ErrorCode, JobtapError } from "../../errors.js";
 import type { Clock, TimerHandle } from "../base/clock.js";
 import type { JobId } from "../base/ids.js";
 import type { ActiveJob } from "./job.js";
-import type { EventEntry } from "../port/port.js";
+import type { EventEntry } from "../port/records.js";
 import type { InactiveRecord } from "./inactive.js";
 import { TextBatch } from "../store/batch-text.js";
 import { summaryParts } from "./summary.js";

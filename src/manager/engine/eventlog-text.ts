@@ -4,7 +4,7 @@
  * shared by every event of that name and millisecond, and an event's context is written
  * with the text of its deep-frozen parts remembered (contextParts).
  */
-import type { EventEntry } from "../port/port.js";
+import type { EventEntry } from "../port/records.js";
 import type { PartSink } from "../store/batch-text.js";
 
 /**

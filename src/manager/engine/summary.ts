@@ -10,7 +10,7 @@
 import { jobName, type ActiveJob } from "./job.js";
 import type { JobId } from "../base/ids.js";
 import type { InactiveRecord } from "./inactive.js";
-import type { EventEntry, JobArgs, Jobspec } from "../port/port.js";
+import type { EventEntry, JobArgs, Jobspec } from "../port/records.js";
 import { RESULTS } from "../base/states.js";
 import type { PartSink } from "../store/batch-text.js";
 import { entryParts } from "./eventlog-text.js";

@@ -13,27 +13,11 @@
 import { ErrorCode, JobtapError } from "../../errors.js";
 import type { Engine } from "../engine/engine.js";
 import { formatJobId, type JobId } from "../base/ids.js";
-import { durationOf, queued, type ActiveJob } from "../engine/job.js";
+import { durationOf, queued, type ActiveJob, type ExecRegistration } from "../engine/job.js";
 import { isPlainObject } from "../core/jobspec.js";
-import type { Jobspec } from "../port/port.js";
+import type { Jobspec } from "../port/records.js";
 import { eventPosted } from "../core/transition.js";
 import type { ExecJob, ExecReport, ExecUsage, Executor } from "../port/executor.js";
-
-/** One registered executor and the report handle bound to it. */
-export interface ExecRegistration {
-  readonly name: string;
-  readonly executor: Executor;
-  /** The plugin that registered it (undefined: the manager's builtins). */
-  readonly plugin: string | undefined;
-  readonly report: ExecReport;
-}
-
-/** A job's executor while it runs (ActiveJob.exec). */
-export interface ExecBinding {
-  readonly reg: ExecRegistration;
-  released: boolean;
-  killed: boolean;
-}
 
 /** Event carrying executor data for reattach (ExecReport.save). */
 export const EXEC_STATE_EVENT = "exec-state";

@@ -16,7 +16,7 @@
  * Resources are freed only after `release`; a job never released stays in CLEANUP.
  */
 import type { JobId } from "../base/ids.js";
-import type { Jobspec } from "./port.js";
+import type { Jobspec } from "./records.js";
 
 /** Resource usage an executor reports with `finish` (every field optional). */
 export interface ExecUsage {

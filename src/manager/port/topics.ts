@@ -26,7 +26,7 @@
  * type follow. A topic the manager calls must also be fired from src/manager.
  */
 import type { JobId } from "../base/ids.js";
-import type { JobArgs } from "./port.js";
+import type { JobArgs } from "./records.js";
 import type { State } from "../base/states.js";
 
 /** How a topic's per-plugin results combine. */

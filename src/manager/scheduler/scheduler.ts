@@ -16,14 +16,7 @@ import type { Clock, TimerHandle } from "../base/clock.js";
 import type { JobId } from "../base/ids.js";
 import { formatIdset, parseIdset } from "../base/idset.js";
 import type { ResourceRequest } from "../core/jobspec.js";
-import { carveSlots, describeSlots, type Slot } from "./slots.js";
-
-export interface ResourcePool {
-  cores: number;
-  gpus: number;
-  /** Bytes. */
-  memory: number;
-}
+import { carveSlots, describeSlots, type ResourcePool, type Slot } from "./slots.js";
 
 export interface SchedRequest {
   id: JobId;

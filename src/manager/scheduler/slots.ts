@@ -6,7 +6,13 @@
  * one slot with everything (SlotTypeID 0, HTCondor's "no slot type").
  */
 import { ErrorCode, JobtapError } from "../../errors.js";
-import type { ResourcePool } from "./scheduler.js";
+
+export interface ResourcePool {
+  cores: number;
+  gpus: number;
+  /** Bytes. */
+  memory: number;
+}
 
 /** One entry of `[resources] slots`. */
 export interface SlotType {
