@@ -17,7 +17,7 @@ import type { Clock } from "../base/clock.js";
 import type { JobTopic, OutOf } from "./topics.js";
 import type { Executor } from "./executor.js";
 import type { ClassAd } from "../../classad/classad.js";
-import type { EventEntry, JobArgs, Jobspec } from "./records.js";
+import type { JobArgs, Jobspec } from "./records.js";
 
 /**
  * Merged OUT of a stack call (spec §4.2). The manager interprets the keys per topic:
