@@ -9,7 +9,7 @@ import { currentUserid, withDaemon } from "./common.js";
 import { DEFAULT_FORMAT, formatTable, type FormatEnv } from "./format.js";
 import type { CliIO, Subcommand } from "./io.js";
 import type { JobView } from "../server/protocol.js";
-import { loadUserTable } from "./users.js";
+import { loadUserTable } from "../manager/base/users.js";
 
 const OPTIONS = [
   { name: "all", short: "a" },

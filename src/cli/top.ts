@@ -14,7 +14,7 @@ import { withDaemon } from "./common.js";
 import { formatTable } from "./format.js";
 import type { CliIO, Subcommand } from "./io.js";
 import { ESC, fit, type Terminal } from "./terminal.js";
-import { loadUserTable, type UserTable } from "./users.js";
+import { loadUserTable, type UserTable } from "../manager/base/users.js";
 
 const ACTIVE_STATES = [...PENDING, ...RUNNING].filter((s) => s !== "NEW") as string[];
 

@@ -10,7 +10,7 @@ import type { ClassAd } from "../classad/classad.js";
 import type { AdLayout } from "../classad/record-ad.js";
 import type { Expr } from "../classad/expr.js";
 import { parseExpr } from "../classad/parser.js";
-import { loadUserTable, type UserTable } from "../cli/users.js";
+import { loadUserTable, type UserTable } from "./base/users.js";
 import type { JobId } from "./base/ids.js";
 import { buildJobAd, jobAdBase, jobAdShape, type JobAdHost, type JobAdShape } from "./ads/jobad.js";
 import type { ActiveJob } from "./engine/job.js";

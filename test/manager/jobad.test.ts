@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
 import type { ClassAd } from "../../src/classad/index.js";
-import { loadUserTable } from "../../src/cli/users.js";
+import { loadUserTable } from "../../src/manager/base/users.js";
 import { isJobtapError } from "../../src/errors.js";
 import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import { parseClassadAssignment } from "../../src/manager/ads/jobad.js";
