@@ -186,7 +186,7 @@ describe("recorded fields", () => {
 
 describe("smallInt", () => {
   it("keeps every number's value: whole ones in V8's small-integer range, and all the others as they are", async () => {
-    const { smallInt } = await import("../../src/manager/core/transition.js");
+    const { smallInt } = await import("../../src/manager/base/numbers.js");
     const doubles = new Float64Array([0, 16, -1, 31, 2 ** 30 - 1, -(2 ** 30), 2 ** 30, 4294967295, -(2 ** 31) - 1, 0.5, -0, 1e300, NaN, Infinity]);
     for (const n of doubles) expect(Object.is(smallInt(n), n === 0 ? 0 : n)).toBe(true);
     expect(smallInt(4294967295)).toBe(4294967295); // PRIORITY_MAX: not wrapped to -1

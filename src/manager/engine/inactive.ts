@@ -13,7 +13,7 @@
 import type { Clock, TimerHandle } from "../base/clock.js";
 import type { JobId } from "../base/ids.js";
 import { RESULTS, type JobResult } from "../base/states.js";
-import { smallInt } from "../core/transition.js";
+import { smallInt } from "../base/numbers.js";
 
 /** What is kept of an inactive job (a view built on demand; the cache holds columns). */
 export interface InactiveRecord {
