@@ -20,7 +20,7 @@ import { TestExecutor } from "./exec/test-exec.js";
 import { FluidGenerator, formatJobId, type JobId } from "./base/ids.js";
 import { InactiveCache, resultName, type InactiveRecord } from "./engine/inactive.js";
 import { newActiveJob, type ActiveJob, type WaitResult } from "./engine/job.js";
-import { ManagerPortImpl, type InactiveAccess } from "./port-impl.js";
+import { ManagerPortImpl, type ManagerLookups } from "./port-impl.js";
 import { QueueGate } from "./core/queues.js";
 import { NO_PLUGINS, type ManagerPort, type PluginPort } from "./port/port.js";
 import type { EventEntry, Jobspec } from "./port/records.js";
@@ -137,7 +137,7 @@ export class JobManager {
       ...(opts.statedir ? { diskPath: opts.statedir } : {}),
     });
     const conf = opts.config ?? {};
-    const inactiveJobs: InactiveAccess = {
+    const lookups: ManagerLookups = {
       inactiveCore: (id) => this.loadInactive(id)?.core,
       inactiveArgs: (id) => {
         const job = this.loadInactive(id);
@@ -146,7 +146,7 @@ export class JobManager {
       jobAdOf: (id) => this.jobAdOf(id),
       hostAds: this.hostAds,
     };
-    const port = new ManagerPortImpl(engine, inactiveJobs, () => conf, store, engine.clock, this.owner, queues, executors);
+    const port = new ManagerPortImpl(engine, lookups, () => conf, store, engine.clock, this.owner, queues, executors);
     port.submitter = (jobspec, o) => this.submit(jobspec, o);
     this.port = port;
   }
