@@ -19,7 +19,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { JobId } from "../src/manager/ids.js";
+import type { JobId } from "../src/manager/base/ids.js";
 import { createJobManager } from "../src/manager/manager.js";
 import { arg, testJobspec as jobspec } from "./lib/common.js";
 import { JobtapHost } from "../src/plugins/control.js";

@@ -25,7 +25,8 @@ import { fileURLToPath } from "node:url";
 import { createJobManager, type JobManager } from "../src/manager/manager.js";
 import { jobtapPlugins } from "../src/plugins/index.js";
 import { connectDaemon } from "../src/server/client.js";
-import type { JobArgs, PluginPort, StackResult } from "../src/manager/port.js";
+import type { PluginPort, StackResult } from "../src/manager/port/port.js";
+import type { JobArgs } from "../src/manager/port/records.js";
 import { arg, testJobspec } from "./lib/common.js";
 
 const BIN = [new URL("../bin/jobtap", import.meta.url), new URL("../../bin/jobtap", import.meta.url)].map((u) => fileURLToPath(u)).find((p) => existsSync(p))!;

@@ -29,9 +29,9 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, s
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { JobId } from "../src/manager/ids.js";
+import type { JobId } from "../src/manager/base/ids.js";
 import { createJobManager } from "../src/manager/manager.js";
-import type { Jobspec } from "../src/manager/port.js";
+import type { Jobspec } from "../src/manager/port/records.js";
 import { jobtapPlugins } from "../src/plugins/index.js";
 import { arg } from "./lib/common.js";
 

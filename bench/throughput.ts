@@ -41,7 +41,7 @@ import v8 from "node:v8";
 import { runInNewContext } from "node:vm";
 import { createJobManager, JobManager } from "../src/manager/manager.js";
 import { jobtapPlugins } from "../src/plugins/index.js";
-import type { JobId } from "../src/manager/ids.js";
+import type { JobId } from "../src/manager/base/ids.js";
 import { arg, testJobspec as jobspec } from "./lib/common.js";
 import { measureStoreLimit } from "./lib/storelimit.js";
 

@@ -17,33 +17,33 @@ export {
   URGENCY_EXPEDITE,
   PRIORITY_MAX,
   TRANSITIONS,
-} from "./manager/states.js";
-export type { State, JobResult } from "./manager/states.js";
-export { parseJobId, formatJobId, asJobId, FluidGenerator, JOBID_ENCODINGS } from "./manager/ids.js";
-export type { JobId, JobIdEncoding } from "./manager/ids.js";
-export type { EventEntry, Jobspec, JobArgs } from "./manager/port.js";
+} from "./manager/base/states.js";
+export type { State, JobResult } from "./manager/base/states.js";
+export { parseJobId, formatJobId, asJobId, FluidGenerator, JOBID_ENCODINGS } from "./manager/base/ids.js";
+export type { JobId, JobIdEncoding } from "./manager/base/ids.js";
+export type { EventEntry, Jobspec, JobArgs } from "./manager/port/records.js";
 export { createJobManager, JobManager } from "./manager/manager.js";
 export type { JobManagerOptions, JobFilter } from "./manager/manager.js";
-export type { JobInfo, WaitResult } from "./manager/views.js";
+export type { JobInfo } from "./manager/engine/views.js";
+export type { WaitResult } from "./manager/engine/job.js";
 export type { SubmitOptions, SubmitOutcome } from "./manager/submit.js";
 export type { RaiseOptions } from "./manager/commands.js";
-export type { JournalEntry, Logger, LogLevel } from "./manager/engine.js";
-export { RealClock, SimulatedClock } from "./manager/clock.js";
-export type { Clock, TimerHandle } from "./manager/clock.js";
-export { parseFSD, formatFSD } from "./manager/fsd.js";
-export { transition, resultOf } from "./manager/transition.js";
-export type { JobCore } from "./manager/transition.js";
+export type { JournalEntry, Logger, LogLevel } from "./manager/engine/engine.js";
+export { RealClock, SimulatedClock } from "./manager/base/clock.js";
+export type { Clock, TimerHandle } from "./manager/base/clock.js";
+export { parseFSD, formatFSD } from "./manager/base/fsd.js";
+export { transition, resultOf } from "./manager/core/transition.js";
+export type { JobCore } from "./manager/core/transition.js";
 export { MemoryStore } from "./manager/store/memory.js";
 export { SqliteStore } from "./manager/store/sqlite.js";
 export type { JobStore, StoreBatch, StoredJobText } from "./manager/store/types.js";
-export type { ResourcePool } from "./manager/scheduler.js";
-export { carveSlots } from "./manager/slots.js";
-export type { SlotType, Slot } from "./manager/slots.js";
-export { HostAds, cronTarget, UNMERGED_ATTRIBUTES } from "./manager/hostads.js";
-export type { AdTarget } from "./manager/hostads.js";
-export { JOB_STATUS, HOLD_REASON_CODE, JOB_AD_ATTRIBUTES, parseClassadAssignment } from "./manager/jobad.js";
-export { jobspecFromAd } from "./manager/jobspec-from-ad.js";
-export type { JobspecFromAdOptions } from "./manager/jobspec-from-ad.js";
+export { carveSlots } from "./manager/scheduler/slots.js";
+export type { ResourcePool, SlotType, Slot } from "./manager/scheduler/slots.js";
+export { HostAds, cronTarget, UNMERGED_ATTRIBUTES } from "./manager/ads/hostads.js";
+export type { AdTarget } from "./manager/port/port.js";
+export { JOB_STATUS, HOLD_REASON_CODE, JOB_AD_ATTRIBUTES, parseClassadAssignment } from "./manager/ads/jobad.js";
+export { jobspecFromAd } from "./manager/ads/jobspec-from-ad.js";
+export type { JobspecFromAdOptions } from "./manager/ads/jobspec-from-ad.js";
 
 // --- plugin host ---
 export {

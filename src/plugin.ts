@@ -2,10 +2,11 @@
  * `jobtap/plugin`: what plugin authors import — the plugin context and handler types, and
  * helpers for testing a plugin. Names are listed explicitly.
  */
-export { PRIORITY_UNAVAILABLE } from "./manager/port.js";
-export type { EventEntry, Jobspec, JobArgs, StackOut, PluginSubmitOptions } from "./manager/port.js";
-export type { JobId } from "./manager/ids.js";
-export type { State, JobResult } from "./manager/states.js";
+export { PRIORITY_UNAVAILABLE } from "./manager/port/port.js";
+export type { StackOut, PluginSubmitOptions } from "./manager/port/port.js";
+export type { EventEntry, Jobspec, JobArgs } from "./manager/port/records.js";
+export type { JobId } from "./manager/base/ids.js";
+export type { State, JobResult } from "./manager/base/states.js";
 
 // --- plugin host (src/plugins) ---
 export type {
@@ -37,14 +38,14 @@ export type {
   UpdateKeyArgs,
   CustomArgs,
 } from "./plugins/topics.js";
-export type { Clock } from "./manager/clock.js";
+export type { Clock } from "./manager/base/clock.js";
 export { createTestHost, testJobspec } from "./plugins/testhost.js";
 export type { TestHost, TestHostOptions, TestJob } from "./plugins/testhost.js";
 
 // --- builtins: pure helpers the builtin plugins (and any plugin) need ---
-export { parseJobId, formatJobId } from "./manager/ids.js";
-export { parseFSD, formatFSD } from "./manager/fsd.js";
-export { parseIdset, formatIdset } from "./manager/idset.js";
+export { parseJobId, formatJobId } from "./manager/base/ids.js";
+export { parseFSD, formatFSD } from "./manager/base/fsd.js";
+export { parseIdset, formatIdset } from "./manager/base/idset.js";
 
 // --- hook runner (src/hooks): running hook programs, HTCondor's path checks, hook ClassAd text ---
 export {
@@ -86,8 +87,8 @@ export type {
 } from "./hooks/index.js";
 
 // --- executors (src/manager/exec): the contract of `p.registerExecutor(name, executor)` ---
-export { waitStatus } from "./manager/exec/types.js";
-export type { Executor, ExecJob, ExecReport, ExecUsage } from "./manager/exec/types.js";
+export { waitStatus } from "./manager/port/executor.js";
+export type { Executor, ExecJob, ExecReport, ExecUsage } from "./manager/port/executor.js";
 
 // --- ClassAds (src/classad): the engine HTCondor-style plugins evaluate with ---
 export {
@@ -132,12 +133,12 @@ export type {
   EvaluatorOptions,
 } from "./classad/index.js";
 
-// --- job ads and host ads (src/manager/jobad.ts, hostads.ts; docs/ads.md) ---
-export { JOB_STATUS, HOLD_REASON_CODE, JOB_AD_ATTRIBUTES, parseClassadAssignment } from "./manager/jobad.js";
-export { jobspecFromAd } from "./manager/jobspec-from-ad.js";
-export type { JobspecFromAdOptions } from "./manager/jobspec-from-ad.js";
-export { cronAdSelects, cronTarget, UNMERGED_ATTRIBUTES } from "./manager/hostads.js";
-export type { AdTarget } from "./manager/hostads.js";
+// --- job ads and host ads (src/manager/ads/jobad.ts, hostads.ts; docs/ads.md) ---
+export { JOB_STATUS, HOLD_REASON_CODE, JOB_AD_ATTRIBUTES, parseClassadAssignment } from "./manager/ads/jobad.js";
+export { jobspecFromAd } from "./manager/ads/jobspec-from-ad.js";
+export type { JobspecFromAdOptions } from "./manager/ads/jobspec-from-ad.js";
+export { cronAdSelects, cronTarget, UNMERGED_ATTRIBUTES } from "./manager/ads/hostads.js";
+export type { AdTarget } from "./manager/port/port.js";
 export type { AdsApi } from "./plugins/ads-api.js";
 
 // --- HTCondor config and the transform language (src/condor) ---

@@ -2,7 +2,7 @@
  * Helpers shared by the job benches (a module under bench/lib/, so bench/run.mjs does not
  * offer it as a bench of its own).
  */
-import type { Jobspec } from "../../src/manager/port.js";
+import type { Jobspec } from "../../src/manager/port/records.js";
 
 /** The value after `--NAME` in a bench's arguments, or `fallback`. */
 export function arg(args: string[], name: string, fallback: string): string {

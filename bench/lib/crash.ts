@@ -21,8 +21,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connectDaemon, type DaemonClient } from "../../src/server/client.js";
-import { newJobCore, transition } from "../../src/manager/transition.js";
-import type { EventEntry, Jobspec } from "../../src/manager/port.js";
+import { newJobCore, transition } from "../../src/manager/core/transition.js";
+import type { EventEntry, Jobspec } from "../../src/manager/port/records.js";
 
 /** bin/jobtap of this checkout, from the source (tests) or from dist/bench/lib (the bench). */
 const BIN = [new URL("../../bin/jobtap", import.meta.url), new URL("../../../bin/jobtap", import.meta.url)]

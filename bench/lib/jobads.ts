@@ -10,11 +10,11 @@
  * - `cached_per_s`: a poll where no job had an event since the last one.
  * Each figure is the median of `rounds` rounds.
  */
-import type { JobId } from "../../src/manager/ids.js";
-import { newActiveJob, type ActiveJob } from "../../src/manager/job.js";
+import type { JobId } from "../../src/manager/base/ids.js";
+import { newActiveJob, type ActiveJob } from "../../src/manager/engine/job.js";
 import { JobAds } from "../../src/manager/jobads.js";
-import type { EventEntry, Jobspec } from "../../src/manager/port.js";
-import { newJobCore, transition } from "../../src/manager/transition.js";
+import type { EventEntry, Jobspec } from "../../src/manager/port/records.js";
+import { newJobCore, transition } from "../../src/manager/core/transition.js";
 
 function jobspec(i: number): Jobspec {
   return {

@@ -7,7 +7,7 @@ import { ClassAd } from "./classad.js";
 import { literal, type Expr } from "./expr.js";
 import type { Value } from "./values.js";
 import { guardStack, Parser } from "./parser.js";
-import { smallInt, T } from "./lexer.js";
+import { smallBigInt, T } from "./lexer.js";
 
 /** Options for reading old-style text. */
 export interface OldAdOptions {
@@ -124,7 +124,7 @@ function plainLiteral(s: string, from: number, n: number): Expr | null {
     if (next === 46 || isIdentCode(next)) return null;
     let v = 0;
     for (let i = digits; i < q; i++) v = v * 10 + (s.charCodeAt(i) - 48);
-    value = c === 45 ? BigInt(-v) : smallInt(v);
+    value = c === 45 ? BigInt(-v) : smallBigInt(v);
     p = q;
   } else if (c === 116 || c === 102 || c === 84 || c === 70) {
     let q = p;

@@ -181,7 +181,7 @@ export class Lexer {
       this.real = Number(text);
     } else {
       this.kind = T.INT;
-      this.int = text.length <= 15 ? smallInt(Number(text)) : clampInt(BigInt(text));
+      this.int = text.length <= 15 ? smallBigInt(Number(text)) : clampInt(BigInt(text));
     }
   }
 
@@ -341,7 +341,7 @@ function operatorAt(s: string, p: number): string | null {
 const SMALL_INTS: readonly bigint[] = Array.from({ length: 4096 }, (_, i) => BigInt(i));
 
 /** The bigint for a small literal, shared for 0..4095. */
-export function smallInt(n: number): bigint {
+export function smallBigInt(n: number): bigint {
   return n >= 0 && n < 4096 ? SMALL_INTS[n]! : BigInt(n);
 }
 

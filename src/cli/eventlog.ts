@@ -3,7 +3,7 @@
  * lines; otherwise one readable line per event (time, name, context as key=value).
  * `--follow` keeps printing new events until the job is inactive.
  */
-import type { EventEntry } from "../manager/port.js";
+import type { EventEntry } from "../manager/port/records.js";
 import { optFlag, parseArgs, usage } from "./args.js";
 import { withDaemon } from "./common.js";
 import { jobIdArg } from "./jobid.js";

@@ -2,10 +2,10 @@
  * The `jobs` table, like `flux jobs`: a default column set (JOBID USER NAME ST URG PRI TIME
  * INFO) and `-o FORMAT` strings of `{field}` / `{field:>8}` / `{field:<10.10}` items.
  */
-import { formatFSD } from "../manager/fsd.js";
+import { formatFSD } from "../manager/base/fsd.js";
 import type { JobView } from "../server/protocol.js";
 import { usage } from "./args.js";
-import type { UserTable } from "./users.js";
+import type { UserTable } from "../manager/base/users.js";
 
 export const DEFAULT_FORMAT =
   "{id:>12} {user:<8.8} {name:<10.10} {status:>2} {urgency:>3} {priority:>10} {runtime:>8} {info}";

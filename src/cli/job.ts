@@ -8,7 +8,7 @@
  */
 import { constants } from "node:os";
 import { ErrorCode, JobtapError } from "../errors.js";
-import { parseFSD } from "../manager/fsd.js";
+import { parseFSD } from "../manager/base/fsd.js";
 import { optFlag, optInt, optString, parseArgs, usage } from "./args.js";
 import { withDaemon } from "./common.js";
 import { jobIdArg } from "./jobid.js";

@@ -3,7 +3,7 @@
  * `submit` and `jobs`, do not load the id codecs and the mnemonic word list).
  */
 import { ErrorCode, JobtapError } from "../errors.js";
-import { formatJobId, parseJobId } from "../manager/ids.js";
+import { formatJobId, parseJobId } from "../manager/base/ids.js";
 
 /** A job id argument in any encoding, returned as canonical f58; a USAGE error names it. */
 export function jobIdArg(text: string): string {

@@ -3,13 +3,13 @@
  * like `flux jobs`. Default: your active jobs; `-a` adds inactive ones, `-A` every user's. `--json` prints the
  * documented array of job objects (docs/cli.md).
  */
-import { ACTIVE, PENDING, RESULTS, RUNNING, STATES } from "../manager/states.js";
+import { ACTIVE, PENDING, RESULTS, RUNNING, STATES } from "../manager/base/states.js";
 import { optFlag, optInt, optString, parseArgs, usage } from "./args.js";
 import { currentUserid, withDaemon } from "./common.js";
 import { DEFAULT_FORMAT, formatTable, type FormatEnv } from "./format.js";
 import type { CliIO, Subcommand } from "./io.js";
 import type { JobView } from "../server/protocol.js";
-import { loadUserTable } from "./users.js";
+import { loadUserTable } from "../manager/base/users.js";
 
 const OPTIONS = [
   { name: "all", short: "a" },

@@ -4,10 +4,10 @@
  * system attributes (duration, cwd, environment, job name, queue, dependencies, shell
  * output options). `--cc` makes copies with `{cc}` substituted.
  */
-import { parseFSD } from "../manager/fsd.js";
-import type { Jobspec } from "../manager/port.js";
+import { parseFSD } from "../manager/base/fsd.js";
+import type { Jobspec } from "../manager/port/records.js";
 import { usage } from "./args.js";
-import { URGENCY_DEFAULT, URGENCY_EXPEDITE, URGENCY_HOLD, URGENCY_MAX, URGENCY_MIN } from "../manager/states.js";
+import { URGENCY_DEFAULT, URGENCY_EXPEDITE, URGENCY_HOLD, URGENCY_MAX, URGENCY_MIN } from "../manager/base/states.js";
 
 export interface SubmitSpec {
   command: string[];

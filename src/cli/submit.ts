@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Jobspec } from "../manager/port.js";
+import type { Jobspec } from "../manager/port/records.js";
 import { optFlag, optInt, optList, optString, parseArgs, usage, type OptionSpec, type ParsedArgs } from "./args.js";
 import { exitStatusOf, withDaemon } from "./common.js";
 import type { DaemonClient } from "../server/client.js";
@@ -145,7 +145,7 @@ async function jobspecFrom(p: ParsedArgs, io: CliIO): Promise<Jobspec> {
   const assignments = optList(p, "classad");
   if (assignments.length > 0) {
     // The ClassAd parser is most of the CLI's start-up cost: loaded only when --classad is used.
-    const { parseClassadAssignment } = await import("../manager/jobad.js");
+    const { parseClassadAssignment } = await import("../manager/ads/jobad.js");
     const classad = assignments.map(parseClassadAssignment);
     const user = (jobspec.attributes.user ??= {});
     const table = { ...(user.classad as Record<string, string> | undefined) };

@@ -6,7 +6,7 @@
  * once and exits. A narrow window only shows fewer columns; a terminal that goes away ends
  * it with a message, and the daemon is never affected.
  */
-import { PENDING, RUNNING } from "../manager/states.js";
+import { PENDING, RUNNING } from "../manager/base/states.js";
 import type { JobView } from "../server/protocol.js";
 import type { DaemonClient } from "../server/client.js";
 import { optString, parseArgs, usage } from "./args.js";
@@ -14,7 +14,7 @@ import { withDaemon } from "./common.js";
 import { formatTable } from "./format.js";
 import type { CliIO, Subcommand } from "./io.js";
 import { ESC, fit, type Terminal } from "./terminal.js";
-import { loadUserTable, type UserTable } from "./users.js";
+import { loadUserTable, type UserTable } from "../manager/base/users.js";
 
 const ACTIVE_STATES = [...PENDING, ...RUNNING].filter((s) => s !== "NEW") as string[];
 

@@ -10,7 +10,7 @@
  * of the current duration (`+1m`, `-30s`), which needs the job to have a finite one.
  */
 import { ErrorCode, JobtapError } from "../errors.js";
-import { parseFSD } from "../manager/fsd.js";
+import { parseFSD } from "../manager/base/fsd.js";
 import type { DaemonClient } from "../server/client.js";
 import { optFlag, parseArgs, usage } from "./args.js";
 import { withDaemon } from "./common.js";

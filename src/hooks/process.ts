@@ -16,7 +16,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
-import type { Clock, TimerHandle } from "../manager/clock.js";
+import type { Clock, TimerHandle } from "../manager/base/clock.js";
 import type { HookRan, HookSpawnError } from "./types.js";
 
 /** A fully-defaulted run, as the runner hands it over. */

@@ -4,7 +4,7 @@
  * HookResult value. One runner per plugin (or per hook family) is the intended use: its
  * limit, clock, log and defaults are its own; nothing is shared between runners.
  */
-import { RealClock, type Clock } from "../manager/clock.js";
+import { RealClock, type Clock } from "../manager/base/clock.js";
 import { HookPathCache } from "./pathcheck.js";
 import { DIRECT, runProcess, type ProcessRun, type ProcessStarter } from "./process.js";
 import { SpawnHelpers } from "./spawn-helper.js";

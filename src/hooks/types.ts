@@ -5,7 +5,7 @@
  * A failing hook is never an exception: a refused path, a missing program, a crash, a time
  * limit are all HookResult values.
  */
-import type { Clock } from "../manager/clock.js";
+import type { Clock } from "../manager/base/clock.js";
 
 /** 1 MiB: the default cap on each of stdout and stderr. */
 export const DEFAULT_OUTPUT_CAP = 1024 * 1024;

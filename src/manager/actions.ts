@@ -3,18 +3,18 @@
  * Idempotent: run after every event of the job, they only do what is still outstanding.
  */
 import { ErrorCode, JobtapError } from "../errors.js";
-import type { Engine, ActionRunner } from "./engine.js";
+import type { Engine, ActionRunner } from "./engine/engine.js";
 import type { Executors } from "./exec/registry.js";
-import { formatJobId, type JobId } from "./ids.js";
-import type { InactiveCache } from "./inactive.js";
-import { durationOf, queued, type ActiveJob } from "./job.js";
-import { resourceRequest } from "./jobspec.js";
-import type { QueueGate } from "./queues.js";
-import type { Scheduler } from "./scheduler.js";
-import type { AppliedTopic } from "./topics.js";
-import { inactiveRecordOf } from "./summary.js";
-import { eventPosted, isDebugJob } from "./transition.js";
-import { waitResultOf } from "./views.js";
+import { formatJobId, type JobId } from "./base/ids.js";
+import type { InactiveCache } from "./engine/inactive.js";
+import { durationOf, queued, type ActiveJob } from "./engine/job.js";
+import { resourceRequest } from "./core/jobspec.js";
+import type { QueueGate } from "./core/queues.js";
+import type { Scheduler } from "./scheduler/scheduler.js";
+import type { AppliedTopic } from "./port/topics.js";
+import { inactiveRecordOf } from "./engine/summary.js";
+import { eventPosted, isDebugJob } from "./core/transition.js";
+import { waitResultOf } from "./engine/views.js";
 
 export interface ActionDeps {
   engine: Engine;

@@ -3,10 +3,10 @@
  * urgency. Guests (any uid other than the instance owner) may act only on their own jobs.
  */
 import { ErrorCode, JobtapError } from "../errors.js";
-import type { Engine } from "./engine.js";
-import { formatJobId, type JobId } from "./ids.js";
-import type { ActiveJob } from "./job.js";
-import { URGENCY_DEFAULT } from "./states.js";
+import type { Engine } from "./engine/engine.js";
+import { formatJobId, type JobId } from "./base/ids.js";
+import type { ActiveJob } from "./engine/job.js";
+import { URGENCY_DEFAULT } from "./base/states.js";
 import { checkUrgency } from "./submit.js";
 
 export interface RaiseOptions {

@@ -10,11 +10,11 @@ import type { ClassAd } from "../classad/classad.js";
 import type { AdLayout } from "../classad/record-ad.js";
 import type { Expr } from "../classad/expr.js";
 import { parseExpr } from "../classad/parser.js";
-import { loadUserTable, type UserTable } from "../cli/users.js";
-import type { JobId } from "./ids.js";
-import { buildJobAd, jobAdBase, jobAdShape, type JobAdHost, type JobAdShape } from "./jobad.js";
-import type { ActiveJob } from "./job.js";
-import type { Jobspec } from "./port.js";
+import { loadUserTable, type UserTable } from "./base/users.js";
+import type { JobId } from "./base/ids.js";
+import { buildJobAd, jobAdBase, jobAdShape, type JobAdHost, type JobAdShape } from "./ads/jobad.js";
+import type { ActiveJob } from "./engine/job.js";
+import type { Jobspec } from "./port/records.js";
 
 /** Inactive job ads kept (each is a few hundred bytes plus its user attributes). */
 const INACTIVE_ADS_KEPT = 1024;

@@ -11,34 +11,35 @@ import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { ErrorCode, JobtapError } from "../errors.js";
 import { Actions } from "./actions.js";
-import { RealClock, type Clock } from "./clock.js";
-import { Engine, type JournalEntry, type Logger } from "./engine.js";
+import { RealClock, type Clock } from "./base/clock.js";
+import { Engine, type JournalEntry, type Logger } from "./engine/engine.js";
 import { LocalExecutor } from "./exec/local-exec.js";
-import { outputPaths } from "./jobad.js";
+import { outputPaths } from "./ads/jobad.js";
 import { Executors } from "./exec/registry.js";
 import { TestExecutor } from "./exec/test-exec.js";
-import { FluidGenerator, formatJobId, type JobId } from "./ids.js";
-import { InactiveCache, resultName, type InactiveRecord } from "./inactive.js";
-import { newActiveJob, type ActiveJob } from "./job.js";
-import { ManagerPortImpl, type InactiveAccess } from "./port-impl.js";
-import { QueueGate } from "./queues.js";
-import { NO_PLUGINS, type EventEntry, type Jobspec, type ManagerPort, type PluginPort } from "./port.js";
+import { FluidGenerator, formatJobId, type JobId } from "./base/ids.js";
+import { InactiveCache, resultName, type InactiveRecord } from "./engine/inactive.js";
+import { newActiveJob, type ActiveJob, type WaitResult } from "./engine/job.js";
+import { ManagerPortImpl, type ManagerLookups } from "./port-impl.js";
+import { QueueGate } from "./core/queues.js";
+import { NO_PLUGINS, type ManagerPort, type PluginPort } from "./port/port.js";
+import type { EventEntry, Jobspec } from "./port/records.js";
 import { parseStoredJob, replayJob, replayStore, restartCallbacks } from "./restart.js";
-import { Scheduler, type ResourcePool } from "./scheduler.js";
-import { writableJobspec } from "./frozen.js";
+import { Scheduler } from "./scheduler/scheduler.js";
+import { writableJobspec } from "./core/frozen.js";
 import { MemoryStore } from "./store/memory.js";
 import { SqliteStore } from "./store/sqlite.js";
 import type { JobStore } from "./store/types.js";
 import { Submitter, type SharedJobspecs, type SubmitOptions, type SubmitOutcome } from "./submit.js";
 import { JobCommands, type RaiseOptions } from "./commands.js";
-import { DEFAULT_JOB_LIMITS, type JobLimits } from "./limits.js";
+import { DEFAULT_JOB_LIMITS, type JobLimits } from "./core/limits.js";
 import { JobUpdater, type UpdateOptions } from "./update.js";
-import { activeInfo, inactiveInfo, waitResultOf, type JobInfo, type WaitResult } from "./views.js";
-import type { State } from "./states.js";
+import { activeInfo, inactiveInfo, waitResultOf, type JobInfo } from "./engine/views.js";
+import type { State } from "./base/states.js";
 import type { ClassAd } from "../classad/classad.js";
 import { JobAds } from "./jobads.js";
-import { HostAds } from "./hostads.js";
-import { carveSlots, describeSlots, type SlotType } from "./slots.js";
+import { HostAds } from "./ads/hostads.js";
+import { carveSlots, describeSlots, type ResourcePool, type SlotType } from "./scheduler/slots.js";
 import { hostname } from "node:os";
 
 export interface JobManagerOptions {
@@ -52,7 +53,7 @@ export interface JobManagerOptions {
   /** Local pool; defaults: this machine's cores, 0 gpus, its total memory. */
   resources?: Partial<ResourcePool>;
   /**
-   * Static slots carved from the pool (`[resources] slots`, src/manager/slots.ts); default:
+   * Static slots carved from the pool (`[resources] slots`, src/manager/scheduler/slots.ts); default:
    * one slot with everything. A layout that does not fit throws CONFIG naming
    * `[resources].slots[i]`.
    */
@@ -136,7 +137,7 @@ export class JobManager {
       ...(opts.statedir ? { diskPath: opts.statedir } : {}),
     });
     const conf = opts.config ?? {};
-    const inactiveJobs: InactiveAccess = {
+    const lookups: ManagerLookups = {
       inactiveCore: (id) => this.loadInactive(id)?.core,
       inactiveArgs: (id) => {
         const job = this.loadInactive(id);
@@ -145,7 +146,7 @@ export class JobManager {
       jobAdOf: (id) => this.jobAdOf(id),
       hostAds: this.hostAds,
     };
-    const port = new ManagerPortImpl(engine, inactiveJobs, () => conf, store, engine.clock, this.owner, queues, executors);
+    const port = new ManagerPortImpl(engine, lookups, () => conf, store, engine.clock, this.owner, queues, executors);
     port.submitter = (jobspec, o) => this.submit(jobspec, o);
     this.port = port;
   }

@@ -5,24 +5,28 @@
  */
 import type { ClassAd } from "../classad/classad.js";
 import { ErrorCode, JobtapError } from "../errors.js";
-import type { HostAds } from "./hostads.js";
+import type { HostAds } from "./ads/hostads.js";
 import type { Actions } from "./actions.js";
-import type { Clock } from "./clock.js";
-import type { Engine } from "./engine.js";
+import type { Clock } from "./base/clock.js";
+import type { Engine } from "./engine/engine.js";
 import type { Executors } from "./exec/registry.js";
-import type { Executor } from "./exec/types.js";
-import { SETTABLE_FLAGS } from "./events.js";
-import { formatJobId, type JobId } from "./ids.js";
-import type { ActiveJob } from "./job.js";
-import { checkJobspecUpdate } from "./jobspec.js";
-import { PRIORITY_UNAVAILABLE, type JobArgs, type Jobspec, type ManagerPort, type PluginStateStore, type PluginSubmitOptions } from "./port.js";
-import type { JobResult, State } from "./states.js";
-import type { QueueGate } from "./queues.js";
+import type { Executor } from "./port/executor.js";
+import { SETTABLE_FLAGS } from "./core/events.js";
+import { formatJobId, type JobId } from "./base/ids.js";
+import type { ActiveJob } from "./engine/job.js";
+import { checkJobspecUpdate } from "./core/jobspec.js";
+import { PRIORITY_UNAVAILABLE, type ManagerPort, type PluginStateStore, type PluginSubmitOptions } from "./port/port.js";
+import type { JobArgs, Jobspec } from "./port/records.js";
+import type { JobResult, State } from "./base/states.js";
+import type { QueueGate } from "./core/queues.js";
 import type { JobStore } from "./store/types.js";
-import { eventPosted, resultOf, type JobCore } from "./transition.js";
+import { eventPosted, resultOf, type JobCore } from "./core/transition.js";
 
-/** How the port reaches inactive jobs and job ads (kept in the manager). */
-export interface InactiveAccess {
+/**
+ * What the port looks up in the manager beyond the engine's active jobs: inactive jobs (read
+ * from the store), job ads and the host ads.
+ */
+export interface ManagerLookups {
   /** The folded core of a cached inactive job (read from the store), or undefined. */
   inactiveCore(id: JobId): JobCore | undefined;
   inactiveArgs(id: JobId): JobArgs | undefined;
@@ -40,7 +44,7 @@ export class ManagerPortImpl implements ManagerPort {
 
   constructor(
     private readonly e: Engine,
-    private readonly inactive: InactiveAccess,
+    private readonly lookups: ManagerLookups,
     private readonly conf: () => Record<string, unknown>,
     store: JobStore,
     readonly clock: Clock,
@@ -56,7 +60,7 @@ export class ManagerPortImpl implements ManagerPort {
   private job(id: JobId): ActiveJob {
     const job = this.e.active.get(id);
     if (job) return job;
-    if (this.inactive.inactiveCore(id)) {
+    if (this.lookups.inactiveCore(id)) {
       throw new JobtapError(ErrorCode.JOB_INACTIVE, `job ${formatJobId(id)} is inactive`);
     }
     throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
@@ -68,15 +72,15 @@ export class ManagerPortImpl implements ManagerPort {
 
   lookup(id: JobId): JobArgs | undefined {
     const job = this.e.active.get(id);
-    return job ? this.e.args(job) : this.inactive.inactiveArgs(id);
+    return job ? this.e.args(job) : this.lookups.inactiveArgs(id);
   }
 
   jobAd(id: JobId): ClassAd | undefined {
-    return this.inactive.jobAdOf(id);
+    return this.lookups.jobAdOf(id);
   }
 
   get hostAds(): HostAds {
-    return this.inactive.hostAds;
+    return this.lookups.hostAds;
   }
 
   /** Set by the manager: its submitter (ManagerPort.submitJob). */
@@ -181,7 +185,7 @@ export class ManagerPortImpl implements ManagerPort {
   }
 
   jobResult(id: JobId): JobResult {
-    const core = this.e.active.get(id)?.core ?? this.inactive.inactiveCore(id);
+    const core = this.e.active.get(id)?.core ?? this.lookups.inactiveCore(id);
     if (!core) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
     const r = core.state === "CLEANUP" || core.state === "INACTIVE" ? resultOf(core) : undefined;
     if (!r) throw new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(id)} (${core.state}) has no result yet`);
@@ -189,7 +193,7 @@ export class ManagerPortImpl implements ManagerPort {
   }
 
   eventPosted(id: JobId, name: string): boolean {
-    const core = this.e.active.get(id)?.core ?? this.inactive.inactiveCore(id);
+    const core = this.e.active.get(id)?.core ?? this.lookups.inactiveCore(id);
     if (!core) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
     return eventPosted(core, name);
   }

@@ -4,18 +4,19 @@
  * actions exactly as Flux does after `restart_from_kvs`.
  */
 import type { Actions } from "./actions.js";
-import type { Engine } from "./engine.js";
+import type { Engine } from "./engine/engine.js";
 import type { Executors } from "./exec/registry.js";
-import { formatJobId, type JobId } from "./ids.js";
-import type { InactiveCache } from "./inactive.js";
-import { newActiveJob, type ActiveJob } from "./job.js";
-import { isPlainObject } from "./jobspec.js";
-import type { EventEntry, JobArgs, Jobspec, StackResult } from "./port.js";
-import type { Scheduler } from "./scheduler.js";
-import { parseSummary, recordOf, summaryArgs, summaryOf, type InactiveSummary } from "./summary.js";
-import type { OutOf } from "./topics.js";
+import { formatJobId, type JobId } from "./base/ids.js";
+import type { InactiveCache } from "./engine/inactive.js";
+import { newActiveJob, type ActiveJob } from "./engine/job.js";
+import { isPlainObject } from "./core/jobspec.js";
+import type { StackResult } from "./port/port.js";
+import type { EventEntry, JobArgs, Jobspec } from "./port/records.js";
+import type { Scheduler } from "./scheduler/scheduler.js";
+import { parseSummary, recordOf, summaryArgs, summaryOf, type InactiveSummary } from "./engine/summary.js";
+import type { OutOf } from "./port/topics.js";
 import type { JobStore, StoredJobText } from "./store/types.js";
-import { eventPosted, isDebugJob, newJobCore, transition, type JobCore } from "./transition.js";
+import { eventPosted, isDebugJob, newJobCore, transition, type JobCore } from "./core/transition.js";
 
 export type Replayed = { core: JobCore; eventlog: EventEntry[] } | { error: string };
 

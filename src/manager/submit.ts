@@ -4,19 +4,20 @@
  * `validate`. A rejection posts `invalidate`, calls job.destroy and drops the job.
  */
 import { ErrorCode, JobtapError } from "../errors.js";
-import type { Engine } from "./engine.js";
-import { SUBMIT_FLAG } from "./events.js";
-import { type FluidGenerator, type JobId } from "./ids.js";
-import { newActiveJob, type ActiveJob } from "./job.js";
-import { checkJobspec, isPlainObject, type ResourceRequest } from "./jobspec.js";
-import { checkJobLimits, checkJobsPerUser, DEFAULT_JOB_LIMITS, type JobLimits } from "./limits.js";
-import { parseUserAttributes } from "./jobad.js";
-import type { Jobspec, StackResult } from "./port.js";
-import { URGENCY_DEFAULT, URGENCY_MAX, URGENCY_MIN } from "./states.js";
-import { isThenable, runSteps, type Step } from "./steps.js";
-import type { OutOf } from "./topics.js";
-import { newJobCore } from "./transition.js";
-import { frozenJobspec, sameData, shapeOf, type Shape } from "./frozen.js";
+import type { Engine } from "./engine/engine.js";
+import { SUBMIT_FLAG } from "./core/events.js";
+import type { FluidGenerator, JobId } from "./base/ids.js";
+import { newActiveJob, type ActiveJob } from "./engine/job.js";
+import { checkJobspec, isPlainObject, type ResourceRequest } from "./core/jobspec.js";
+import { checkJobLimits, checkJobsPerUser, DEFAULT_JOB_LIMITS, type JobLimits } from "./core/limits.js";
+import { parseUserAttributes } from "./ads/jobad.js";
+import type { StackResult } from "./port/port.js";
+import type { Jobspec } from "./port/records.js";
+import { URGENCY_DEFAULT, URGENCY_MAX, URGENCY_MIN } from "./base/states.js";
+import { isThenable, runSteps, type Step } from "./base/steps.js";
+import type { OutOf } from "./port/topics.js";
+import { newJobCore } from "./core/transition.js";
+import { frozenJobspec, sameData, shapeOf, type Shape } from "./core/frozen.js";
 
 export interface SubmitOptions {
   /** Submitting user (default: the instance owner). */

@@ -10,12 +10,13 @@
  * Owned by the builtins helper; wired into the manager as `JobManager.update`.
  */
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
-import type { Engine } from "./engine.js";
-import { formatJobId, type JobId } from "./ids.js";
-import { parseUserAttributes } from "./jobad.js";
-import { redactJobspec, applyJobspecUpdates, isPlainObject, resourceRequest, validateJobspec, type ResourceRequest } from "./jobspec.js";
-import type { ActiveJob } from "./job.js";
-import type { JobArgs, Jobspec, StackResult } from "./port.js";
+import type { Engine } from "./engine/engine.js";
+import { formatJobId, type JobId } from "./base/ids.js";
+import { parseUserAttributes } from "./ads/jobad.js";
+import { redactJobspec, applyJobspecUpdates, isPlainObject, resourceRequest, validateJobspec, type ResourceRequest } from "./core/jobspec.js";
+import type { ActiveJob } from "./engine/job.js";
+import type { StackResult } from "./port/port.js";
+import type { JobArgs, Jobspec } from "./port/records.js";
 
 /** Who asks for an update. */
 export interface UpdateOptions {

@@ -1,13 +1,12 @@
 /**
- * The ClassAd part of the plugin context: job ads (src/manager/jobad.ts) and the host's
- * machine and slot ads (src/manager/hostads.ts), read and published through the manager
+ * The ClassAd part of the plugin context: job ads (src/manager/ads/jobad.ts) and the host's
+ * machine and slot ads (src/manager/ads/hostads.ts), read and published through the manager
  * port. Documented in docs/ads.md and docs/plugins.md.
  */
 import type { ClassAd } from "../classad/classad.js";
 import { ErrorCode, JobtapError } from "../errors.js";
-import type { AdTarget, HostAds } from "../manager/hostads.js";
-import { formatJobId, type JobId } from "../manager/ids.js";
-import type { ManagerPort } from "../manager/port.js";
+import { formatJobId, type JobId } from "../manager/base/ids.js";
+import type { AdTarget, HostAdsApi, ManagerPort } from "../manager/port/port.js";
 
 /** What a plugin can do with ads. */
 export interface AdsApi {
@@ -50,7 +49,7 @@ export interface AdsRecord {
 /** Builds the ads part of one plugin's context. `live` fails once the plugin is removed. */
 export function adsApi(host: AdsHost, rec: AdsRecord, live: (what: string) => void): AdsApi {
   const sources = new Set<string>();
-  const hostAds = (what: string): HostAds => {
+  const hostAds = (what: string): HostAdsApi => {
     live(what);
     const h = host.manager(`plugin ${rec.name}: ${what}`).hostAds;
     if (!h) throw new JobtapError(ErrorCode.NOT_SUPPORTED, `plugin ${rec.name}: ${what}: this job manager has no host ads`);

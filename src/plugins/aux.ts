@@ -2,7 +2,7 @@
  * Per-plugin storage behind the context: job aux values with destructors (Flux's
  * job_aux_set/get/delete) and the plugin's persistent state.
  */
-import type { JobId } from "../manager/ids.js";
+import type { JobId } from "../manager/base/ids.js";
 import type { ContextHost, PluginState } from "./context.js";
 import { msg } from "./dispatch.js";
 import type { PluginRecord } from "./record.js";

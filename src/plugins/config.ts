@@ -16,7 +16,7 @@
  */
 import TOML from "@iarna/toml";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
-import { parseFSD } from "../manager/fsd.js";
+import { parseFSD } from "../manager/base/fsd.js";
 import type { JobtapHost } from "./control.js";
 import { msg } from "./dispatch.js";
 import type { IsolateOptions } from "./isolate.js";

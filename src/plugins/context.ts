@@ -20,13 +20,14 @@
  */
 import { adsApi, type AdsApi } from "./ads-api.js";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
-import type { Clock } from "../manager/clock.js";
-import { formatJobId, type JobId } from "../manager/ids.js";
-import { checkJobspecUpdate } from "../manager/jobspec.js";
-import type { JobArgs, Jobspec, ManagerPort, PluginStateStore, PluginSubmitOptions, StackResult } from "../manager/port.js";
-import { PRIORITY_UNAVAILABLE } from "../manager/port.js";
-import type { JobResult, State } from "../manager/states.js";
-import type { Executor } from "../manager/exec/types.js";
+import type { Clock } from "../manager/base/clock.js";
+import { formatJobId, type JobId } from "../manager/base/ids.js";
+import { checkJobspecUpdate } from "../manager/core/jobspec.js";
+import type { ManagerPort, PluginStateStore, PluginSubmitOptions, StackResult } from "../manager/port/port.js";
+import type { JobArgs, Jobspec } from "../manager/port/records.js";
+import { PRIORITY_UNAVAILABLE } from "../manager/port/port.js";
+import type { JobResult, State } from "../manager/base/states.js";
+import type { Executor } from "../manager/port/executor.js";
 import { auxDelete, auxSet, pluginState } from "./aux.js";
 import { msg, type HostLogger } from "./dispatch.js";
 import type { JobspecShield } from "./shield.js";

@@ -10,11 +10,12 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
-import type { Clock } from "../manager/clock.js";
-import type { JobId } from "../manager/ids.js";
-import type { JobArgs, ManagerPort, PluginPort, PluginStateStore, StackResult } from "../manager/port.js";
-import { STATE_BIT } from "../manager/states.js";
-import type { JobTopic, OutOf } from "../manager/topics.js";
+import type { Clock } from "../manager/base/clock.js";
+import type { JobId } from "../manager/base/ids.js";
+import type { ManagerPort, PluginPort, PluginStateStore, StackResult } from "../manager/port/port.js";
+import type { JobArgs } from "../manager/port/records.js";
+import { STATE_BIT } from "../manager/base/states.js";
+import type { JobTopic, OutOf } from "../manager/port/topics.js";
 import { BUILTINS, SHIPPED, type BuiltinEntry, type ShippedEntry } from "./builtins.js";
 import { readPluginConfig, type PluginDirective } from "./config.js";
 import { createContext, type ContextHost, type PluginContext } from "./context.js";
@@ -32,7 +33,7 @@ import type { PluginRecord, ServiceCred } from "./record.js";
 import { destroyJobAux, pluginName } from "./record.js";
 import { PluginRegistry } from "./registry.js";
 import { label, settleWithin, type DeadlineTimer, type HandlerRecord } from "./stack.js";
-import { isThenable } from "../manager/steps.js";
+import { isThenable } from "../manager/base/steps.js";
 
 /** Default per-plugin deadline for async handlers (30 s). */
 export const DEFAULT_DEADLINE_MS = 30_000;

@@ -7,17 +7,18 @@
  * Everything a stack call takes and returns is plain data (args in, StackResult out), so a
  * worker-thread boundary can sit between the dispatcher and the plugins later.
  */
-import type { Clock } from "../manager/clock.js";
-import type { JobId } from "../manager/ids.js";
-import type { JobArgs, ManagerPort, StackOut, StackResult } from "../manager/port.js";
-import type { JobTopic, OutOf } from "../manager/topics.js";
+import type { Clock } from "../manager/base/clock.js";
+import type { JobId } from "../manager/base/ids.js";
+import type { ManagerPort, StackOut, StackResult } from "../manager/port/port.js";
+import type { JobArgs } from "../manager/port/records.js";
+import type { JobTopic, OutOf } from "../manager/port/topics.js";
 import type { PluginRecord } from "./record.js";
 import { destroyJobAux } from "./record.js";
 import { handlerOf, type PluginRegistry, type TopicHandlers } from "./registry.js";
 import { JobspecShield } from "./shield.js";
 import type { Frame, HandlerRecord, StackEntry, StackHost } from "./stack.js";
 import { label, runStack } from "./stack.js";
-import { topicRule } from "../manager/topics.js";
+import { topicRule } from "../manager/port/topics.js";
 
 /** Host log sink. `plugin` is set for messages a plugin logged or caused. */
 export type HostLogger = (

@@ -6,9 +6,9 @@
  * in order, then loads `.update-queue` (Flux's queue context loads it after the config). Plugins loaded here get no job replay: the manager's restart
  * callbacks (job.create/job.new for every active job) follow.
  */
-import type { Clock } from "../manager/clock.js";
-import { RealClock } from "../manager/clock.js";
-import type { ManagerPort } from "../manager/port.js";
+import type { Clock } from "../manager/base/clock.js";
+import { RealClock } from "../manager/base/clock.js";
+import type { ManagerPort } from "../manager/port/port.js";
 import type { BuiltinEntry } from "./builtins.js";
 import { applyDirectives, readPluginConfig } from "./config.js";
 import { JobtapHost } from "./control.js";

@@ -4,8 +4,8 @@
  */
 import { minimatch } from "minimatch";
 import { ErrorCode, JobtapError } from "../errors.js";
-import type { JobId } from "../manager/ids.js";
-import type { TimerHandle } from "../manager/clock.js";
+import type { JobId } from "../manager/base/ids.js";
+import type { TimerHandle } from "../manager/base/clock.js";
 import type { Isolation } from "./isolate.js";
 import type { AnyHandler } from "./topics.js";
 

@@ -6,7 +6,7 @@
  *
  * The registry never calls a plugin; the dispatcher (dispatch.ts) does.
  */
-import { topicRule, type TopicRule } from "../manager/topics.js";
+import { topicRule, type TopicRule } from "../manager/port/topics.js";
 import type { PluginRecord } from "./record.js";
 import { compileNameGlob } from "./record.js";
 import type { StackEntry } from "./stack.js";

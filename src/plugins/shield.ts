@@ -6,14 +6,14 @@
  * jobspec-update makes a new object, hence a new copy), so a write throws a TypeError
  * (plugin modules are strict mode) that the host reports like any handler error.
  *
- * A job's own jobspec is already such a copy (src/manager/frozen.ts: made at submit), so for
+ * A job's own jobspec is already such a copy (src/manager/core/frozen.ts: made at submit), so for
  * it there is nothing to copy; a jobspec the manager made later (a jobspec-update, a
  * redaction, one read back from the store) is copied once. The submitter's object is never
  * touched.
  */
-import { frozenCopy, OWN_COPY } from "../manager/frozen.js";
-import type { Jobspec } from "../manager/port.js";
-import { STORED_JOBSPEC } from "../manager/summary.js";
+import { frozenCopy, OWN_COPY } from "../manager/core/frozen.js";
+import type { Jobspec } from "../manager/port/records.js";
+import { STORED_JOBSPEC } from "../manager/engine/summary.js";
 
 export { frozenCopy };
 
@@ -43,7 +43,7 @@ export class JobspecShield {
   /**
    * Puts the frozen copy into job args (built fresh per call by the manager); returns them.
    * A jobspec the manager reads from the store only on demand (an inactive job at restart,
-   * src/manager/summary.ts) stays on demand: the copy is made when it is read.
+   * src/manager/engine/summary.ts) stays on demand: the copy is made when it is read.
    */
   args<T>(args: T): T {
     const stored = args as { [STORED_JOBSPEC]?: (wrap: (js: Jobspec) => Jobspec) => void } | undefined;

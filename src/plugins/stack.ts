@@ -12,11 +12,11 @@
  * can later cross a worker thread.
  */
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
-import type { JobId } from "../manager/ids.js";
-import { formatJobId } from "../manager/ids.js";
-import type { StackOut, StackResult } from "../manager/port.js";
-import { isThenable, runSteps, type Step } from "../manager/steps.js";
-import type { TopicRule } from "../manager/topics.js";
+import type { JobId } from "../manager/base/ids.js";
+import { formatJobId } from "../manager/base/ids.js";
+import type { StackOut, StackResult } from "../manager/port/port.js";
+import { isThenable, runSteps, type Step } from "../manager/base/steps.js";
+import type { TopicRule } from "../manager/port/topics.js";
 import type { PluginRecord } from "./record.js";
 import type { AnyHandler, CallInfo } from "./topics.js";
 

@@ -3,12 +3,12 @@
  * clock, with the test executor, so plugin authors can unit-test policies without a daemon
  * and without sleeping. Exported from `jobtap/plugin`.
  */
-import { SimulatedClock } from "../manager/clock.js";
-import type { JobId } from "../manager/ids.js";
+import { SimulatedClock } from "../manager/base/clock.js";
+import type { JobId } from "../manager/base/ids.js";
 import { createJobManager, type JobManager } from "../manager/manager.js";
-import type { EventEntry, Jobspec } from "../manager/port.js";
-import type { JobInfo } from "../manager/views.js";
-import type { SlotType } from "../manager/slots.js";
+import type { EventEntry, Jobspec } from "../manager/port/records.js";
+import type { JobInfo } from "../manager/engine/views.js";
+import type { SlotType } from "../manager/scheduler/slots.js";
 import { BUILTINS } from "./builtins.js";
 import type { JobtapHost } from "./control.js";
 import { jobtapPlugins } from "./index.js";

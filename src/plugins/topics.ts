@@ -1,9 +1,9 @@
 /**
- * The plugin-facing types of the topic table (src/manager/topics.ts): what `p.on` accepts
+ * The plugin-facing types of the topic table (src/manager/port/topics.ts): what `p.on` accepts
  * for a topic name or glob, derived from the one table, so a handler of the wrong shape
  * cannot be registered. Nothing here names a topic's rule again.
  */
-import type { DispatchRule, SpecOf, TopicFamilies, TopicName, Topics, TopicSpec } from "../manager/topics.js";
+import type { DispatchRule, SpecOf, TopicFamilies, TopicName, Topics, TopicSpec } from "../manager/port/topics.js";
 import type {
   CallInfo,
   ConfArgs,
@@ -12,8 +12,8 @@ import type {
   Rejection,
   SchedOut,
   UpdateKeyOut,
-} from "../manager/topics.js";
-import type { JobArgs } from "../manager/port.js";
+} from "../manager/port/topics.js";
+import type { JobArgs } from "../manager/port/records.js";
 
 export type {
   CallInfo,
@@ -30,8 +30,8 @@ export type {
   UpdateArgs,
   UpdateKeyArgs,
   UpdateKeyOut,
-} from "../manager/topics.js";
-export { topicKind, topicRule } from "../manager/topics.js";
+} from "../manager/port/topics.js";
+export { topicKind, topicRule } from "../manager/port/topics.js";
 
 /** How a topic's per-plugin results combine (the table's dispatch rule). */
 export type TopicKind = DispatchRule;

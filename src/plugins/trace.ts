@@ -7,8 +7,8 @@
  */
 import { minimatch } from "minimatch";
 import { ErrorCode, JobtapError } from "../errors.js";
-import { formatJobId, type JobId } from "../manager/ids.js";
-import type { State } from "../manager/states.js";
+import { formatJobId, type JobId } from "../manager/base/ids.js";
+import type { State } from "../manager/base/states.js";
 import type { HandlerOutcome, HandlerRecord } from "./stack.js";
 
 /** What a trace keeps; every field optional (all of it when none is given). */

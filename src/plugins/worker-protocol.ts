@@ -13,8 +13,8 @@
  *   with receiveMessageOnPort; so `p.postEvent(...)` throws at the call site, as in process.
  */
 import { isJobtapError, type ErrorCode, type JobtapErrorData } from "../errors.js";
-import type { JobId } from "../manager/ids.js";
-import type { CallInfo } from "../manager/topics.js";
+import type { JobId } from "../manager/base/ids.js";
+import type { CallInfo } from "../manager/port/topics.js";
 import type { LoadSortOrder, ServiceCred } from "./record.js";
 
 /** The session task handed to the tinypool worker (the only `pool.run` argument). */

@@ -30,15 +30,15 @@
  */
 import { readFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
-import { carveSlots, type SlotType } from "../manager/slots.js";
+import { carveSlots, type SlotType } from "../manager/scheduler/slots.js";
 import { dirname, resolve } from "node:path";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
-import { parseFSD } from "../manager/fsd.js";
+import { parseFSD } from "../manager/base/fsd.js";
 import { BUILTINS, checkBuiltinConfig, parseToml, readPluginConfig } from "../plugins/index.js";
 import { resolvePlugin } from "../plugins/loader.js";
 import { DEFAULT_MAX_REQUEST_BYTES } from "./protocol.js";
 import { closest } from "./suggest.js";
-import { KERNEL_ARGUMENT_MAX, type JobLimits } from "../manager/limits.js";
+import { KERNEL_ARGUMENT_MAX, type JobLimits } from "../manager/core/limits.js";
 
 /** What SIGTERM/SIGINT does to jobs that are running. */
 export type ShutdownPolicy = "kill" | "wait";

@@ -11,8 +11,8 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, writ
 import { join } from "node:path";
 import { ErrorCode, JobtapError } from "../errors.js";
 import { createJobManager, type JobManager } from "../manager/manager.js";
-import type { JobId } from "../manager/ids.js";
-import { RealClock, type TimerHandle } from "../manager/clock.js";
+import type { JobId } from "../manager/base/ids.js";
+import { RealClock, type TimerHandle } from "../manager/base/clock.js";
 import { jobtapPlugins, type JobtapHost } from "../plugins/index.js";
 import { defaultConfig, loadConfigFile, type DaemonConfig, type DaemonSettings } from "./config.js";
 import { assertSocketFree, startSocketServer, type SocketServer } from "./server.js";

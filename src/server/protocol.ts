@@ -13,7 +13,7 @@
  * got in an `authorization: Bearer TOKEN` header; every method except `ping` and the two
  * auth methods needs one of the two (see docs/cli.md, "Who may do what").
  */
-import type { EventEntry, Jobspec } from "../manager/port.js";
+import type { EventEntry, Jobspec } from "../manager/port/records.js";
 
 /** The path prefix of every call; bumped if a method changes incompatibly. */
 export const API_PREFIX = "/v1/";

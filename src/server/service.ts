@@ -4,14 +4,14 @@
  * PROTOCOL error naming the method and field.
  */
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
-import { formatJobId, parseJobId, type JobId } from "../manager/ids.js";
+import { formatJobId, parseJobId, type JobId } from "../manager/base/ids.js";
 import type { JobManager } from "../manager/manager.js";
-import type { EventEntry, Jobspec } from "../manager/port.js";
-import { STATES, type State } from "../manager/states.js";
+import type { EventEntry, Jobspec } from "../manager/port/records.js";
+import { STATES, type State } from "../manager/base/states.js";
 import type { JobtapHost } from "../plugins/index.js";
 import type { HandlerRecord } from "../plugins/stack.js";
 import { startTrace, type TraceFilter } from "../plugins/trace.js";
-import type { JournalEntry } from "../manager/engine.js";
+import type { JournalEntry } from "../manager/engine/engine.js";
 import type { JobView } from "./protocol.js";
 import type { ReloadOutcome } from "./reload.js";
 import type { Caller } from "./auth.js";

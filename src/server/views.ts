@@ -3,10 +3,10 @@
  * shows and the manager keeps only in the eventlog (run and cleanup times, the fatal
  * exception, queue, task count), and the listing order `flux jobs` uses.
  */
-import { formatJobId } from "../manager/ids.js";
+import { formatJobId } from "../manager/base/ids.js";
 import type { JobManager } from "../manager/manager.js";
-import type { EventEntry, Jobspec } from "../manager/port.js";
-import type { JobInfo } from "../manager/views.js";
+import type { EventEntry, Jobspec } from "../manager/port/records.js";
+import type { JobInfo } from "../manager/engine/views.js";
 import type { JobView, PrintedAd } from "./protocol.js";
 import { adToJSON, unparse, type ClassAd } from "../classad/index.js";
 

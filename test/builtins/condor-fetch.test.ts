@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { formatJobId, parseJobId, readHookAds, type ClassAd } from "../../src/plugin.js";
-import type { JobId } from "../../src/manager/ids.js";
+import type { JobId } from "../../src/manager/base/ids.js";
 import { host, settle as settleUntil, writeScript, type TestHost } from "./helpers.js";
 
 let h: TestHost | undefined;

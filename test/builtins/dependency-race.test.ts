@@ -5,7 +5,7 @@
  * lands after `validate` and the job ends; checking when it was posted lost the job in DEPEND.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { formatJobId, type JobId } from "../../src/manager/ids.js";
+import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import { testJobspec } from "../../src/plugins/testhost.js";
 import { host, type TestHost } from "./helpers.js";
 

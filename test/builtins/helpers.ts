@@ -3,7 +3,7 @@ import { createTestHost, type TestHost, type TestHostOptions, type TestJob } fro
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ErrorCode, isJobtapError } from "../../src/errors.js";
-import type { JobId } from "../../src/manager/ids.js";
+import type { JobId } from "../../src/manager/base/ids.js";
 
 export type { TestHost, TestJob };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { UserHistory, type HistoryEntry } from "../../plugins-builtin/history/list.js";
-import type { JobId } from "../../src/manager/ids.js";
+import type { JobId } from "../../src/manager/base/ids.js";
 
 const entry = (id: number, t: number): HistoryEntry => ({ id: BigInt(id) as JobId, t_submit: t });
 

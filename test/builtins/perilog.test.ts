@@ -3,7 +3,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import perilog from "../../plugins-builtin/perilog/index.js";
-import { formatJobId, type JobId } from "../../src/manager/ids.js";
+import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import { exceptions, host, type TestHost } from "./helpers.js";
 
 let h: TestHost | undefined;

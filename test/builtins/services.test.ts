@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { formatJobId } from "../../src/manager/ids.js";
+import { formatJobId } from "../../src/manager/base/ids.js";
 import { host, type TestHost } from "./helpers.js";
 
 let h: TestHost;

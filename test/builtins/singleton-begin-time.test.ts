@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { JobId } from "../../src/manager/ids.js";
-import { formatJobId } from "../../src/manager/ids.js";
+import type { JobId } from "../../src/manager/base/ids.js";
+import { formatJobId } from "../../src/manager/base/ids.js";
 import { host, rejected, until, type TestHost } from "./helpers.js";
 
 let h: TestHost;

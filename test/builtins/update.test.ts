@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { closeAfterEach } from "../closing.js";
 import { ErrorCode } from "../../src/errors.js";
-import { formatJobId, type JobId } from "../../src/manager/ids.js";
+import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import type { PluginContext } from "../../src/plugin.js";
 import { ownerAllowAny } from "../../plugins-builtin/update-duration/index.js";
 import { host, until, type TestHost } from "./helpers.js";

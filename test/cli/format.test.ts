@@ -4,7 +4,7 @@ import { parseStateFilter } from "../../src/cli/jobs.js";
 import { confFromPairs } from "../../src/cli/plugin.js";
 import { parseUrgency } from "../../src/cli/jobspec.js";
 import type { JobView } from "../../src/server/protocol.js";
-import { loadUserTable } from "../../src/cli/users.js";
+import { loadUserTable } from "../../src/manager/base/users.js";
 
 const users = { name: (uid: number) => (uid === 1000 ? "alice" : String(uid)), uid: () => undefined };
 

@@ -3,7 +3,7 @@ import { getEventListeners } from "node:events";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HookRunner, hookSucceeded, type HookRan, type HookRunnerOptions } from "../../src/hooks/index.js";
-import { SimulatedClock } from "../../src/manager/clock.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { alive, dead, hookDir, hookScript, memoryLog, pidFrom, until } from "./helpers.js";
 
 // Real programs; time limits on a simulated clock so that no test depends on how fast

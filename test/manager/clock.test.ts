@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { MAX_NODE_TIMER_MS, RealClock } from "../../src/manager/clock.js";
+import { MAX_NODE_TIMER_MS, RealClock } from "../../src/manager/base/clock.js";
 
 const DAY = 86_400_000;
 

@@ -1,6 +1,6 @@
 /** debug.* events (spec §2.2, §2.7 step 4): only for jobs with the debug flag. */
 import { describe, expect, it } from "vitest";
-import { SimulatedClock } from "../../src/manager/clock.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { names, simManager, submitNow, tempDir, testJob } from "./helpers.js";
 
 describe("debug events", () => {

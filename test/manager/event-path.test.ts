@@ -3,8 +3,8 @@
  * (event timestamps) and the args objects stack calls hand plugins (one literal per shape).
  */
 import { describe, expect, it } from "vitest";
-import { SimulatedClock } from "../../src/manager/clock.js";
-import type { JobArgs } from "../../src/manager/port.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
+import type { JobArgs } from "../../src/manager/port/records.js";
 import { JobManager } from "../../src/manager/manager.js";
 import { fakePort, type FakePort } from "./fake-port.js";
 import { simManager, submitNow, testJob } from "./helpers.js";

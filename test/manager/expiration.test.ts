@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { closeAfterEach } from "../closing.js";
-import { RealClock } from "../../src/manager/clock.js";
+import { RealClock } from "../../src/manager/base/clock.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
 import { jobtapPlugins } from "../../src/plugins/index.js";
 import { createTestHost, type TestHost } from "../../src/plugins/testhost.js";

@@ -3,9 +3,10 @@
  * style prefix), as a single plugin would register them. It is not the plugin host; it only
  * lets tests observe and steer the manager's calls.
  */
-import type { JobId } from "../../src/manager/ids.js";
-import type { JobArgs, ManagerPort, PluginPort, StackOut, StackResult } from "../../src/manager/port.js";
-import type { JobTopic, OutOf } from "../../src/manager/topics.js";
+import type { JobId } from "../../src/manager/base/ids.js";
+import type { ManagerPort, PluginPort, StackOut, StackResult } from "../../src/manager/port/port.js";
+import type { JobArgs } from "../../src/manager/port/records.js";
+import type { JobTopic, OutOf } from "../../src/manager/port/topics.js";
 
 export type Handler = (args: JobArgs, mgr: ManagerPort) => StackOut | void | { error: string; out?: StackOut } | Promise<StackOut | void>;
 

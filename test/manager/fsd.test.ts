@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatFSD, parseFSD } from "../../src/manager/fsd.js";
+import { formatFSD, parseFSD } from "../../src/manager/base/fsd.js";
 
 describe("Flux Standard Duration", () => {
   it("parses units and infinity", () => {

@@ -13,13 +13,13 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, JobtapError } from "../../src/errors.js";
-import { EARLY_COMMIT_JOBS, StoreBatcher, MAX_IN_FLIGHT } from "../../src/manager/batch.js";
-import { SimulatedClock, type Clock } from "../../src/manager/clock.js";
-import type { JobId } from "../../src/manager/ids.js";
-import { newActiveJob } from "../../src/manager/job.js";
+import { EARLY_COMMIT_JOBS, StoreBatcher, MAX_IN_FLIGHT } from "../../src/manager/engine/batch.js";
+import { SimulatedClock, type Clock } from "../../src/manager/base/clock.js";
+import type { JobId } from "../../src/manager/base/ids.js";
+import { newActiveJob } from "../../src/manager/engine/job.js";
 import { SqliteStore } from "../../src/manager/store/sqlite.js";
 import type { JobStore, StoreBatch } from "../../src/manager/store/types.js";
-import { newJobCore } from "../../src/manager/transition.js";
+import { newJobCore } from "../../src/manager/core/transition.js";
 import { tempDir, testJob } from "./helpers.js";
 
 const cleanups: Array<() => unknown> = [];

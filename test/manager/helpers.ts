@@ -2,9 +2,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SimulatedClock } from "../../src/manager/clock.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { createJobManager, type JobManager, type JobManagerOptions } from "../../src/manager/manager.js";
-import type { Jobspec } from "../../src/manager/port.js";
+import type { Jobspec } from "../../src/manager/port/records.js";
 
 /** A Flux jobspec v1 for `command`, with optional system attributes. */
 export function jobspec(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isJobtapError } from "../../src/errors.js";
-import { asJobId, FluidGenerator, fluidParts, formatJobId, JOBID_ENCODINGS, parseJobId } from "../../src/manager/ids.js";
+import { asJobId, FluidGenerator, fluidParts, formatJobId, JOBID_ENCODINGS, parseJobId } from "../../src/manager/base/ids.js";
 
 describe("job ids (FLUIDs)", () => {
   const samples = [0n, 1n, 57n, 58n, 1234567890123n, (1n << 63n) + 12345n, (1n << 64n) - 1n].map((v) => asJobId(v));

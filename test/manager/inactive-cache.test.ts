@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { SimulatedClock } from "../../src/manager/clock.js";
-import { asJobId, type JobId } from "../../src/manager/ids.js";
-import { InactiveCache, type InactiveRecord } from "../../src/manager/inactive.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
+import { asJobId, type JobId } from "../../src/manager/base/ids.js";
+import { InactiveCache, type InactiveRecord } from "../../src/manager/engine/inactive.js";
 import { simManager, submitNow, tempDir, testJob } from "./helpers.js";
 
 /** A record whose every field depends on `i`, with values at the edges of their ranges. */

@@ -1,11 +1,11 @@
 import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
 import type { ClassAd } from "../../src/classad/index.js";
-import { loadUserTable } from "../../src/cli/users.js";
+import { loadUserTable } from "../../src/manager/base/users.js";
 import { isJobtapError } from "../../src/errors.js";
-import { formatJobId, type JobId } from "../../src/manager/ids.js";
-import { parseClassadAssignment } from "../../src/manager/jobad.js";
-import type { Jobspec } from "../../src/manager/port.js";
+import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
+import { parseClassadAssignment } from "../../src/manager/ads/jobad.js";
+import type { Jobspec } from "../../src/manager/port/records.js";
 import { jobspec, simManager, submitNow, testJob, type SimManager } from "./helpers.js";
 
 /** The value of an attribute, or "absent". */
@@ -248,7 +248,7 @@ describe("--classad assignments", () => {
 
 describe("jobspecFromAd: a job from a job ad", () => {
   it("round-trips: the ad of the job built from an ad carries the same command, requests, paths and user attributes", async () => {
-    const { jobspecFromAd } = await import("../../src/manager/jobspec-from-ad.js");
+    const { jobspecFromAd } = await import("../../src/manager/ads/jobspec-from-ad.js");
     const { parseOldAd } = await import("../../src/classad/index.js");
     const fetched = parseOldAd(
       [
@@ -282,7 +282,7 @@ describe("jobspecFromAd: a job from a job ad", () => {
   });
 
   it("refuses an ad without Cmd or with a bad request", async () => {
-    const { jobspecFromAd } = await import("../../src/manager/jobspec-from-ad.js");
+    const { jobspecFromAd } = await import("../../src/manager/ads/jobspec-from-ad.js");
     const { parseOldAd } = await import("../../src/classad/index.js");
     expect(() => jobspecFromAd(parseOldAd("RequestCpus = 1"))).toThrow("job ad: Cmd must be a non-empty string");
     expect(() => jobspecFromAd(parseOldAd('Cmd = "x"\nRequestCpus = "many"'))).toThrow("job ad: RequestCpus must evaluate to a non-negative integer");

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { RealClock } from "../../src/manager/clock.js";
-import { formatJobId } from "../../src/manager/ids.js";
+import { RealClock } from "../../src/manager/base/clock.js";
+import { formatJobId } from "../../src/manager/base/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
-import type { JobLimits } from "../../src/manager/limits.js";
+import type { JobLimits } from "../../src/manager/core/limits.js";
 import { jobspec, tempDir } from "./helpers.js";
 
 // Real processes on the real clock: these tests are about the processes themselves.
@@ -53,7 +53,7 @@ describe("local executor", () => {
       }),
     );
     await mgr.wait(id);
-    const f58 = (await import("../../src/manager/ids.js")).formatJobId(id);
+    const f58 = (await import("../../src/manager/base/ids.js")).formatJobId(id);
     expect(readFileSync(join(dir, `out-${f58}.txt`), "utf8")).toBe(`hello from ${dir}\n`);
     expect(readFileSync(join(dir, "jobs", f58, "stderr"), "utf8")).toBe("oops\n");
   });

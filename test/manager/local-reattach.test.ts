@@ -7,9 +7,9 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SimulatedClock } from "../../src/manager/clock.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { procStartTime } from "../../src/manager/exec/proc.js";
-import type { JobId } from "../../src/manager/ids.js";
+import type { JobId } from "../../src/manager/base/ids.js";
 import { SqliteStore } from "../../src/manager/store/sqlite.js";
 import { jobspec, simManager, submitNow, tempDir, testJob, type SimManager } from "./helpers.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { JobId } from "../../src/manager/ids.js";
+import type { JobId } from "../../src/manager/base/ids.js";
 import { fakePort, type FakePort } from "./fake-port.js";
 import { names, simManager, submitNow, testJob } from "./helpers.js";
 import { JobManager } from "../../src/manager/manager.js";

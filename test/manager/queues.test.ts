@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { SimulatedClock } from "../../src/manager/clock.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { createJobManager, JobManager } from "../../src/manager/manager.js";
 import type { JobtapHost } from "../../src/plugins/control.js";
 import { jobtapPlugins } from "../../src/plugins/index.js";

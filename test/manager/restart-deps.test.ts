@@ -1,6 +1,6 @@
 /** Restart step 1 of spec §2.7: dependency callbacks re-run for NEW/DEPEND jobs. */
 import { describe, expect, it } from "vitest";
-import { SimulatedClock } from "../../src/manager/clock.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { fakePort } from "./fake-port.js";
 import { jobspec, names, simManager, submitNow, tempDir } from "./helpers.js";
 

@@ -1,5 +1,5 @@
 /**
- * Restart reads one summary row per inactive job (src/manager/summary.ts) instead of its
+ * Restart reads one summary row per inactive job (src/manager/engine/summary.ts) instead of its
  * eventlog: what plugins and listings see must equal what a full replay gives, the
  * eventlog is read only when asked for, and a store without summaries (or with a damaged
  * one) is replayed in full and summarized.
@@ -7,9 +7,9 @@
 import Database from "better-sqlite3";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SimulatedClock } from "../../src/manager/clock.js";
-import type { JobId } from "../../src/manager/ids.js";
-import type { JobArgs } from "../../src/manager/port.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
+import type { JobId } from "../../src/manager/base/ids.js";
+import type { JobArgs } from "../../src/manager/port/records.js";
 import { SqliteStore } from "../../src/manager/store/sqlite.js";
 import type { JobStore } from "../../src/manager/store/types.js";
 import { fakePort } from "./fake-port.js";

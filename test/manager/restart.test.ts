@@ -2,11 +2,11 @@ import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SimulatedClock } from "../../src/manager/clock.js";
-import { parseJobId } from "../../src/manager/ids.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
+import { parseJobId } from "../../src/manager/base/ids.js";
 import { createJobManager, JobManager } from "../../src/manager/manager.js";
 import { SqliteStore } from "../../src/manager/store/sqlite.js";
-import { STATES } from "../../src/manager/states.js";
+import { STATES } from "../../src/manager/base/states.js";
 import { fakePort } from "./fake-port.js";
 import { names, simManager, submitNow, tempDir, testJob } from "./helpers.js";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { JobId } from "../../src/manager/ids.js";
+import type { JobId } from "../../src/manager/base/ids.js";
 import { jobspec, simManager, submitNow } from "./helpers.js";
 import { JobManager } from "../../src/manager/manager.js";
-import { PRIORITY_UNAVAILABLE } from "../../src/manager/port.js";
+import { PRIORITY_UNAVAILABLE } from "../../src/manager/port/port.js";
 import { fakePort } from "./fake-port.js";
 
 const job = (seconds: number, cores = 1) => jobspec(["true"], { exec: { test: { run_duration: seconds } } }, { cores });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runSteps, type Step } from "../../src/manager/steps.js";
+import { runSteps, type Step } from "../../src/manager/base/steps.js";
 
 /** Steps that log their index and return what `plan[i]` says. */
 function planned(plan: Array<() => Step<string>>) {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
-import type { JobId } from "../../src/manager/ids.js";
+import type { JobId } from "../../src/manager/base/ids.js";
 import { SqliteStore, STORE_SCHEMA_VERSION } from "../../src/manager/store/sqlite.js";
 import { simManager, submitNow, tempDir, testJob } from "./helpers.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SimulatedClock } from "../../src/manager/clock.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { createJobManager } from "../../src/manager/manager.js";
 import { jobspec, tempDir } from "./helpers.js";
 

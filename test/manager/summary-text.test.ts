@@ -7,10 +7,10 @@
 import Database from "better-sqlite3";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { JobId } from "../../src/manager/ids.js";
-import { newActiveJob, type ActiveJob } from "../../src/manager/job.js";
-import { inactiveRecordOf, parseSummary, summaryOf, summaryText } from "../../src/manager/summary.js";
-import { newJobCore } from "../../src/manager/transition.js";
+import type { JobId } from "../../src/manager/base/ids.js";
+import { newActiveJob, type ActiveJob } from "../../src/manager/engine/job.js";
+import { inactiveRecordOf, parseSummary, summaryOf, summaryText } from "../../src/manager/engine/summary.js";
+import { newJobCore } from "../../src/manager/core/transition.js";
 import { fakePort } from "./fake-port.js";
 import { jobspec, simManager, submitNow, tempDir, testJob } from "./helpers.js";
 

@@ -3,7 +3,7 @@
  * `reattach_finish`, checked against flux-core's t2400-job-exec-test.t and testexec.c.
  */
 import { describe, expect, it } from "vitest";
-import { SimulatedClock } from "../../src/manager/clock.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { jobspec, names, simManager, submitNow, tempDir, testJob } from "./helpers.js";
 import { fakePort } from "./fake-port.js";
 

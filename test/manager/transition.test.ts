@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { EVENT_NAMES } from "../../src/manager/events.js";
-import { asJobId } from "../../src/manager/ids.js";
-import type { EventEntry } from "../../src/manager/port.js";
-import { STATES, STRICT_EVENTS, TRANSITIONS, type State } from "../../src/manager/states.js";
-import { applyEvent, eventPosted, newJobCore, resultOf, transition, type JobCore } from "../../src/manager/transition.js";
+import { EVENT_NAMES } from "../../src/manager/core/events.js";
+import { asJobId } from "../../src/manager/base/ids.js";
+import type { EventEntry } from "../../src/manager/port/records.js";
+import { STATES, STRICT_EVENTS, TRANSITIONS, type State } from "../../src/manager/base/states.js";
+import { applyEvent, eventPosted, newJobCore, resultOf, transition, type JobCore } from "../../src/manager/core/transition.js";
 import { jobspec } from "./helpers.js";
 
 /** A valid context for every known event. */
@@ -186,7 +186,7 @@ describe("recorded fields", () => {
 
 describe("smallInt", () => {
   it("keeps every number's value: whole ones in V8's small-integer range, and all the others as they are", async () => {
-    const { smallInt } = await import("../../src/manager/transition.js");
+    const { smallInt } = await import("../../src/manager/base/numbers.js");
     const doubles = new Float64Array([0, 16, -1, 31, 2 ** 30 - 1, -(2 ** 30), 2 ** 30, 4294967295, -(2 ** 31) - 1, 0.5, -0, 1e300, NaN, Infinity]);
     for (const n of doubles) expect(Object.is(smallInt(n), n === 0 ? 0 : n)).toBe(true);
     expect(smallInt(4294967295)).toBe(4294967295); // PRIORITY_MAX: not wrapped to -1

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isJobtapError } from "../../src/errors.js";
-import { PRIORITY_MAX } from "../../src/manager/states.js";
+import { PRIORITY_MAX } from "../../src/manager/base/states.js";
 import { names, simManager, submitNow, testJob } from "./helpers.js";
 import { JobManager } from "../../src/manager/manager.js";
 

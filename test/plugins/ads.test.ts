@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { SimulatedClock } from "../../src/manager/clock.js";
-import { formatJobId, type JobId } from "../../src/manager/ids.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
+import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
 import type { JobtapHost } from "../../src/plugins/control.js";
 import { jobtapPlugins } from "../../src/plugins/index.js";

@@ -1,6 +1,6 @@
 import type { PluginContext } from "jobtap/plugin";
 import { describe, expect, it } from "vitest";
-import type { StackResult } from "../../src/manager/port.js";
+import type { StackResult } from "../../src/manager/port/port.js";
 import { fixture, makeHost } from "./helpers.js";
 
 /** Tracks whether a stack call's Promise has settled, and its value. */

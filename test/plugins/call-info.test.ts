@@ -3,7 +3,7 @@
  * which ones can is decided from the handler's source, and must err on the side of "can".
  */
 import { describe, expect, it } from "vitest";
-import type { CallInfo } from "../../src/manager/topics.js";
+import type { CallInfo } from "../../src/manager/port/topics.js";
 import { takesOnlyFirstArg } from "../../src/plugins/stack.js";
 import { makeHost } from "./helpers.js";
 

@@ -1,7 +1,7 @@
 import type { PluginContext } from "jobtap/plugin";
 import { describe, expect, it } from "vitest";
 import { isJobtapError } from "../../src/errors.js";
-import type { JobArgs } from "../../src/manager/port.js";
+import type { JobArgs } from "../../src/manager/port/records.js";
 import { fixture, makeHost } from "./helpers.js";
 
 const owner = { userid: 0, owner: true };

@@ -6,7 +6,7 @@
 import { describe, expect, it, vi } from "vitest";
 import type { PluginContext } from "jobtap/plugin";
 import { isJobtapError } from "../../src/errors.js";
-import type { StackResult } from "../../src/manager/port.js";
+import type { StackResult } from "../../src/manager/port/port.js";
 import { fixture, makeHost } from "./helpers.js";
 
 /** Loads plugins a, b, c; each records its calls in `seen`, `fails` throws (or rejects if async). */

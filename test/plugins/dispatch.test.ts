@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { StackResult } from "../../src/manager/port.js";
+import type { StackResult } from "../../src/manager/port/port.js";
 import { fixture, makeHost } from "./helpers.js";
 
 function sync(r: StackResult | Promise<StackResult>): StackResult {

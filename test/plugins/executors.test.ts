@@ -6,11 +6,11 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { RealClock, SimulatedClock } from "../../src/manager/clock.js";
-import type { ExecJob, ExecReport, Executor } from "../../src/manager/exec/types.js";
-import type { JobId } from "../../src/manager/ids.js";
+import { RealClock, SimulatedClock } from "../../src/manager/base/clock.js";
+import type { ExecJob, ExecReport, Executor } from "../../src/manager/port/executor.js";
+import type { JobId } from "../../src/manager/base/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
-import type { Jobspec } from "../../src/manager/port.js";
+import type { Jobspec } from "../../src/manager/port/records.js";
 import type { PluginContext } from "../../src/plugins/context.js";
 import { BUILTINS, jobtapPlugins, parseToml, type BuiltinEntry, type JobtapHost } from "../../src/plugins/index.js";
 import { jobspec, tempDir } from "../manager/helpers.js";

@@ -4,11 +4,12 @@
  * (unknown job, inactive job, NEW/DEPEND for dependencies).
  */
 import { ErrorCode, JobtapError } from "../../src/errors.js";
-import { SimulatedClock } from "../../src/manager/clock.js";
-import type { JobId } from "../../src/manager/ids.js";
-import type { JobArgs, ManagerPort } from "../../src/manager/port.js";
-import type { JobResult, State } from "../../src/manager/states.js";
-import type { PluginPort } from "../../src/manager/port.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
+import type { JobId } from "../../src/manager/base/ids.js";
+import type { ManagerPort } from "../../src/manager/port/port.js";
+import type { JobArgs } from "../../src/manager/port/records.js";
+import type { JobResult, State } from "../../src/manager/base/states.js";
+import type { PluginPort } from "../../src/manager/port/port.js";
 
 export class FakeManager implements ManagerPort {
   readonly clock = new SimulatedClock();

@@ -8,10 +8,10 @@
  * labelled with the faulty plugin's name.
  */
 import { describe, expect, it } from "vitest";
-import { SimulatedClock } from "../../src/manager/clock.js";
-import { formatJobId, type JobId } from "../../src/manager/ids.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
+import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
-import type { JobArgs, Jobspec } from "../../src/manager/port.js";
+import type { JobArgs, Jobspec } from "../../src/manager/port/records.js";
 import { replayJob } from "../../src/manager/restart.js";
 import type { JobtapHost } from "../../src/plugins/control.js";
 import type { PluginContext } from "../../src/plugins/context.js";

@@ -159,7 +159,7 @@ describe("jobs submitted with the same jobspec text share one frozen copy", () =
 
 describe("sameData", () => {
   it("is true only for data that serializes to the copy's text, key order included", async () => {
-    const { frozenCopy, sameData, shapeOf } = await import("../../src/manager/frozen.js");
+    const { frozenCopy, sameData, shapeOf } = await import("../../src/manager/core/frozen.js");
     const make = () => ({ a: 1, b: [1, "x", { c: null, d: [true] }], e: { f: "g" } });
     const copy = frozenCopy(make());
     const shape = shapeOf(copy)!;

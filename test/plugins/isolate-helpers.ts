@@ -4,7 +4,7 @@
  * so no deadline passes by accident.
  */
 import { afterEach, expect } from "vitest";
-import type { JobId } from "../../src/manager/ids.js";
+import type { JobId } from "../../src/manager/base/ids.js";
 import { createTestHost, type TestHost } from "../../src/plugins/testhost.js";
 import type { LoadOptions } from "../../src/plugins/control.js";
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { closeAfterEach } from "../closing.js";
 import { createTestHost, type TestHost } from "jobtap/plugin";
 import { ErrorCode } from "../../src/errors.js";
-import { formatJobId } from "../../src/manager/ids.js";
+import { formatJobId } from "../../src/manager/base/ids.js";
 import { fixture } from "./helpers.js";
 
 let t: TestHost | undefined;

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SimulatedClock } from "../../src/manager/clock.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
 import { parseToml } from "../../src/plugins/config.js";
 import type { JobtapHost } from "../../src/plugins/control.js";

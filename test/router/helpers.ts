@@ -1,7 +1,7 @@
 /** Shared set-up for condor-router tests: a real manager on a simulated clock with the router loaded. */
 import type { ClassAdValue } from "../../src/plugin.js";
-import { formatJobId, type JobId } from "../../src/manager/ids.js";
-import type { JobInfo } from "../../src/manager/views.js";
+import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
+import type { JobInfo } from "../../src/manager/engine/views.js";
 import { host, type TestHost } from "../builtins/helpers.js";
 import type { RouteRow } from "../../src/cli/router.js";
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { printOldAd } from "../../src/plugin.js";
-import { formatJobId } from "../../src/manager/ids.js";
+import { formatJobId } from "../../src/manager/base/ids.js";
 import { settle as settleUntil, writeScript, type TestHost } from "../builtins/helpers.js";
 import { attr, copies, copiesOf, routeRows, routerHost, submitRoutable, until } from "./helpers.js";
 

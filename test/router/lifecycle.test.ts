@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { waitStatus } from "../../src/plugin.js";
-import { formatJobId } from "../../src/manager/ids.js";
+import { formatJobId } from "../../src/manager/base/ids.js";
 import type { TestHost } from "../builtins/helpers.js";
 import { attr, copies, copiesOf, routeRows, routerHost, submitRoutable, until } from "./helpers.js";
 

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
 import { connectDaemon, type DaemonClient } from "../../src/server/client.js";
 import { startDaemon, type Daemon } from "../../src/server/daemon.js";
-import type { Jobspec } from "../../src/manager/port.js";
+import type { Jobspec } from "../../src/manager/port/records.js";
 
 const UID = process.getuid?.() ?? 0;
 

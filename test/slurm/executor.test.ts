@@ -9,12 +9,12 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RealClock, SimulatedClock } from "../../src/manager/clock.js";
-import type { JobId } from "../../src/manager/ids.js";
+import { RealClock, SimulatedClock } from "../../src/manager/base/clock.js";
+import type { JobId } from "../../src/manager/base/ids.js";
 import { defaultSlurmConfig } from "../../plugins-builtin/exec-slurm/config.js";
 import { SAVED_ID_KEY, SlurmExecutor, type SlurmExecConfig } from "../../plugins-builtin/exec-slurm/executor.js";
 import type { ExecJob, ExecReport } from "../../src/plugin.js";
-import type { Jobspec } from "../../src/manager/port.js";
+import type { Jobspec } from "../../src/manager/port/records.js";
 import { waitFor } from "../e2e/harness.js";
 import { skipSlurm, TestCluster } from "./cluster.js";
 
@@ -110,7 +110,7 @@ describe.skipIf(skipSlurm)("slurm executor on a real cluster", { timeout: 60_000
     expect(rec.names(j.id)).toEqual(["exec-state", "start", "finish", "release"]);
     expect(rec.of(j.id)[2]!.context).toEqual({ status: 3 << 8 });
     expect(slurmIdOf(rec, j.id)).toMatch(/^\d+$/);
-    const f58 = (await import("../../src/manager/ids.js")).formatJobId(j.id);
+    const f58 = (await import("../../src/manager/base/ids.js")).formatJobId(j.id);
     expect(readFileSync(join(work, `out-${f58}.txt`), "utf8")).toBe(`hi, there from ${f58}\n`);
     expect(ex.jobs()).toEqual([]);
   });

@@ -1,7 +1,7 @@
 /** exec-slurm without a cluster: jobspec → sbatch, squeue/sacct, states, [exec.slurm], routes, the helper. */
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import type { Jobspec } from "../../src/manager/port.js";
+import type { Jobspec } from "../../src/manager/port/records.js";
 import { readSlurmConfig } from "../../plugins-builtin/exec-slurm/config.js";
 import { parseSlurmGridResource, slurmRouting } from "../../plugins-builtin/exec-slurm/route.js";
 import { SpawnPool } from "../../plugins-builtin/exec-slurm/spawner.js";

@@ -19,16 +19,17 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, existsSync, openSync } from "node:fs";
-import { makeDirs } from "../fsutil.js";
+import { makeDirs } from "../base/fsutil.js";
 import { constants as osConstants } from "node:os";
 import { dirname } from "node:path";
-import { outputPaths } from "../jobad.js";
-import type { Clock, TimerHandle } from "../clock.js";
-import { formatJobId, type JobId } from "../ids.js";
-import { isPlainObject, resourceRequest } from "../jobspec.js";
+import { outputPaths } from "../ads/jobad.js";
+import type { Clock } from "../base/clock.js";
+import { formatJobId, type JobId } from "../base/ids.js";
+import { isPlainObject, resourceRequest } from "../core/jobspec.js";
 import { procStartTime } from "./proc.js";
 import { reattachLocal, type SavedTask } from "./local-reattach.js";
-import { waitStatus, type ExecJob, type ExecReport, type Executor } from "./types.js";
+import type { LocalRun, LocalRunner, LocalTask } from "./local-run.js";
+import { waitStatus, type ExecJob, type ExecReport, type Executor } from "../port/executor.js";
 
 export interface LocalExecOptions {
   /** Where per-job output files go when the jobspec names none. */
@@ -39,37 +40,11 @@ export interface LocalExecOptions {
   pollMs?: number;
 }
 
-/** One task process: a child we spawned, or (after a restart) a pid we watch in /proc. */
-export interface LocalTask {
-  rank: number;
-  pid: number | undefined;
-  starttime: number | undefined;
-  child?: ChildProcess;
-  done: boolean;
-}
-
-/** A job's tasks on this machine, from start until release. */
-export interface LocalRun {
-  id: JobId;
-  report: ExecReport;
-  tasks: LocalTask[];
-  running: number;
-  status: number;
-  /** Some task's exit status was not observed (it ended while we were not its parent). */
-  statusUnknown: boolean;
-  /** A task could not be started: the job gets no `finish`, only `release`. */
-  failed: boolean;
-  killed: boolean;
-  limitTimer?: TimerHandle;
-  killTimer?: TimerHandle;
-  pollTimer?: TimerHandle;
-}
-
 /** Linux's limit on one argument or environment string (MAX_ARG_STRLEN). */
 const ARG_STRLEN_MAX = 131072;
 
 /** Runs a job's command as real processes; kills on cancel; enforces the duration. */
-export class LocalExecutor implements Executor {
+export class LocalExecutor implements Executor, LocalRunner {
   private readonly runs = new Map<JobId, LocalRun>();
 
   constructor(

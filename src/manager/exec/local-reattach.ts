@@ -12,10 +12,10 @@
  * task's status was not seen, the job gets an `exec` exception saying so and no `finish`
  * (see docs/manager.md "Restart and running jobs").
  */
-import { formatJobId } from "../ids.js";
-import type { LocalExecutor, LocalRun, LocalTask } from "./local-exec.js";
+import { formatJobId } from "../base/ids.js";
+import type { LocalRun, LocalRunner, LocalTask } from "./local-run.js";
 import { procStat } from "./proc.js";
-import type { ExecJob } from "./types.js";
+import type { ExecJob } from "../port/executor.js";
 
 /** What `exec-state` keeps per task. */
 export interface SavedTask {
@@ -25,7 +25,7 @@ export interface SavedTask {
 }
 
 /** Finds the job's tasks again; watches those alive, ends the job if none is. */
-export function reattachLocal(exec: LocalExecutor, run: LocalRun, job: ExecJob): void {
+export function reattachLocal(exec: LocalRunner, run: LocalRun, job: ExecJob): void {
   const saved = savedTasks(job.saved.tasks);
   if (saved.length === 0) {
     run.statusUnknown = true;
@@ -52,7 +52,7 @@ export function reattachLocal(exec: LocalExecutor, run: LocalRun, job: ExecJob):
 }
 
 /** One look at every task still running; again after `pollMs` while any is. */
-function poll(exec: LocalExecutor, run: LocalRun): void {
+function poll(exec: LocalRunner, run: LocalRun): void {
   run.pollTimer = undefined;
   for (const t of run.tasks) {
     if (t.done) continue;

@@ -11,29 +11,13 @@
  * an `exec` exception naming it (the job ends; it never waits forever).
  */
 import { ErrorCode, JobtapError } from "../../errors.js";
-import type { Engine } from "../engine.js";
-import { formatJobId, type JobId } from "../ids.js";
-import { durationOf, queued, type ActiveJob } from "../job.js";
-import { isPlainObject } from "../jobspec.js";
-import type { Jobspec } from "../port.js";
-import { eventPosted } from "../transition.js";
-import type { ExecJob, ExecReport, ExecUsage, Executor } from "./types.js";
-
-/** One registered executor and the report handle bound to it. */
-export interface ExecRegistration {
-  readonly name: string;
-  readonly executor: Executor;
-  /** The plugin that registered it (undefined: the manager's builtins). */
-  readonly plugin: string | undefined;
-  readonly report: ExecReport;
-}
-
-/** A job's executor while it runs (ActiveJob.exec). */
-export interface ExecBinding {
-  readonly reg: ExecRegistration;
-  released: boolean;
-  killed: boolean;
-}
+import type { Engine } from "../engine/engine.js";
+import { formatJobId, type JobId } from "../base/ids.js";
+import { durationOf, queued, type ActiveJob, type ExecRegistration } from "../engine/job.js";
+import { isPlainObject } from "../core/jobspec.js";
+import type { Jobspec } from "../port/records.js";
+import { eventPosted } from "../core/transition.js";
+import type { ExecJob, ExecReport, ExecUsage, Executor } from "../port/executor.js";
 
 /** Event carrying executor data for reattach (ExecReport.save). */
 export const EXEC_STATE_EVENT = "exec-state";

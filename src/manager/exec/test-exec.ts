@@ -10,11 +10,11 @@
  *   reattach_finish nonzero: after a restart the job finishes at once with wait_status
  */
 import { ErrorCode, JobtapError } from "../../errors.js";
-import type { Clock, TimerHandle } from "../clock.js";
-import { parseFSD } from "../fsd.js";
-import type { JobId } from "../ids.js";
-import { formatJobId } from "../ids.js";
-import { waitStatus, type ExecJob, type ExecReport, type Executor } from "./types.js";
+import type { Clock, TimerHandle } from "../base/clock.js";
+import { parseFSD } from "../base/fsd.js";
+import type { JobId } from "../base/ids.js";
+import { formatJobId } from "../base/ids.js";
+import { waitStatus, type ExecJob, type ExecReport, type Executor } from "../port/executor.js";
 
 const SIGTERM = 15;
 

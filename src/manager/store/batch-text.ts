@@ -16,7 +16,7 @@
  * which are derived from the pieces once the batch is sealed.
  */
 import { ErrorCode, JobtapError } from "../../errors.js";
-import type { JobId } from "../ids.js";
+import type { JobId } from "../base/ids.js";
 import type { StoreBatch } from "./types.js";
 
 /** What a piece is, besides an eventlog piece of slot k (k >= 0). */

@@ -2,7 +2,7 @@
  * The in-memory job store: same contract as SQLite, nothing survives the process. Used by
  * tests and by instances that do not need restart.
  */
-import type { JobId } from "../ids.js";
+import type { JobId } from "../base/ids.js";
 import type { JobStore, StoreBatch, StoredJobText } from "./types.js";
 
 /** A JobStore in memory (tests, or no state directory). */

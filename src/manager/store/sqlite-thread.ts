@@ -11,7 +11,7 @@
 import { Worker } from "node:worker_threads";
 import { ErrorCode, JobtapError } from "../../errors.js";
 import { compiledSibling } from "../../worker-file.js";
-import type { JobId } from "../ids.js";
+import type { JobId } from "../base/ids.js";
 import type { BatchRows } from "./batch-text.js";
 import type { FromWriter, ToWriter, WriterData } from "./sqlite-write.js";
 import type { StoreBatch, StoredJobText } from "./types.js";

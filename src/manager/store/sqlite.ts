@@ -19,8 +19,8 @@ import Database from "better-sqlite3";
 import { dirname } from "node:path";
 import { chmodSync, closeSync, openSync } from "node:fs";
 import { ErrorCode, JobtapError } from "../../errors.js";
-import { makeDirs } from "../fsutil.js";
-import type { JobId } from "../ids.js";
+import { makeDirs } from "../base/fsutil.js";
+import type { JobId } from "../base/ids.js";
 import type { JobStore, StoreBatch, StoredJobText } from "./types.js";
 import { WriterThread } from "./sqlite-thread.js";
 import { fromRow, TextBatch, toRow, type BatchRows } from "./batch-text.js";
@@ -45,7 +45,7 @@ export interface SqliteStoreOptions {
 /**
  * The layout version this code writes, in PRAGMA user_version. A file with a higher one was
  * written by a newer jobtap: it is refused, never opened for writing. Layout 2 added the
- * `inactive` table (summaries of inactive jobs, src/manager/summary.ts); an earlier file
+ * `inactive` table (summaries of inactive jobs, src/manager/engine/summary.ts); an earlier file
  * (user_version 0 or 1) gets the table, and its inactive jobs get their summaries at their
  * first restart under layout 2.
  */

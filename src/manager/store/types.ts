@@ -7,7 +7,7 @@
  * only after that. A store may instead offer `commitAsync` (the write runs elsewhere while
  * the manager goes on); acknowledgements then wait for its promise. Eventlogs are RFC 18 JSON Lines text; the jobspec is stored once per job.
  */
-import type { JobId } from "../ids.js";
+import type { JobId } from "../base/ids.js";
 
 /**
  * One batch window's writes. The manager's own batches are TextBatch objects
@@ -20,7 +20,7 @@ export interface StoreBatch {
   /** Eventlog lines to append, per job, in order (each line ends with "\n"). */
   appends: Map<JobId, string>;
   /**
-   * Jobs that became inactive in this window: their summary (JSON, src/manager/summary.ts),
+   * Jobs that became inactive in this window: their summary (JSON, src/manager/engine/summary.ts),
    * written with or after their last eventlog lines, so a summary is never ahead of them.
    */
   inactive?: Array<{ id: JobId; summary: string }>;

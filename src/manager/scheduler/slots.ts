@@ -5,8 +5,14 @@
  * slot is a sub-pool; docs/ads.md says how its ad follows it. Without a layout the pool is
  * one slot with everything (SlotTypeID 0, HTCondor's "no slot type").
  */
-import { ErrorCode, JobtapError } from "../errors.js";
-import type { ResourcePool } from "./scheduler.js";
+import { ErrorCode, JobtapError } from "../../errors.js";
+
+export interface ResourcePool {
+  cores: number;
+  gpus: number;
+  /** Bytes. */
+  memory: number;
+}
 
 /** One entry of `[resources] slots`. */
 export interface SlotType {

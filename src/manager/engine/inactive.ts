@@ -10,10 +10,10 @@
  * name's reference). A Map from job id to slot keeps the order (inactivation order) and
  * the lookup; InactiveRecord objects are built only for the caller that asks.
  */
-import type { Clock, TimerHandle } from "./clock.js";
-import type { JobId } from "./ids.js";
-import { RESULTS, type JobResult } from "./states.js";
-import { smallInt } from "./transition.js";
+import type { Clock, TimerHandle } from "../base/clock.js";
+import type { JobId } from "../base/ids.js";
+import { RESULTS, type JobResult } from "../base/states.js";
+import { smallInt } from "../base/numbers.js";
 
 /** What is kept of an inactive job (a view built on demand; the cache holds columns). */
 export interface InactiveRecord {

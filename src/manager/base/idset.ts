@@ -1,7 +1,7 @@
 /**
  * RFC 22 idsets ("0-3,7"), used for core and gpu ids in R_lite and for release ranks.
  */
-import { ErrorCode, JobtapError } from "../errors.js";
+import { ErrorCode, JobtapError } from "../../errors.js";
 
 /** Formats sorted, distinct non-negative integers as an idset string ("" when empty). */
 export function formatIdset(ids: readonly number[]): string {

@@ -2,15 +2,40 @@
  * The manager's runtime record of an active job: the folded JobCore plus the things that
  * are not in the eventlog (mailbox queue, holds, requests in flight, caches).
  */
-import type { ExecBinding } from "./exec/registry.js";
-import type { ClassAd } from "../classad/classad.js";
-import type { JobAdBase } from "./jobad.js";
-import type { JobId } from "./ids.js";
-import type { EventEntry, Jobspec } from "./port.js";
-import type { QueueEntry } from "./scheduler.js";
-import type { JobCore } from "./transition.js";
-import type { WaitResult } from "./views.js";
-import { hasEnvironment, redactJobspec, type ResourceRequest } from "./jobspec.js";
+import type { ClassAd } from "../../classad/classad.js";
+import type { JobAdBase } from "../ads/jobad.js";
+import type { JobId } from "../base/ids.js";
+import type { JobResult } from "../base/states.js";
+import type { ExecReport, Executor } from "../port/executor.js";
+import type { EventEntry, Jobspec } from "../port/records.js";
+import type { QueueEntry } from "../scheduler/scheduler.js";
+import type { JobCore } from "../core/transition.js";
+import { hasEnvironment, redactJobspec, type ResourceRequest } from "../core/jobspec.js";
+
+/** One registered executor and the report handle bound to it. */
+export interface ExecRegistration {
+  readonly name: string;
+  readonly executor: Executor;
+  /** The plugin that registered it (undefined: the manager's builtins). */
+  readonly plugin: string | undefined;
+  readonly report: ExecReport;
+}
+
+/** A job's executor while it runs (ActiveJob.exec). */
+export interface ExecBinding {
+  readonly reg: ExecRegistration;
+  released: boolean;
+  killed: boolean;
+}
+
+/** The outcome `wait(id)` resolves with. */
+export interface WaitResult {
+  id: JobId;
+  result: JobResult;
+  success: boolean;
+  /** Why it did not succeed, in Flux's words. */
+  errstr?: string;
+}
 
 export interface ActiveJob {
   /** Updated in place by the engine (applyEvent): not a snapshot. */

@@ -2,8 +2,8 @@
  * Jobspec helpers: validation of what the manager uses (Flux jobspec v1), redaction of what
  * plugins must not see, dotted-path updates, and the resource request the scheduler needs.
  */
-import { ErrorCode, JobtapError } from "../errors.js";
-import type { Jobspec } from "./port.js";
+import { ErrorCode, JobtapError } from "../../errors.js";
+import type { Jobspec } from "../port/records.js";
 
 /** What a job asks of the local pool. */
 export interface ResourceRequest {

@@ -15,8 +15,8 @@
  *   manager restarted    → reattach(job, report) with `job.saved` = what was saved
  * Resources are freed only after `release`; a job never released stays in CLEANUP.
  */
-import type { JobId } from "../ids.js";
-import type { Jobspec } from "../port.js";
+import type { JobId } from "../base/ids.js";
+import type { Jobspec } from "./records.js";
 
 /** Resource usage an executor reports with `finish` (every field optional). */
 export interface ExecUsage {

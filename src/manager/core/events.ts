@@ -2,7 +2,7 @@
  * Eventlog entries (RFC 18 lines, RFC 21 names and contexts) as a discriminated union on
  * `name`, plus the checks the manager applies to contexts before an event is processed.
  */
-import type { EventEntry } from "./port.js";
+import type { EventEntry } from "../port/records.js";
 
 export type { EventEntry };
 

@@ -8,13 +8,13 @@
  * replayed in full, and its summary is written then.
  */
 import { jobName, type ActiveJob } from "./job.js";
-import type { JobId } from "./ids.js";
+import type { JobId } from "../base/ids.js";
 import type { InactiveRecord } from "./inactive.js";
-import type { EventEntry, JobArgs, Jobspec } from "./port.js";
-import { RESULTS } from "./states.js";
-import type { PartSink } from "./store/batch-text.js";
+import type { EventEntry, JobArgs, Jobspec } from "../port/records.js";
+import { RESULTS } from "../base/states.js";
+import type { PartSink } from "../store/batch-text.js";
 import { entryParts } from "./eventlog-text.js";
-import { eventPosted, resultOf, storedAnnotations } from "./transition.js";
+import { eventPosted, resultOf, storedAnnotations } from "../core/transition.js";
 
 /** A summary as stored (JSON). Every field is what the replayed core holds. */
 export interface InactiveSummary {

@@ -10,7 +10,7 @@
  * (`xxxx.xxxx.xxxx.xxxx`, also with a `job.` prefix as in Flux's KVS keys) and words
  * (mnemonicode, `w-w-w--w-w-w`).
  */
-import { ErrorCode, JobtapError } from "../errors.js";
+import { ErrorCode, JobtapError } from "../../errors.js";
 import { MNEMONIC_WORDS } from "./mnemonic-words.js";
 
 export type JobId = bigint & { readonly __brand: "JobId" };

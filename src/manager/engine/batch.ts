@@ -16,16 +16,16 @@
  * batches growing without bound, and submitters wait for it (their acknowledgement waits
  * for their batch).
  */
-import { ErrorCode, JobtapError } from "../errors.js";
-import type { Clock, TimerHandle } from "./clock.js";
-import type { JobId } from "./ids.js";
+import { ErrorCode, JobtapError } from "../../errors.js";
+import type { Clock, TimerHandle } from "../base/clock.js";
+import type { JobId } from "../base/ids.js";
 import type { ActiveJob } from "./job.js";
-import type { EventEntry } from "./port.js";
+import type { EventEntry } from "../port/records.js";
 import type { InactiveRecord } from "./inactive.js";
-import { TextBatch } from "./store/batch-text.js";
+import { TextBatch } from "../store/batch-text.js";
 import { summaryParts } from "./summary.js";
 import { eventLineParts } from "./eventlog-text.js";
-import type { JobStore } from "./store/types.js";
+import type { JobStore } from "../store/types.js";
 
 export { eventLine, eventLineParts } from "./eventlog-text.js";
 

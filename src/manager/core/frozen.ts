@@ -5,7 +5,7 @@
  * writing to it gets a TypeError instead of changing what the manager and later plugins see.
  * The manager never writes to a jobspec: a jobspec-update makes a new object.
  */
-import type { Jobspec } from "./port.js";
+import type { Jobspec } from "../port/records.js";
 
 /**
  * The key under which a jobspec object points to its deep-frozen copy, and a copy to itself

@@ -8,8 +8,8 @@
  * that could never start is refused at submit, naming the entry and the limit, instead of
  * being accepted and failing later.
  */
-import { ErrorCode, JobtapError } from "../errors.js";
-import type { Jobspec } from "./port.js";
+import { ErrorCode, JobtapError } from "../../errors.js";
+import type { Jobspec } from "../port/records.js";
 
 export interface JobLimits {
   /** Bytes of one jobspec as JSON. */

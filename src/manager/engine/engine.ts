@@ -3,20 +3,21 @@
  * stack calls with their OUT values applied per topic. Store writes are batched in
  * batch.ts; state actions (what happens on entering a state) live in actions.ts.
  */
-import { ErrorCode, JobtapError } from "../errors.js";
-import type { Clock } from "./clock.js";
-import { NO_COMMIT } from "./events.js";
-import { formatJobId, type JobId } from "./ids.js";
+import { ErrorCode, JobtapError } from "../../errors.js";
+import type { Clock } from "../base/clock.js";
+import { NO_COMMIT } from "../core/events.js";
+import { formatJobId, type JobId } from "../base/ids.js";
 import { newActiveJob, redactedJobspec, type ActiveJob } from "./job.js";
-import { isPlainObject, mergeNullDeletes } from "./jobspec.js";
-import { NO_PLUGINS, PRIORITY_UNAVAILABLE, type EventEntry, type JobArgs, type Jobspec, type PluginPort, type StackResult } from "./port.js";
-import { PRIORITY_MAX, STATES, stateTopic, URGENCY_EXPEDITE, URGENCY_HOLD, type State, type StateTopic } from "./states.js";
-import { runSteps } from "./steps.js";
-import type { AppliedTopic, OutOf } from "./topics.js";
-import type { JobStore } from "./store/types.js";
+import { isPlainObject, mergeNullDeletes } from "../core/jobspec.js";
+import { NO_PLUGINS, PRIORITY_UNAVAILABLE, type PluginPort, type StackResult } from "../port/port.js";
+import type { EventEntry, JobArgs, Jobspec } from "../port/records.js";
+import { PRIORITY_MAX, STATES, stateTopic, URGENCY_EXPEDITE, URGENCY_HOLD, type State, type StateTopic } from "../base/states.js";
+import { runSteps } from "../base/steps.js";
+import type { AppliedTopic, OutOf } from "../port/topics.js";
+import type { JobStore } from "../store/types.js";
 import { StoreBatcher } from "./batch.js";
-import { checkEventlogEntries, DEFAULT_JOB_LIMITS, type JobLimits } from "./limits.js";
-import { applyEvent, type JobCore } from "./transition.js";
+import { checkEventlogEntries, DEFAULT_JOB_LIMITS, type JobLimits } from "../core/limits.js";
+import { applyEvent, type JobCore } from "../core/transition.js";
 
 export type LogLevel = "debug" | "info" | "error";
 export type Logger = (level: LogLevel, msg: string) => void;

@@ -8,19 +8,19 @@
  * so a build happens at most once per event of a job.
  */
 import { isAbsolute, join } from "node:path";
-import type { ClassAd } from "../classad/classad.js";
-import type { Expr } from "../classad/expr.js";
-import { AdLayout, RecordAd, type RecordSlot } from "../classad/record-ad.js";
-import { literal } from "../classad/expr.js";
-import { quoteV2 } from "../classad/functions/env.js";
-import { parseExpr } from "../classad/parser.js";
-import { ERROR } from "../classad/values.js";
-import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
-import { waitStatus } from "./exec/types.js";
-import { formatJobId } from "./ids.js";
-import { isPlainObject, resourceRequest, type ResourceRequest } from "./jobspec.js";
-import type { EventEntry, Jobspec } from "./port.js";
-import type { JobCore } from "./transition.js";
+import type { ClassAd } from "../../classad/classad.js";
+import type { Expr } from "../../classad/expr.js";
+import { AdLayout, RecordAd, type RecordSlot } from "../../classad/record-ad.js";
+import { literal } from "../../classad/expr.js";
+import { quoteV2 } from "../../classad/functions/env.js";
+import { parseExpr } from "../../classad/parser.js";
+import { ERROR } from "../../classad/values.js";
+import { ErrorCode, JobtapError, isJobtapError } from "../../errors.js";
+import { waitStatus } from "../port/executor.js";
+import { formatJobId } from "../base/ids.js";
+import { isPlainObject, resourceRequest, type ResourceRequest } from "../core/jobspec.js";
+import type { EventEntry, Jobspec } from "../port/records.js";
+import type { JobCore } from "../core/transition.js";
 
 /** HTCondor's JobStatus values used by jobtap (6 and 7 never occur). */
 export const JOB_STATUS = { idle: 1, running: 2, removed: 3, completed: 4, held: 5 } as const;

@@ -4,8 +4,8 @@
  * shared by every event of that name and millisecond, and an event's context is written
  * with the text of its deep-frozen parts remembered (contextParts).
  */
-import type { EventEntry } from "./port.js";
-import type { PartSink } from "./store/batch-text.js";
+import type { EventEntry } from "../port/records.js";
+import type { PartSink } from "../store/batch-text.js";
 
 /**
  * Line heads for one timestamp: `{"timestamp":T,"name":`, and by name the whole line of an

@@ -1,14 +1,14 @@
 /**
  * What the manager shows of a job: the listing record (`flux jobs`-like) and wait results.
  */
-import type { JobId } from "./ids.js";
+import type { JobId } from "../base/ids.js";
 import type { InactiveRecord } from "./inactive.js";
 import { resultName } from "./inactive.js";
-import { jobName, type ActiveJob } from "./job.js";
-import type { EventEntry } from "./port.js";
-import type { JobResult, State } from "./states.js";
-import { waitStatus } from "./exec/types.js";
-import { resultOf, type JobCore } from "./transition.js";
+import { jobName, type ActiveJob, type WaitResult } from "./job.js";
+import type { EventEntry } from "../port/records.js";
+import type { JobResult, State } from "../base/states.js";
+import { waitStatus } from "../port/executor.js";
+import { resultOf, type JobCore } from "../core/transition.js";
 
 /** A job as listed by `jobs()` and returned by `job(id)`. */
 export interface JobInfo {
@@ -27,15 +27,6 @@ export interface JobInfo {
   waitstatus?: number;
   annotations?: Record<string, unknown> | null;
   dependencies?: string[];
-}
-
-/** The outcome `wait(id)` resolves with. */
-export interface WaitResult {
-  id: JobId;
-  result: JobResult;
-  success: boolean;
-  /** Why it did not succeed, in Flux's words. */
-  errstr?: string;
 }
 
 /** The public view of an active job. */

@@ -11,33 +11,18 @@
  */
 import { statfsSync } from "node:fs";
 import { arch, loadavg, platform, tmpdir } from "node:os";
-import { ClassAd } from "../classad/classad.js";
-import type { Expr } from "../classad/expr.js";
-import { parseExpr } from "../classad/parser.js";
-import { builtinEvaluator } from "../classad/shared.js";
-import { unparse } from "../classad/unparse.js";
-import { isTrue } from "../classad/values.js";
-import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
-import type { Clock } from "./clock.js";
-import { formatJobId } from "./ids.js";
-import type { ResourcePool, SlotUse } from "./scheduler.js";
-
-/**
- * Where a published ad is merged. `ad: "machine"` merges into the machine ad; otherwise
- * (the default) into slot ads: those listed in `slotIds` (all when absent), then, the first
- * selector that is set deciding (HTCondor's order): `constraint` true with MY = the
- * published ad and TARGET = the slot ad as merged so far; the slot's `Name` starting with
- * `namePrefix` (so `slot1` also selects `slot10`); `slotTypeId` equal to `SlotTypeID`;
- * `slotId` equal to `SlotID`. No selector: every listed slot.
- */
-export interface AdTarget {
-  ad?: "machine" | "slots";
-  slotIds?: readonly number[];
-  constraint?: string;
-  namePrefix?: string;
-  slotTypeId?: number;
-  slotId?: number;
-}
+import { ClassAd } from "../../classad/classad.js";
+import type { Expr } from "../../classad/expr.js";
+import { parseExpr } from "../../classad/parser.js";
+import { builtinEvaluator } from "../../classad/shared.js";
+import { unparse } from "../../classad/unparse.js";
+import { isTrue } from "../../classad/values.js";
+import { ErrorCode, JobtapError, isJobtapError } from "../../errors.js";
+import type { Clock } from "../base/clock.js";
+import type { AdTarget, HostAdsApi } from "../port/port.js";
+import { formatJobId } from "../base/ids.js";
+import type { SlotUse } from "../scheduler/scheduler.js";
+import type { ResourcePool } from "../scheduler/slots.js";
 
 /** Attributes never merged: a slot's identity and the selectors themselves (§7.6). */
 export const UNMERGED_ATTRIBUTES: readonly string[] = ["Name", "SlotID", "SlotMergeConstraint", "SlotName", "SlotTypeId"];
@@ -65,7 +50,7 @@ const ARCH: Record<string, string> = { x64: "X86_64", arm64: "aarch64", ia32: "I
 const OPSYS: Record<string, string> = { linux: "LINUX", darwin: "macOS", win32: "WINDOWS", freebsd: "FREEBSD" };
 
 /** The machine ad, the slot ads, and what plugins publish into them. */
-export class HostAds {
+export class HostAds implements HostAdsApi {
   /** Registration order is merge order. */
   private readonly published = new Map<string, Publication>();
 

@@ -1,6 +1,8 @@
 /**
- * User names for the `jobs` USER column and `--user NAME`: read from /etc/passwd (the same
- * source `getpwuid` reads on a plain machine); an unknown uid shows as its number.
+ * User names for the job ads' Owner (jobads.ts) and the CLI's `jobs` USER column and
+ * `--user NAME`: read from /etc/passwd (the same source `getpwuid` reads on a plain
+ * machine); an unknown uid shows as its number. Kept in the manager's base so the CLI and
+ * the manager share it without the manager importing the CLI.
  */
 import { readFileSync } from "node:fs";
 

@@ -12,18 +12,11 @@
  * turns them into `alloc` events or `alloc` exceptions.
  */
 import { hostname } from "node:os";
-import type { Clock, TimerHandle } from "./clock.js";
-import type { JobId } from "./ids.js";
-import { formatIdset, parseIdset } from "./idset.js";
-import type { ResourceRequest } from "./jobspec.js";
-import { carveSlots, describeSlots, type Slot } from "./slots.js";
-
-export interface ResourcePool {
-  cores: number;
-  gpus: number;
-  /** Bytes. */
-  memory: number;
-}
+import type { Clock, TimerHandle } from "../base/clock.js";
+import type { JobId } from "../base/ids.js";
+import { formatIdset, parseIdset } from "../base/idset.js";
+import type { ResourceRequest } from "../core/jobspec.js";
+import { carveSlots, describeSlots, type ResourcePool, type Slot } from "./slots.js";
 
 export interface SchedRequest {
   id: JobId;

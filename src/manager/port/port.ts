@@ -11,67 +11,13 @@
  * Ownership: the manager side (ManagerPort) is implemented in src/manager; the host side
  * (PluginPort) in src/plugins. Change this file only in ways both sides can follow.
  */
-import type { JobId } from "./ids.js";
-import type { JobResult, State } from "./states.js";
-import type { Clock } from "./clock.js";
+import type { JobId } from "../base/ids.js";
+import type { JobResult, State } from "../base/states.js";
+import type { Clock } from "../base/clock.js";
 import type { JobTopic, OutOf } from "./topics.js";
-import type { Executor } from "./exec/types.js";
-import type { ClassAd } from "../classad/classad.js";
-import type { HostAds } from "./hostads.js";
-
-/** One eventlog entry (RFC 18). */
-export interface EventEntry {
-  timestamp: number;
-  name: string;
-  context?: Record<string, unknown>;
-}
-
-/** A Flux jobspec v1, loosely typed: plugins read it, the manager validates what it uses. */
-export interface Jobspec {
-  version: number;
-  resources: unknown[];
-  tasks: unknown[];
-  attributes: {
-    system?: Record<string, unknown>;
-    user?: Record<string, unknown>;
-    [k: string]: unknown;
-  };
-}
-
-/**
- * The standard IN args of a job topic (spec §4.1), built fresh for each stack call.
- * `jobspec` is redacted: `attributes.system.environment` is never present.
- */
-export interface JobArgs {
-  id: JobId;
-  userid: number;
-  urgency: number;
-  /** -1 until the first `priority` event. */
-  priority: number;
-  state: State;
-  t_submit: number;
-  jobspec: Jobspec;
-  /** Present once allocated (or supplied by a plugin in SCHED). */
-  R?: Record<string, unknown>;
-  /** The event that moved the job to CLEANUP, if any. */
-  end_event?: EventEntry;
-  /** `job.state.*` and `job.event.*`: the posted entry. */
-  entry?: EventEntry;
-  /** `job.state.*`: the state before the transition. */
-  prev_state?: State;
-  /** `job.dependency.<scheme>`: the dependency object from the jobspec. */
-  dependency?: { scheme: string; value?: unknown; [k: string]: unknown };
-  /** `job.update`: the jobspec-update context. */
-  updates?: Record<string, unknown>;
-  /** `job.update.<key>` only. */
-  cred?: { userid: number; owner: boolean };
-  key?: string;
-  value?: unknown;
-  /** Outstanding dependency descriptions, insertion order (frozen). */
-  dependencies: readonly string[];
-  annotations: Record<string, unknown> | null;
-  flags: readonly string[];
-}
+import type { Executor } from "./executor.js";
+import type { ClassAd } from "../../classad/classad.js";
+import type { JobArgs, Jobspec } from "./records.js";
 
 /**
  * Merged OUT of a stack call (spec §4.2). The manager interprets the keys per topic:
@@ -93,6 +39,33 @@ export interface StackResult<O = StackOut> {
   out: O;
 }
 
+/**
+ * Where a published ad is merged. `ad: "machine"` merges into the machine ad; otherwise
+ * (the default) into slot ads: those listed in `slotIds` (all when absent), then, the first
+ * selector that is set deciding (HTCondor's order): `constraint` true with MY = the
+ * published ad and TARGET = the slot ad as merged so far; the slot's `Name` starting with
+ * `namePrefix` (so `slot1` also selects `slot10`); `slotTypeId` equal to `SlotTypeID`;
+ * `slotId` equal to `SlotID`. No selector: every listed slot.
+ */
+export interface AdTarget {
+  ad?: "machine" | "slots";
+  slotIds?: readonly number[];
+  constraint?: string;
+  namePrefix?: string;
+  slotTypeId?: number;
+  slotId?: number;
+}
+
+/** The host's machine and slot ads as the plugin host reaches them (ads/hostads.ts implements it). */
+export interface HostAdsApi {
+  publish(source: string, ad: ClassAd, target?: AdTarget): void;
+  withdraw(source: string): boolean;
+  sources(): string[];
+  machineAd(): ClassAd;
+  slotAds(): ClassAd[];
+  slotAd(id: number): ClassAd | undefined;
+}
+
 /** What the manager calls on the plugin host. */
 export interface PluginPort {
   /** True if any loaded plugin has a handler whose glob matches `topic`; false means the
@@ -102,7 +75,7 @@ export interface PluginPort {
    * A Flux stack call of a job topic over all plugins in load order. Returns synchronously
    * when every handler that ran was synchronous; otherwise a Promise, and the manager holds
    * that job's mailbox until it settles (other jobs keep moving). The OUT is merged and
-   * checked by the host per the topic table (src/manager/topics.ts): the manager applies it.
+   * checked by the host per the topic table (src/manager/port/topics.ts): the manager applies it.
    */
   callJob<T extends JobTopic>(topic: T, args: JobArgs): StackResult<OutOf<T>> | Promise<StackResult<OutOf<T>>>;
   /** `job.event.<name>` to the job's subscribers only; errors are logged, never thrown. */
@@ -147,14 +120,14 @@ export interface ManagerPort {
   /** Standard IN args for an active job or one still in the inactive cache. */
   lookup(id: JobId): JobArgs | undefined;
   /**
-   * The job ad (HTCondor ClassAd view, src/manager/jobad.ts) of an active or inactive job,
+   * The job ad (HTCondor ClassAd view, src/manager/ads/jobad.ts) of an active or inactive job,
    * undefined if the job is unknown. Frozen and shared: `clone()` it to change it. Cached per
    * job until its next event, so calling it for every job at every poll is cheap.
    * Optional: bare fakes lack it.
    */
   jobAd?(id: JobId): ClassAd | undefined;
   /** The host's machine ad and slot ads, and publishing into them (hostads.ts). Optional. */
-  readonly hostAds?: HostAds;
+  readonly hostAds?: HostAdsApi;
   /** Active jobs (not INACTIVE), for the runtime-load replay. */
   activeJobs(): JobArgs[];
   /**

@@ -3,11 +3,12 @@
  * recorded state. No I/O, no plugin calls, no clock: the manager runs the consequences
  * (callbacks, state actions), and restart replay reuses this same function.
  */
-import type { JobId } from "./ids.js";
-import type { EventEntry, Jobspec } from "./port.js";
+import type { JobId } from "../base/ids.js";
+import type { EventEntry, Jobspec } from "../port/records.js";
 import { checkContext, eventBit, SETTABLE_FLAGS, SUBMIT_FLAG } from "./events.js";
-import { PRIORITY_UNSET, STRICT_EVENTS, TRANSITIONS, type JobResult, type State } from "./states.js";
+import { PRIORITY_UNSET, STRICT_EVENTS, TRANSITIONS, type JobResult, type State } from "../base/states.js";
 import { applyJobspecUpdates, mergeNullDeletes } from "./jobspec.js";
+import { smallInt } from "../base/numbers.js";
 
 /** What an eventlog determines about a job. Immutable: transitions return a new object. */
 export interface JobCore {
@@ -271,18 +272,6 @@ function applyEffects(j: MutableCore, e: EventEntry): string | undefined {
 }
 
 const NO_CONTEXT: Record<string, unknown> = Object.freeze({});
-
-/**
- * `n` as V8's small integer where it is one. A number read from a typed array of doubles, or
- * from an object whose shape V8 keeps as a double (every `{priority}` object shares one
- * shape, plugins' OUT included), is a boxed double even when whole; stored as is into a
- * field that held only small integers, it gives every object of that shape (job records,
- * and through shared key prefixes job args) a new one, and the code made for the old shape
- * is thrown away: a burst of deoptimizations, seen at the start of the bench's second round.
- */
-export function smallInt(n: number): number {
-  return n >= -0x40000000 && n < 0x40000000 && Number.isInteger(n) ? n | 0 : n;
-}
 
 /** Outstanding dependencies and flags are frozen arrays, replaced on change: plugins get
  *  the job's own arrays in their args, not a copy per call. (Also the empty flag list.) */

@@ -4,7 +4,7 @@
  * Used for `attributes.system.duration`, the test executor's `run_duration`, plugin limits
  * and CLI options.
  */
-import { ErrorCode, JobtapError } from "../errors.js";
+import { ErrorCode, JobtapError } from "../../errors.js";
 
 const UNIT_SECONDS: Record<string, number> = { "": 1, s: 1, ms: 0.001, m: 60, h: 3600, d: 86400 };
 

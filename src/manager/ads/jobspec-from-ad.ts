@@ -5,12 +5,12 @@
  * `RequestCpus/Gpus/Memory`, `Out`, `Err`); every other attribute becomes a user attribute
  * (`attributes.user.classad`), kept as old-syntax expression text. Documented in ads.md.
  */
-import type { ClassAd } from "../classad/classad.js";
-import { splitV2 } from "../classad/functions/env.js";
-import { unparse } from "../classad/unparse.js";
-import { ErrorCode, JobtapError } from "../errors.js";
+import type { ClassAd } from "../../classad/classad.js";
+import { splitV2 } from "../../classad/functions/env.js";
+import { unparse } from "../../classad/unparse.js";
+import { ErrorCode, JobtapError } from "../../errors.js";
 import { JOB_AD_ATTRIBUTES } from "./jobad.js";
-import type { Jobspec } from "./port.js";
+import type { Jobspec } from "../port/records.js";
 
 const COMPUTED = new Set(JOB_AD_ATTRIBUTES.map((n) => n.toLowerCase()));
 /** Read into the jobspec itself, or HTCondor bookkeeping a new job must not inherit. */

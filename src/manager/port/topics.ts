@@ -25,9 +25,9 @@
  * its rule, IN and OUT types; the handler types, the host's behaviour and the manager's OUT
  * type follow. A topic the manager calls must also be fired from src/manager.
  */
-import type { JobId } from "./ids.js";
-import type { JobArgs } from "./port.js";
-import type { State } from "./states.js";
+import type { JobId } from "../base/ids.js";
+import type { JobArgs } from "./records.js";
+import type { State } from "../base/states.js";
 
 /** How a topic's per-plugin results combine. */
 export type DispatchRule = "validate" | "reduce" | "notify" | "query" | "custom";

@@ -5,7 +5,7 @@
  * (configured queues, persistence, services) lives in the `.update-queue` plugin, which
  * sets this state through the ManagerPort.
  */
-import type { Jobspec } from "./port.js";
+import type { Jobspec } from "../port/records.js";
 
 /** Which named queues are stopped, and the default queue of jobs that name none. */
 export class QueueGate {
