@@ -86,11 +86,14 @@ async function daemonAs(user: User | undefined, statedir: string, config: string
   return child;
 }
 
+/** SIGTERM; SIGKILL if it is still there 10 s later (a daemon wedged in open() never leaks). */
 async function stop(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const closed = new Promise((r) => child.once("close", r));
   child.kill("SIGTERM");
+  const late = setTimeout(() => child.kill("SIGKILL"), 10_000);
   await closed;
+  clearTimeout(late);
 }
 
 /** A directory owned by `user`, mode 0755. */
