@@ -403,7 +403,7 @@ export class JobManager {
    * `jobtap submit --watch`: the job's own user or the owner only. `done` says the job was
    * inactive before the read, so nothing more will come once `data` is empty. Only the file
    * the job was started with (its `exec-state`) is read, and only if it is a regular file
-   * owned by the job's user (exec/output-files.ts); a job not started yet has no output so
+   * owned by the uid the job ran as (exec/output-files.ts); a job not started yet has no output so
    * far, an inactive job that never started is BAD_STATE.
    */
   output(id: JobId, stream: "stdout" | "stderr", offset: number, opts: { userid?: number; max?: number } = {}): { data: string; offset: number; done: boolean } {
@@ -420,7 +420,7 @@ export class JobManager {
       if (!done) return { data: "", offset, done };
       throw new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(id)} never started a local process: it has no output`, { id: formatJobId(id) });
     }
-    return { ...readOutputFile(files[stream], info.userid, offset, opts.max ?? 1 << 20), done };
+    return { ...readOutputFile(files[stream], files.uid, offset, opts.max ?? 1 << 20), done };
   }
 
   /** Jobs set aside as corrupt at start. */

@@ -140,7 +140,7 @@ export class LocalExecutor implements Executor {
     const saved: SavedTask[] = run.tasks.flatMap((t) =>
       t.pid === undefined || t.starttime === undefined ? [] : [{ rank: t.rank, pid: t.pid, starttime: t.starttime }],
     );
-    report.save(job.id, { tasks: saved, output: out });
+    report.save(job.id, { tasks: saved, output: { ...out, uid: this.runAs(job.userid) } });
     report.start(job.id);
     if (job.duration > 0) this.armLimit(run, job.duration * 1000);
   }

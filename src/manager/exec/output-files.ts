@@ -14,10 +14,11 @@ import { ErrorCode, JobtapError } from "../../errors.js";
 /** File systems whose "files" are kernel views (statfs f_type): proc, sysfs, cgroup2, debugfs, securityfs, tracefs. */
 const KERNEL_FS = new Set([0x9fa0, 0x62656572, 0x63677270, 0x27e0eb, 0x64626720, 0x73636673, 0x74726163]);
 
-/** The output files a started job was given (saved in its `exec-state` as `output`). */
+/** The output files a started job was given and the uid it ran as (its `exec-state`'s `output`). */
 export interface OutputRecord {
   stdout: string;
   stderr: string;
+  uid: number;
 }
 
 function refuse(path: string, why: string): JobtapError {
@@ -57,7 +58,7 @@ export function openForAppend(path: string): number {
 
 /**
  * Reads up to `max` bytes of a job's output file from `offset`: only a regular file owned
- * by `uid` (the job's user), never through a symbolic link. A file not there yet reads as
+ * by `uid` (the uid the job ran as), never through a symbolic link. A file not there yet reads as
  * empty. Throws PERMISSION_DENIED naming the path and why.
  */
 export function readOutputFile(path: string, uid: number, offset: number, max: number): { data: string; offset: number } {
@@ -73,7 +74,7 @@ export function readOutputFile(path: string, uid: number, offset: number, max: n
     const why = notOrdinary(fd);
     if (why !== undefined) throw refuse(path, why);
     const owner = fstatSync(fd).uid;
-    if (owner !== uid) throw refuse(path, `owned by uid ${owner}, not by the job's user (uid ${uid}): not the job's output`);
+    if (owner !== uid) throw refuse(path, `owned by uid ${owner}, not by the uid the job ran as (${uid}): not the job's output`);
     const buf = Buffer.alloc(max);
     const n = readSync(fd, buf, 0, max, offset);
     return { data: buf.subarray(0, n).toString("utf8"), offset: offset + n };
@@ -94,7 +95,8 @@ function statOrUndefined(path: string): ReturnType<typeof statSync> | undefined 
 /** The output record in merged `exec-state` contexts, if the job was started with one. */
 export function outputRecord(saved: Readonly<Record<string, unknown>>): OutputRecord | undefined {
   const o = saved.output as Partial<OutputRecord> | undefined;
-  return typeof o?.stdout === "string" && typeof o.stderr === "string" ? { stdout: o.stdout, stderr: o.stderr } : undefined;
+  if (typeof o?.stdout !== "string" || typeof o.stderr !== "string" || !Number.isInteger(o.uid)) return undefined;
+  return { stdout: o.stdout, stderr: o.stderr, uid: o.uid! };
 }
 
 /** "permission denied" from an fs error, without Node's "EACCES: ..., open '...'" wrapping. */
