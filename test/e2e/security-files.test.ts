@@ -157,12 +157,16 @@ describe.skipIf(!who)("security: a guest's job files, against a root daemon", ()
     expect(waited.stderr).toContain('output "/etc/shadow": cannot open it: Permission denied');
   });
 
-  it("--output /etc/passwd is not appended to; the job's exception names the path and the reason", async () => {
+  it("a root-owned 0644 file (as /etc/passwd is) is not appended to; the job's exception names the path and the reason", () => {
+    // A stand-in with /etc/passwd's owner and mode: on a broken daemon this test must not
+    // write into the machine's real account database.
+    const passwd = join(top, "passwd");
+    writeFileSync(passwd, "root:x:0:0:root:/root:/bin/sh\n", { mode: 0o644 });
     const marker = "jtexec-planted-account";
-    const r = asGuest(["submit", "--output", "/etc/passwd", "--wait", "echo", marker]);
+    const r = asGuest(["submit", "--output", passwd, "--wait", "echo", marker]);
     expect(r.status).not.toBe(0);
-    expect(readFileSync("/etc/passwd", "utf8")).not.toContain(marker);
-    expect(r.stderr).toContain('output "/etc/passwd": cannot open it: Permission denied');
+    expect(readFileSync(passwd, "utf8")).not.toContain(marker);
+    expect(r.stderr).toContain(`output "${passwd}": cannot open it: Permission denied`);
   });
 
   it("a file in another user's directory is not planted", () => {
