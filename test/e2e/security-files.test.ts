@@ -235,6 +235,24 @@ describe.skipIf(!who)("security: a guest's job files, against a root daemon", ()
     expect(data).toContain("secret=none path=/usr/local/bin:/usr/bin:/bin\n");
     expect(data).not.toContain(SECRET);
   });
+
+  it("a guest's running job survives a daemon SIGKILL and is reattached: it ends with its status, still as the guest", async () => {
+    const go = join(home, "go");
+    const r = asGuest(["submit", "sh", "-c", `while [ ! -e ${go} ]; do sleep 0.05; done; id -u`]);
+    expect(r.stderr).toBe("");
+    const id = r.stdout.trim();
+    await waitFor(() => cliAs(undefined, socket, top, ["jobs", "-A", "--filter", "RUN"]).stdout.includes(id), 30_000, "job to run");
+    const closed = new Promise((res) => daemon!.once("close", res));
+    daemon!.kill("SIGKILL");
+    await closed;
+    owner.close();
+    daemon = await daemonAs(undefined, join(top, "state"), join(top, "jobtap.toml"), socket);
+    owner = connectDaemon(socket);
+    writeFileSync(go, "");
+    const waited = asGuest(["wait", id]);
+    expect(waited.status).toBe(0);
+    expect((await owner.call("output", { id, stream: "stdout", offset: 0 })).data).toBe(`${guest.uid}\n`);
+  }, 60_000);
 });
 
 describe.skipIf(!who)("security: a daemon that is not root refuses a guest's local jobs", () => {
