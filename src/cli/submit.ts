@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Jobspec } from "../manager/port/records.js";
+import { ErrorCode, isJobtapError } from "../errors.js";
 import { optFlag, optInt, optList, optString, parseArgs, usage, type OptionSpec, type ParsedArgs } from "./args.js";
 import { exitStatusOf, withDaemon } from "./common.js";
 import type { DaemonClient } from "../server/client.js";
@@ -258,7 +259,7 @@ async function watch(client: DaemonClient, io: CliIO, id: string): Promise<numbe
     let ended = false;
     let got = false;
     for (const stream of ["stdout", "stderr"] as const) {
-      const r = await client.call("output", { id, stream, offset: offsets[stream] });
+      const r = await readOutput(client, id, stream, offsets[stream]);
       offsets[stream] = r.offset;
       // Ended before the first read of this round: both files are complete now.
       if (stream === "stdout") ended = r.done;
@@ -271,6 +272,16 @@ async function watch(client: DaemonClient, io: CliIO, id: string): Promise<numbe
     if (!got) await new Promise((r) => setTimeout(r, WATCH_POLL_MS));
   }
   return exitStatusOf((await client.call("wait", { id })).job);
+}
+
+/** One `output` call; a job that ended without starting (BAD_STATE) has nothing more to show. */
+async function readOutput(client: DaemonClient, id: string, stream: "stdout" | "stderr", offset: number) {
+  try {
+    return await client.call("output", { id, stream, offset });
+  } catch (e) {
+    if (isJobtapError(e, ErrorCode.BAD_STATE)) return { data: "", offset, done: true };
+    throw e;
+  }
 }
 
 /** How often `--watch` asks for new output while a job is quiet. */

@@ -24,6 +24,8 @@ const PARSED_TEXTS_KEPT = 8192;
 export interface JobAdsOptions {
   hostname: string;
   outputDir: string;
+  /** The instance owner's uid: its jobs (and this process's user's) use `outputDir`. */
+  owner?: number;
   /** An active job, or undefined. */
   active(id: JobId): ActiveJob | undefined;
   /** An inactive job replayed from the store (no callbacks), or undefined. */
@@ -52,7 +54,7 @@ export class JobAds {
   constructor(private readonly opts: JobAdsOptions) {
     this.host = {
       hostname: opts.hostname,
-      outputDir: opts.outputDir,
+      outputDir: (uid) => (uid === opts.owner || uid === (process.getuid?.() ?? 0) ? opts.outputDir : undefined),
       userName: (uid) => (this.users ??= loadUserTable()).name(uid),
       shape: (js) => this.shape(js),
     };

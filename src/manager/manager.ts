@@ -6,7 +6,6 @@
  * Construction follows Flux's start-up order: open the store → replay every eventlog with
  * no callbacks → attach the plugin host (`opts.plugins`) → restart callbacks → scheduling.
  */
-import { closeSync, openSync, readSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { ErrorCode, JobtapError } from "../errors.js";
@@ -14,8 +13,9 @@ import { Actions } from "./actions.js";
 import { RealClock, type Clock } from "./base/clock.js";
 import { Engine, type JournalEntry, type Logger } from "./engine/engine.js";
 import { LocalExecutor } from "./exec/local-exec.js";
-import { outputPaths } from "./ads/jobad.js";
-import { Executors } from "./exec/registry.js";
+import { outputRecord, readOutputFile } from "./exec/output-files.js";
+import { cannotSwitch, processLauncher, type UserLauncher } from "./exec/run-as.js";
+import { EXEC_STATE_EVENT, Executors, executorName } from "./exec/registry.js";
 import { TestExecutor } from "./exec/test-exec.js";
 import { FluidGenerator, formatJobId, type JobId } from "./base/ids.js";
 import { InactiveCache, resultName, type InactiveRecord } from "./engine/inactive.js";
@@ -73,6 +73,11 @@ export interface JobManagerOptions {
   owner?: number;
   /** Grace between SIGTERM and SIGKILL for local jobs (default 5000 ms). */
   killTimeoutMs?: number;
+  /**
+   * Starts local jobs' tasks as their users (exec/run-as.ts; default: switching users only
+   * when this process is root). A guest's local job is refused at submit when it cannot.
+   */
+  launcher?: UserLauncher;
   /** The instance configuration handed to plugins (conf.update). */
   config?: Record<string, unknown>;
   /** Size limits a job must meet at submit (default DEFAULT_JOB_LIMITS; see limits.ts). */
@@ -120,12 +125,13 @@ export class JobManager {
     this.submitter = new Submitter(engine, ids, this.owner, engine.limits, {
       exists: (n) => n <= scheduler.slots.length,
       describe: () => describeSlots(scheduler.slots),
-    });
+    }, guestRunnable(opts.launcher, this.owner));
     this.commands = new JobCommands(engine, this.owner, (id) => this.inactive.has(id));
     this.updater = new JobUpdater(engine, this.owner, (id) => this.inactive.has(id), (r) => scheduler.infeasible(r));
     this.jobAds = new JobAds({
       hostname: hostname(),
       outputDir: outputDirOf(opts),
+      owner: this.owner,
       active: (id) => engine.active.get(id),
       inactive: (id) => this.loadInactive(id),
     });
@@ -396,7 +402,10 @@ export class JobManager {
   /**
    * What a local job wrote to `stream` from byte `offset` on (at most `max` bytes), for
    * `jobtap submit --watch`: the job's own user or the owner only. `done` says the job was
-   * inactive before the read, so nothing more will come once `data` is empty.
+   * inactive before the read, so nothing more will come once `data` is empty. Only the file
+   * the job was started with (its `exec-state`) is read, and only if it is a regular file
+   * owned by the uid the job ran as (exec/output-files.ts); a job not started yet has no output so
+   * far, an inactive job that never started is BAD_STATE.
    */
   output(id: JobId, stream: "stdout" | "stderr", offset: number, opts: { userid?: number; max?: number } = {}): { data: string; offset: number; done: boolean } {
     const info = this.job(id);
@@ -405,10 +414,14 @@ export class JobManager {
       throw new JobtapError(ErrorCode.PERMISSION_DENIED, `job ${formatJobId(id)}: only the job's user may read its output`);
     }
     const done = info.state === "INACTIVE";
-    const js = this.jobspec(id);
-    const cwd = typeof js.attributes.system?.cwd === "string" ? js.attributes.system.cwd : process.cwd();
-    const path = outputPaths(js, formatJobId(id), this.outputDir, cwd)[stream];
-    return { ...readFrom(path, offset, opts.max ?? 1 << 20), done };
+    let saved: Record<string, unknown> = {};
+    for (const e of this.eventlog(id)) if (e.name === EXEC_STATE_EVENT && e.context) saved = { ...saved, ...e.context };
+    const files = outputRecord(saved);
+    if (files === undefined) {
+      if (!done) return { data: "", offset, done };
+      throw new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(id)} never started a local process: it has no output`, { id: formatJobId(id) });
+    }
+    return { ...readOutputFile(files[stream], files.uid, offset, opts.max ?? 1 << 20), done };
   }
 
   /** Jobs set aside as corrupt at start. */
@@ -530,7 +543,9 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   }, opts.queueDepth ?? 1, slots);
   const outputDir = outputDirOf(opts);
   const executors = new Executors(engine);
-  executors.register("local", new LocalExecutor(clock, { outputDir, killTimeoutMs: opts.killTimeoutMs ?? 5000 }));
+  const launcher = opts.launcher ?? processLauncher();
+  const owner = opts.owner ?? process.getuid?.() ?? 0;
+  executors.register("local", new LocalExecutor(clock, { outputDir, killTimeoutMs: opts.killTimeoutMs ?? 5000, launcher, owner }));
   executors.register("test", new TestExecutor(clock));
   let onPurge: (r: InactiveRecord) => void = () => undefined;
   const limits = { ageLimit: opts.inactiveAgeLimit, numLimit: opts.inactiveNumLimit };
@@ -541,7 +556,7 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   const replay = replayStore({ engine, store, inactive, scheduler });
   const ids = new FluidGenerator(store.epoch(), () => clock.now());
   if (replay.maxId !== undefined) ids.advancePast(replay.maxId);
-  const m = new JobManager(engine, store, scheduler, inactive, executors, ids, opts, { gate: queues, actions });
+  const m = new JobManager(engine, store, scheduler, inactive, executors, ids, { ...opts, launcher }, { gate: queues, actions });
   m.outputDir = outputDir;
   onPurge = (r) => purgeRecord(engine, m.jobAds, r);
   engine.port = opts.plugins ? await opts.plugins(m.port) : NO_PLUGINS;
@@ -549,6 +564,18 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   await restartCallbacks({ engine, store, inactive, scheduler, actions, executors }, replay, loadInactive);
   m.port.reprioritizeAll();
   return m;
+}
+
+/**
+ * The submit check of a guest's job: one the local executor would run must be runnable as
+ * the guest (never as the daemon's user instead).
+ */
+function guestRunnable(launcher: UserLauncher | undefined, owner: number): ((userid: number, jobspec: Jobspec) => void) | undefined {
+  if (launcher === undefined || launcher.canSwitchUsers) return undefined;
+  const self = process.getuid?.() ?? 0;
+  return (userid, jobspec) => {
+    if (userid !== self && userid !== owner && executorName(jobspec) === "local") throw cannotSwitch(userid, self);
+  };
 }
 
 /** Where local jobs' output goes when their jobspec names no path. */
@@ -580,19 +607,3 @@ function poolOf(opts: JobManagerOptions): ResourcePool {
   };
 }
 
-/** Up to `max` bytes of a file from `offset` (nothing if it does not exist yet). */
-function readFrom(path: string, offset: number, max: number): { data: string; offset: number } {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch {
-    return { data: "", offset };
-  }
-  try {
-    const buf = Buffer.alloc(max);
-    const n = readSync(fd, buf, 0, max, offset);
-    return { data: buf.subarray(0, n).toString("utf8"), offset: offset + n };
-  } finally {
-    closeSync(fd);
-  }
-}

@@ -96,6 +96,8 @@ export class Submitter {
     private readonly limits: JobLimits = DEFAULT_JOB_LIMITS,
     /** The host's slots: does SlotID `n` exist, and which there are (for the message). */
     private readonly slots: { exists(n: number): boolean; describe(): string } = { exists: () => true, describe: () => "" },
+    /** Throws when a guest's job could not run as the guest here (manager.ts guestRunnable). */
+    private readonly guestRunnable?: (userid: number, jobspec: Jobspec) => void,
   ) {}
 
   /** The stored JSON of the job `enter` just admitted, handed to `accept` (one serialization per job). */
@@ -236,7 +238,10 @@ export class Submitter {
     const urgency = checkUrgency(opts.urgency ?? URGENCY_DEFAULT);
     const userid = opts.userid ?? this.owner;
     const flags = submitFlags(opts.flags);
-    if (userid !== this.owner) this.checkGuest(urgency, flags);
+    if (userid !== this.owner) {
+      this.checkGuest(urgency, flags);
+      this.guestRunnable?.(userid, jobspec);
+    }
     checkJobsPerUser(userid, e.activeOf(userid), this.limits);
     const job = newActiveJob(newJobCore(this.ids.next(), jobspec));
     job.request = request;

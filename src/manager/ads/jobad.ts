@@ -66,8 +66,9 @@ export interface JobAdInput {
 export interface JobAdHost {
   /** This host's name: `GlobalJobId` and the domain of `User`. */
   readonly hostname: string;
-  /** Where output goes when the jobspec names no path (the local executor's rule). */
-  readonly outputDir: string;
+  /** Where output goes when the jobspec names no path (the local executor's rule): the
+   *  statedir's directory for the manager's own user, undefined (the job's cwd) for others. */
+  outputDir(uid: number): string | undefined;
   /** The user name of a uid (`Owner`); a number when unknown. */
   userName(uid: number): string;
   /** The layout and user attributes of a jobspec (cached per jobspec object by the caller). */
@@ -142,7 +143,7 @@ export function jobAdBase(job: JobAdInput, host: JobAdHost): JobAdBase {
   slots[A.Cmd!] = argv[0] ?? "";
   slots[A.Arguments!] = argv.slice(1).map(quoteV2).join(" ");
   if (cwd !== undefined) slots[A.Iwd!] = cwd;
-  const out = outputPaths(js, f58, host.outputDir, cwd);
+  const out = outputPaths(js, f58, host.outputDir(c.userid), cwd);
   slots[A.Out!] = out.stdout;
   slots[A.Err!] = out.stderr;
   slots[A.JobUniverse!] = VANILLA_UNIVERSE;
@@ -271,15 +272,19 @@ function hold(f: Fold, code: number, reason: string, subCode = 0): void {
 /**
  * Where a job's stdout and stderr go: the jobspec's `attributes.system.shell.options.output`
  * paths (`{{id}}` is the f58 id; relative to the job's cwd), else `<outputDir>/<f58>/stdout`
- * and `.../stderr`. The local executor writes exactly there.
+ * and `.../stderr`, or with no `outputDir` (a job of another user than the manager's, which
+ * may not write in the statedir) `<cwd>/jobtap-<f58>.out` and `.err`. The local executor
+ * writes exactly there.
  */
-export function outputPaths(js: Jobspec, f58: string, outputDir: string, cwd = process.cwd()): { stdout: string; stderr: string } {
+export function outputPaths(js: Jobspec, f58: string, outputDir: string | undefined, cwd = process.cwd()): { stdout: string; stderr: string } {
   const output = ((js.attributes.system?.shell as Record<string, unknown> | undefined)?.options as
     | Record<string, unknown>
     | undefined)?.output as Record<string, { path?: unknown }> | undefined;
   const pick = (stream: "stdout" | "stderr"): string => {
     const p = output?.[stream]?.path;
-    if (typeof p !== "string") return join(outputDir, f58, stream);
+    if (typeof p !== "string") {
+      return outputDir === undefined ? join(cwd, `jobtap-${f58}.${stream === "stdout" ? "out" : "err"}`) : join(outputDir, f58, stream);
+    }
     const expanded = p.replaceAll("{{id}}", f58);
     return isAbsolute(expanded) ? expanded : join(cwd, expanded);
   };

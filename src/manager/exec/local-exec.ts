@@ -2,13 +2,19 @@
  * The local executor (registered as `local`): runs a job's tasks as real processes here.
  *
  * - argv from `tasks[0].command` (no shell), one process per task (`count.per_slot` ×
- *   slots, or `count.total`), cwd from `attributes.system.cwd`, environment from
- *   `attributes.system.environment` (else the manager's own), plus JOBTAP_JOB_ID and
- *   FLUX_TASK_RANK / FLUX_JOB_SIZE for compatibility with scripts written for Flux.
+ *   slots, or `count.total`), cwd from `attributes.system.cwd`, environment exactly
+ *   `attributes.system.environment` (none: only PATH=DEFAULT_PATH; never the manager's
+ *   own), plus JOBTAP_JOB_ID and FLUX_TASK_RANK / FLUX_JOB_SIZE for compatibility with
+ *   scripts written for Flux.
+ * - Tasks run as the job's user (the instance owner's as this process's user), through
+ *   run-as.ts: output files are opened with that user's rights, ordinary files only.
  * - Each task leads its own process group (and session), so a kill reaches its children
  *   and the tasks outlive a manager that dies.
  * - stdout/stderr go to `attributes.system.shell.options.output.{stdout,stderr}.path`
- *   (`{{id}}` is replaced by the f58 id), else to `<outputDir>/<f58>/stdout|stderr`.
+ *   (`{{id}}` is replaced by the f58 id), else to `<outputDir>/<f58>/stdout|stderr` for a
+ *   job run as this process's user and `<cwd>/jobtap-<f58>.out|.err` for a guest's (the
+ *   statedir stays private). The paths are saved with the tasks (`exec-state {output}`):
+ *   the `output` method reads only those.
  * - Before `start`, each task's pid and start time (/proc/<pid>/stat) are saved
  *   (`exec-state {tasks}`); after a restart the tasks still alive are found again by both
  *   and watched until they exit (local-reattach.ts).
@@ -17,8 +23,8 @@
  *   with a `timeout` exception. A task that cannot be executed (ENOENT, E2BIG, ...) is an
  *   `exec` exception on the job, never a manager crash.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, existsSync, openSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { makeDirs } from "../base/fsutil.js";
 import { constants as osConstants } from "node:os";
 import { dirname } from "node:path";
@@ -27,6 +33,8 @@ import type { Clock } from "../base/clock.js";
 import { formatJobId, type JobId } from "../base/ids.js";
 import { isPlainObject, resourceRequest } from "../core/jobspec.js";
 import { procStartTime } from "./proc.js";
+import { processLauncher, type UserLauncher } from "./run-as.js";
+import { ErrorCode, isJobtapError } from "../../errors.js";
 import { reattachLocal, type SavedTask } from "./local-reattach.js";
 import type { LocalRun, LocalRunner, LocalTask } from "./local-run.js";
 import { waitStatus, type ExecJob, type ExecReport, type Executor } from "../port/executor.js";
@@ -38,7 +46,17 @@ export interface LocalExecOptions {
   killTimeoutMs?: number;
   /** How often reattached tasks (no longer our children) are looked for in /proc (default 500 ms). */
   pollMs?: number;
+  /** The instance owner's uid (default: this process's): its jobs run as this process's user. */
+  owner?: number;
+  /** Starts tasks as their user (default: processLauncher(), switching users when root). */
+  launcher?: UserLauncher;
 }
+
+/** This process's uid. */
+const SELF = process.getuid?.() ?? 0;
+
+/** PATH of a job whose jobspec carries no environment (`submit --jobspec` files). */
+export const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 
 /** Linux's limit on one argument or environment string (MAX_ARG_STRLEN). */
 const ARG_STRLEN_MAX = 131072;
@@ -46,11 +64,14 @@ const ARG_STRLEN_MAX = 131072;
 /** Runs a job's command as real processes; kills on cancel; enforces the duration. */
 export class LocalExecutor implements Executor, LocalRunner {
   private readonly runs = new Map<JobId, LocalRun>();
+  readonly launcher: UserLauncher;
 
   constructor(
     readonly clock: Clock,
     readonly opts: LocalExecOptions,
-  ) {}
+  ) {
+    this.launcher = opts.launcher ?? processLauncher();
+  }
 
   start(job: ExecJob, report: ExecReport): void {
     const run = this.newRun(job.id, report);
@@ -84,14 +105,17 @@ export class LocalExecutor implements Executor, LocalRunner {
       try {
         this.spawnTask(job, run, argv, rank, ntasks, out);
       } catch (err) {
-        this.failStart(run, `task ${rank}: cannot execute "${argv[0]}": ${spawnError(err as NodeJS.ErrnoException, job, argv)}`);
+        const why = isJobtapError(err, ErrorCode.PERMISSION_DENIED)
+          ? err.message
+          : `cannot execute "${argv[0]}": ${spawnError(err as NodeJS.ErrnoException, job, argv)}`;
+        this.failStart(run, `task ${rank}: ${why}`);
       }
     }
     if (run.failed || run.running === 0) return;
     const saved: SavedTask[] = run.tasks.flatMap((t) =>
       t.pid === undefined || t.starttime === undefined ? [] : [{ rank: t.rank, pid: t.pid, starttime: t.starttime }],
     );
-    report.save(job.id, { tasks: saved });
+    report.save(job.id, { tasks: saved, output: { ...out, uid: this.runAs(job.userid) } });
     report.start(job.id);
     if (job.duration > 0) this.armLimit(run, job.duration * 1000);
   }
@@ -116,18 +140,14 @@ export class LocalExecutor implements Executor, LocalRunner {
     out: { stdout: string; stderr: string },
   ): void {
     const sys = job.jobspec.attributes.system ?? {};
-    const baseEnv = isPlainObject(sys.environment) ? (sys.environment as Record<string, string>) : process.env;
+    // Never the manager's own environment: it may hold the owner's secrets.
+    const baseEnv = isPlainObject(sys.environment) ? (sys.environment as Record<string, string>) : { PATH: DEFAULT_PATH };
     const env = { ...baseEnv, JOBTAP_JOB_ID: formatJobId(job.id), FLUX_TASK_RANK: String(rank), FLUX_JOB_SIZE: String(size) };
     const cwd = typeof sys.cwd === "string" ? sys.cwd : process.cwd();
-    const fds = [openSync(out.stdout, "a"), openSync(out.stderr, "a")] as const;
-    let child: ChildProcess;
-    try {
-      // spawn throws synchronously for some errors (E2BIG, EINVAL): the caller catches them.
-      child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ["ignore", fds[0], fds[1]], detached: true });
-    } finally {
-      closeSync(fds[0]);
-      closeSync(fds[1]);
-    }
+    const child = this.launcher.spawn(this.runAs(job.userid), { argv, cwd, env, ...out }, (why) => {
+      run.report.log("error", `job ${formatJobId(job.id)} task ${rank}: ${why}`);
+      run.report.exception(job.id, "exec", `task ${rank}: ${why}`);
+    });
     const task: LocalTask = { rank, pid: child.pid, starttime: child.pid === undefined ? undefined : procStartTime(child.pid), child, done: false };
     run.tasks.push(task);
     run.running++;
@@ -139,7 +159,8 @@ export class LocalExecutor implements Executor, LocalRunner {
         this.taskExited(run, task, waitStatus.exited(127));
       }
     });
-    child.on("exit", (code, signal) => {
+    // `close`, not `exit`: a setup failure read from the task's status pipe comes first.
+    child.on("close", (code, signal) => {
       const st = signal ? waitStatus.signaled(signalNumber(signal)) : waitStatus.exited(code ?? 0);
       this.taskExited(run, task, st);
     });
@@ -243,11 +264,21 @@ export class LocalExecutor implements Executor, LocalRunner {
     this.runs.clear();
   }
 
+  /** The uid a job of `userid` runs as: the owner's jobs run as this process's user. */
+  private runAs(userid: number): number {
+    return userid === (this.opts.owner ?? SELF) ? SELF : userid;
+  }
+
   private outputPaths(job: ExecJob): { stdout: string; stderr: string } {
     const cwd = (job.jobspec.attributes.system?.cwd as string | undefined) ?? process.cwd();
-    const paths = outputPaths(job.jobspec, formatJobId(job.id), this.opts.outputDir, cwd);
-    makeDirs(dirname(paths.stdout));
-    makeDirs(dirname(paths.stderr));
+    // Another user's job: its default files go to its cwd, and no directory is made for it
+    // with this process's rights.
+    const own = this.runAs(job.userid) === SELF;
+    const paths = outputPaths(job.jobspec, formatJobId(job.id), own ? this.opts.outputDir : undefined, cwd);
+    if (own) {
+      makeDirs(dirname(paths.stdout));
+      makeDirs(dirname(paths.stderr));
+    }
     return paths;
   }
 }
