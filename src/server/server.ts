@@ -108,7 +108,7 @@ export async function startSocketServer(opts: SocketServerOptions): Promise<Sock
   const log = opts.log ?? (() => undefined);
   const maxBytes = opts.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
   await assertSocketFree(opts.socketPath);
-  const auth = createAuthenticator(opts.socketPath, opts.owner ?? process.getuid?.() ?? 0, opts.guests === true);
+  const auth = createAuthenticator(opts.socketPath, opts.owner ?? process.getuid?.() ?? 0, opts.guests === true, log);
   const live = new Set<AbortController>();
   const refused = new WeakSet<Socket>();
   const server = createServer((req, res) => {
