@@ -157,6 +157,7 @@ async function launch(
       handlers,
       maxRequestBytes: s.maxRequestBytes,
       maxConnections: s.maxConnections,
+      ...(s.connectionsPerUser === undefined ? {} : { connectionsPerUser: s.connectionsPerUser }),
       owner,
       guests: s.guests,
       log: (l) => log("warn", l),

@@ -22,6 +22,7 @@ import {
   type Methods,
 } from "./protocol.js";
 import { createAuthenticator, type Authenticator, type Caller } from "./auth.js";
+import { DEFAULT_CONNECTIONS_PER_USER, connectionTable, type ConnectionTable } from "./connections.js";
 
 /** What a handler may use beyond its request: cancellation and line streaming. */
 export interface CallContext {
@@ -55,8 +56,10 @@ export interface SocketServerOptions {
   socketPath: string;
   handlers: Handlers;
   maxRequestBytes?: number;
-  /** Open connections at once; one more is answered 503 LIMIT_EXCEEDED and closed (default 1000). */
+  /** Open connections at once; past it room is made as connections.ts says (default 1000). */
   maxConnections?: number;
+  /** A guest's authenticated connections at most (default 64); see connections.ts. */
+  connectionsPerUser?: number;
   /** Where protocol trouble is reported (the daemon's log). */
   log?: (line: string) => void;
   /** The instance owner's uid (default: this process's). */
@@ -123,9 +126,14 @@ export async function startSocketServer(opts: SocketServerOptions): Promise<Sock
       ac.abort();
       live.delete(ac);
     });
-    void serveRequest(req, res, { handlers: opts.handlers, auth, maxBytes, signal: ac.signal, log });
+    void serveRequest(req, res, { handlers: opts.handlers, auth, maxBytes, signal: ac.signal, log, conns });
   });
-  refuseOverLimit(server, opts.maxConnections ?? 1000, refused, log);
+  const owner = opts.owner ?? process.getuid?.() ?? 0;
+  const maxConnections = opts.maxConnections ?? 1000;
+  const conns = connectionTable(maxConnections, opts.connectionsPerUser ?? DEFAULT_CONNECTIONS_PER_USER, owner, (why) =>
+    log(`socket: ${maxConnections} connections open, the limit ([limits] connections); closed ${why} to make room`),
+  );
+  refuseOverLimit(server, conns, maxConnections, refused, log);
   server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
     if (hungUp(err, socket)) {
       log(`socket: ${HUNG_UP} (${err.code ?? err.message})`);
@@ -153,32 +161,33 @@ export async function startSocketServer(opts: SocketServerOptions): Promise<Sock
 }
 
 /**
- * Counts open connections; past `max` a new one is answered with a coded error at once and
+ * Admits each new connection through the connection table (connections.ts); one it cannot
+ * admit (every open connection is the owner's) is answered with a coded error at once and
  * closed, instead of the process running out of file descriptors.
  */
-function refuseOverLimit(server: Server, max: number, refused: WeakSet<Socket>, log: (line: string) => void): void {
-  let open = 0;
+function refuseOverLimit(server: Server, conns: ConnectionTable, max: number, refused: WeakSet<Socket>, log: (line: string) => void): void {
   let warned = false;
   server.prependListener("connection", (socket: Socket) => {
-    if (open >= max) {
-      refused.add(socket);
-      if (!warned) log(`socket: ${open} connections open, the limit ([limits] connections); refusing more`);
-      warned = true;
-      const text = JSON.stringify({
-        error: {
-          code: ErrorCode.LIMIT_EXCEEDED,
-          message: `the daemon has ${open} connections open, the limit ([limits] connections = ${max}); try again later`,
-          details: { limit: "[limits] connections" },
-        },
-      });
-      socket.on("error", () => undefined);
-      socket.end(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+    if (conns.admit(socket)) {
+      warned = false;
       return;
     }
-    open++;
-    warned = false;
-    socket.once("close", () => open--);
+    refused.add(socket);
+    if (!warned) log(`socket: ${max} connections open, all the owner's, the limit ([limits] connections); refusing more`);
+    warned = true;
+    socket.on("error", () => undefined);
+    socket.end(rawError(503, "Service Unavailable", limitError(`the daemon has ${max} connections open, the limit ([limits] connections = ${max}); try again later`, "[limits] connections")));
   });
+}
+
+function limitError(message: string, limit: string): JobtapErrorData {
+  return { code: ErrorCode.LIMIT_EXCEEDED, message, details: { limit } };
+}
+
+/** A whole HTTP reply that closes the connection, written straight to a socket. */
+function rawError(status: number, reason: string, error: JobtapErrorData): string {
+  const text = JSON.stringify({ error });
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`;
 }
 
 function listen(server: Server, path: string): Promise<void> {
@@ -237,33 +246,21 @@ interface Served {
   maxBytes: number;
   signal: AbortSignal;
   log: (line: string) => void;
+  conns: ConnectionTable;
 }
 
+/**
+ * One request. The caller is authenticated from the headers before a byte of the body is
+ * read: a request that proves nobody (only `ping` and the two auth methods may) reads at
+ * most PREAUTH_MAX_BYTES of body, and a refused one is answered and its connection closed
+ * unread, so an anonymous peer can make the daemon hold only a few KB.
+ */
 async function serveRequest(req: IncomingMessage, res: ServerResponse, s: Served): Promise<void> {
   const { handlers, maxBytes, signal, log } = s;
   const url = req.url ?? "";
   const method = url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) : "";
   if (req.method !== "POST" || !isMethodName(method)) {
-    req.resume();
-    sendError(res, 404, protocolError(`no such call: ${req.method} ${url}`));
-    return;
-  }
-  const body = await readBody(req, maxBytes);
-  if (typeof body !== "string") {
-    log(`socket: ${method}: ${body.message}`);
-    res.shouldKeepAlive = false;
-    sendError(res, body.status, protocolError(body.message));
-    return;
-  }
-  let params: unknown;
-  try {
-    params = JSON.parse(body === "" ? "{}" : body);
-  } catch (e) {
-    sendError(res, 400, protocolError(`${method}: request body is not JSON: ${(e as Error).message}`));
-    return;
-  }
-  if (typeof params !== "object" || params === null || Array.isArray(params)) {
-    sendError(res, 400, protocolError(`${method}: request body must be a JSON object`));
+    refuseUnread(req, res, 404, protocolError(`no such call: ${req.method} ${url}`));
     return;
   }
   let caller: Caller | undefined;
@@ -271,17 +268,87 @@ async function serveRequest(req: IncomingMessage, res: ServerResponse, s: Served
     caller = authorize(req.headers.authorization, s.auth, res);
   } catch (e) {
     const data = toErrorData(e);
-    sendError(res, HTTP_STATUS[data.code] ?? 500, data);
+    refuseUnread(req, res, HTTP_STATUS[data.code] ?? 500, data);
     return;
   }
   if (caller === undefined && !PUBLIC_METHODS.includes(method)) {
-    sendError(res, 401, {
+    refuseUnread(req, res, 401, {
       code: ErrorCode.NOT_AUTHENTICATED,
       message: `${method}: not authenticated (prove your uid first: an authorization: Proof header, or auth.challenge and auth.prove)`,
     });
     return;
   }
-  await runHandler(method, params, res, authHandlers(handlers, s.auth), signal, caller);
+  if (caller !== undefined && !s.conns.proven(req.socket, caller.userid)) {
+    const limit = "[limits] connections-per-user";
+    refuseUnread(req, res, 503, limitError(`uid ${caller.userid} has the most connections a user may hold open (${limit}); close some and try again`, limit));
+    return;
+  }
+  const body = await readBody(req, caller === undefined ? Math.min(PREAUTH_MAX_BYTES, maxBytes) : maxBytes);
+  if (typeof body !== "string") {
+    log(`socket: ${method}: ${body.message}`);
+    res.shouldKeepAlive = false;
+    sendError(res, body.status, protocolError(body.message));
+    return;
+  }
+  const params = parseParams(method, body);
+  if ("error" in params) {
+    sendError(res, 400, params.error);
+    return;
+  }
+  await runHandler(method, params.value, res, authHandlers(handlers, s.auth), signal, caller);
+}
+
+/** The most body a request that proves nobody may send (ping and auth need a few bytes). */
+const PREAUTH_MAX_BYTES = 4096;
+
+/** Answers without reading the body, and closes the connection once the answer is out. */
+function refuseUnread(req: IncomingMessage, res: ServerResponse, status: number, error: JobtapErrorData): void {
+  res.shouldKeepAlive = false;
+  res.once("finish", () => req.socket.destroySoon());
+  sendError(res, status, error);
+}
+
+/** The request body as a JSON object, or the protocol error saying why not. */
+function parseParams(method: string, body: string): { value: object } | { error: JobtapErrorData } {
+  const depth = jsonDepth(body);
+  if (depth > MAX_JSON_DEPTH) {
+    return { error: protocolError(`${method}: request body nests more than ${MAX_JSON_DEPTH} levels deep (arrays and objects); refused`) };
+  }
+  let params: unknown;
+  try {
+    params = JSON.parse(body === "" ? "{}" : body);
+  } catch (e) {
+    return { error: protocolError(`${method}: request body is not JSON: ${(e as Error).message}`) };
+  }
+  if (typeof params !== "object" || params === null || Array.isArray(params)) {
+    return { error: protocolError(`${method}: request body must be a JSON object`) };
+  }
+  return { value: params };
+}
+
+/** Deepest nesting of arrays and objects a request may carry (a jobspec needs about ten). */
+export const MAX_JSON_DEPTH = 256;
+
+/**
+ * How deep `text` nests arrays and objects, counted without parsing (brackets inside
+ * strings skipped): a 100,000-deep body would overflow the stack of every recursive walk
+ * that follows JSON.parse.
+ */
+function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > deepest) deepest = depth;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
 }
 
 /**
