@@ -287,6 +287,7 @@ async function serveRequest(req: IncomingMessage, res: ServerResponse, s: Served
   if (typeof body !== "string") {
     log(`socket: ${method}: ${body.message}`);
     res.shouldKeepAlive = false;
+    res.once("finish", () => req.socket.destroy());
     sendError(res, body.status, protocolError(body.message));
     return;
   }
@@ -432,7 +433,7 @@ type BodyFailure = { status: number; message: string };
 /**
  * Reads the body up to `maxBytes`. Past the cap it answers at once but keeps discarding what
  * the peer still sends (so a well-behaved client reads the 413 instead of a broken pipe), up
- * to a bound beyond which the connection is cut.
+ * to a bound beyond which it stops reading; the connection is closed once the 413 is out.
  */
 function readBody(req: IncomingMessage, maxBytes: number): Promise<string | BodyFailure> {
   return new Promise((resolve) => {
@@ -449,7 +450,8 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<string | Body
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (over) {
-        if (size > DISCARD_FACTOR * maxBytes) req.socket.destroy();
+        // Past the bound, stop reading: the connection is closed once the answer is out.
+        if (size > DISCARD_FACTOR * maxBytes) req.pause();
         return;
       }
       if (size > maxBytes) overflow(size);
