@@ -14,6 +14,7 @@ import { startTrace, type TraceFilter } from "../plugins/trace.js";
 import type { JournalEntry } from "../manager/engine.js";
 import type { JobView } from "./protocol.js";
 import type { JobInfo } from "../manager/views.js";
+import { readable, redactEnvironment } from "./visibility.js";
 import type { ReloadOutcome } from "./reload.js";
 import type { Caller } from "./auth.js";
 import type { CallContext, Handlers } from "./server.js";
@@ -447,21 +448,6 @@ function who(ctx: CallContext): Caller {
   return ctx.caller;
 }
 
-/**
- * A job's eventlog, jobspec (command line, cwd, output paths) and job ad are for its own user
- * and the instance owner, as in Flux; anyone else sees what `jobs` lists. Returns the job's
- * record, or throws PERMISSION_DENIED (UNKNOWN_JOB for no such job, as for anyone).
- */
-function readable(m: JobManager, id: JobId, c: Caller, operation: string, what: string): JobInfo {
-  const info = m.job(id);
-  if (c.owner || info.userid === c.userid) return info;
-  throw new JobtapError(
-    ErrorCode.PERMISSION_DENIED,
-    `${operation}: job ${formatJobId(id)} is uid ${info.userid}'s; only its user and the instance owner may read ${what} (\`jobtap jobs\` shows what others may see)`,
-    { operation, userid: c.userid },
-  );
-}
-
 /** Plugin and configuration control is the instance owner's alone, as in Flux. */
 function ownerOnly(ctx: CallContext, operation: string, what: string): void {
   const c = who(ctx);
@@ -472,18 +458,6 @@ function ownerOnly(ctx: CallContext, operation: string, what: string): void {
     });
   }
 }
-
-/** A jobspec as someone other than its job's user sees it: the environment withheld. */
-function redactEnvironment(jobspec: Jobspec): Jobspec {
-  const system = jobspec.attributes?.system;
-  if (system === undefined || !("environment" in system)) return jobspec;
-  return {
-    ...jobspec,
-    attributes: { ...jobspec.attributes, system: { ...system, environment: REDACTED } },
-  } as Jobspec;
-}
-
-const REDACTED = "(redacted: only the job's own user may see its environment)";
 
 function bad(method: string, why: string): never {
   throw new JobtapError(ErrorCode.PROTOCOL, `${method}: ${why}`);
