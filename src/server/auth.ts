@@ -29,23 +29,10 @@
  * what".
  */
 import { randomBytes } from "node:crypto";
-import {
-  chmodSync,
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readSync,
-  rmSync,
-  statSync,
-  unlinkSync,
-} from "node:fs";
-import { join } from "node:path";
+import { closeSync, constants, fstatSync, openSync, readSync, unlinkSync } from "node:fs";
 import { ErrorCode, JobtapError } from "../errors.js";
 import { NONCE_PATTERN, authDirFor, proofText } from "./proof.js";
+import { openAuthDir } from "./authdir.js";
 
 export { authDirFor, proofText, writeProof } from "./proof.js";
 
@@ -75,7 +62,7 @@ export interface Authenticator {
   proveOwn(nonce: string): { token: string; userid: number };
   /** The caller a token stands for, or undefined (unknown, forgotten, or no token). */
   caller(token: string | undefined): Caller | undefined;
-  /** Removes the auth directory (at shutdown). */
+  /** Empties and removes the auth directory (at shutdown); never throws (see authdir.ts). */
   close(): void;
 }
 
@@ -83,11 +70,18 @@ export interface Authenticator {
  * Creates (or takes over) the auth directory for `socketPath` and returns the daemon's
  * authenticator. Refuses a directory that is a symlink, not a directory, or owned by another
  * user. `guests`: let other users create proof files (they can reach the socket too).
+ * `log` hears about what a guest left in the directory (authdir.ts).
  */
-export function createAuthenticator(socketPath: string, owner: number, guests: boolean, now: () => number = Date.now): Authenticator {
-  const dir = authDirFor(socketPath);
-  prepareDir(dir, guests);
-  const dirStat = statSync(dir);
+export function createAuthenticator(
+  socketPath: string,
+  owner: number,
+  guests: boolean,
+  log: (line: string) => void = () => undefined,
+  now: () => number = Date.now,
+): Authenticator {
+  const authDir = openAuthDir(authDirFor(socketPath), guests, log);
+  const dir = authDir.path;
+  const dirStat = authDir.stat;
   const nonces = new Map<string, number>();
   const tokens = new Map<string, Caller>();
   const issue = (userid: number): { token: string; userid: number } => {
@@ -110,35 +104,15 @@ export function createAuthenticator(socketPath: string, owner: number, guests: b
       const at = nonces.get(nonce);
       nonces.delete(nonce);
       if (at === undefined || now() - at > NONCE_TTL_MS) denied("auth.prove: unknown or expired nonce");
-      return issue(readProof("auth.prove", join(dir, nonce), proofText(nonce, dirStat)));
+      return issue(readProof("auth.prove", authDir.entry(nonce), proofText(nonce, dirStat)));
     },
     proveOwn(nonce) {
       if (!NONCE_PATTERN.test(nonce)) denied("authorization: Proof needs a nonce of 36 hex digits");
-      return issue(readProof("authorization: Proof", join(dir, nonce), proofText(nonce, dirStat), now() - NONCE_TTL_MS));
+      return issue(readProof("authorization: Proof", authDir.entry(nonce), proofText(nonce, dirStat), now() - NONCE_TTL_MS));
     },
     caller: (token) => (token === undefined ? undefined : tokens.get(token)),
-    close: () => rmSync(dir, { recursive: true, force: true }),
+    close: () => authDir.close(),
   };
-}
-
-function prepareDir(dir: string, guests: boolean): void {
-  const me = process.geteuid?.() ?? 0;
-  try {
-    mkdirSync(dir, { mode: 0o700 });
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-  }
-  const st = lstatSync(dir);
-  if (!st.isDirectory() || st.uid !== me) {
-    throw new JobtapError(
-      ErrorCode.PERMISSION_DENIED,
-      `auth directory ${dir} is ${st.isDirectory() ? `owned by uid ${st.uid}` : "not a directory"}; remove it (the daemon creates its own)`,
-      { path: dir },
-    );
-  }
-  for (const name of readdirSync(dir)) rmSync(join(dir, name), { force: true, recursive: true });
-  // 1733 (sticky, others may create but not list): like /tmp, without the listing.
-  chmodSync(dir, guests ? 0o1733 : 0o700);
 }
 
 /**

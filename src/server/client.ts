@@ -13,7 +13,6 @@
  * brought, and prove again after a 401 (a restarted daemon forgot it).
  */
 import { connect, type Socket } from "node:net";
-import { rmSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import { clientNonce, writeProof } from "./proof.js";
@@ -111,7 +110,7 @@ export function connectDaemon(socketPath: string): DaemonClient {
         return sink(head);
       }));
     } finally {
-      rmSync(proof.path, { force: true });
+      proof.remove();
     }
   };
   /** A call whose reply is JSON lines (or, without any, a plain reply to check). */
@@ -153,10 +152,10 @@ export function connectDaemon(socketPath: string): DaemonClient {
 }
 
 /** Writes a proof file for a fresh nonce; no socket (or auth directory) is no daemon. */
-function proofFor(socketPath: string): { nonce: string; path: string } {
+function proofFor(socketPath: string): { nonce: string; remove(): void } {
   const nonce = clientNonce();
   try {
-    return { nonce, path: writeProof(socketPath, nonce) };
+    return { nonce, remove: writeProof(socketPath, nonce).remove };
   } catch (e) {
     throw (e as NodeJS.ErrnoException).code === "ENOENT" ? connectionError(e as Error, socketPath) : e;
   }

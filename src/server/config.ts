@@ -15,6 +15,7 @@
  *   jobs-per-user = 100000             # active jobs of one user
  *   eventlog-entries = 10000           # a job's eventlog, through requests
  *   connections = 1000                 # open socket connections
+ *   connections-per-user = 64          # a guest's authenticated connections
  *
  *   [resources]                        # the local pool (default: this machine)
  *   cores = 8
@@ -60,8 +61,10 @@ export interface DaemonSettings {
   batchWindowMs?: number;
   /** `[limits]`: what a job must meet at submit (unset keys keep the manager's defaults). */
   limits?: Partial<JobLimits>;
-  /** `[limits] connections`: open socket connections at once (more are answered 503). */
+  /** `[limits] connections`: open socket connections at once (see connections.ts). */
   maxConnections: number;
+  /** `[limits] connections-per-user`: a guest's authenticated connections at most. */
+  connectionsPerUser?: number;
 }
 
 /** A whole configuration: the raw tables (plugins see all of it) plus the daemon's reading. */
@@ -204,7 +207,7 @@ function readSettings(raw: Record<string, unknown>, errors: JobtapError[]): Daem
 }
 
 function readLimits(t: Record<string, unknown>, s: DaemonSettings, errors: JobtapError[]): void {
-  unknownKeys(t, "limits", [...LIMIT_KEYS, ...LIMIT_COUNT_KEYS, ["connections"]].map(([k]) => k as string), errors);
+  unknownKeys(t, "limits", [...LIMIT_KEYS, ...LIMIT_COUNT_KEYS, ["connections"], ["connections-per-user"]].map(([k]) => k as string), errors);
   const limits: Partial<JobLimits> = {};
   for (const [key, field] of LIMIT_KEYS) {
     if (t[key] === undefined) continue;
@@ -221,6 +224,8 @@ function readLimits(t: Record<string, unknown>, s: DaemonSettings, errors: Jobta
   }
   const connections = count(t.connections, "[limits].connections", errors);
   if (connections !== undefined) s.maxConnections = connections;
+  const perUser = count(t["connections-per-user"], "[limits].connections-per-user", errors);
+  if (perUser !== undefined) s.connectionsPerUser = perUser;
   if (Object.keys(limits).length > 0) s.limits = limits;
 }
 

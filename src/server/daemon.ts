@@ -157,6 +157,7 @@ async function launch(
       handlers,
       maxRequestBytes: s.maxRequestBytes,
       maxConnections: s.maxConnections,
+      ...(s.connectionsPerUser === undefined ? {} : { connectionsPerUser: s.connectionsPerUser }),
       owner,
       guests: s.guests,
       log: (l) => log("warn", l),
@@ -171,21 +172,31 @@ async function launch(
     stopping ??= (async () => {
       accepting = false;
       log("info", `shutting down (${reason}): no longer accepting connections`);
-      try {
-        await server.close();
-        await settleRunningJobs(manager, s, log);
-        await manager.close();
-      } catch (e) {
-        log("error", `shutdown: ${(e as Error).message}`);
-        throw e;
-      } finally {
-        unlock();
-      }
-      log("info", "store flushed and closed; stopped");
+      // Each step runs whatever the one before it did: a failure is logged, never allowed
+      // to leave running jobs unsettled or the store open (shutdown never hangs on it).
+      const failed = [
+        await step(log, "closing the socket", () => server.close()),
+        await step(log, "settling running jobs", () => settleRunningJobs(manager, s, log)),
+        await step(log, "closing the store", () => manager.close()),
+      ].filter((ok) => !ok).length;
+      unlock();
+      if (failed === 0) log("info", "store flushed and closed; stopped");
+      else log("warn", `stopped; ${failed} shutdown steps failed (logged above)`);
     })();
     return stopping;
   };
   return { socketPath, manager, reload, shutdown, plugins: () => host?.list({ all: true }) ?? [] };
+}
+
+/** Runs one shutdown step; logs its failure instead of throwing. Resolves true if it succeeded. */
+async function step(log: Leveled, what: string, run: () => Promise<void>): Promise<boolean> {
+  try {
+    await run();
+    return true;
+  } catch (e) {
+    log("error", `shutdown: ${what} failed: ${(e as Error).message}`);
+    return false;
+  }
 }
 
 function managerOptions(s: DaemonSettings) {

@@ -22,6 +22,8 @@ import {
   type Methods,
 } from "./protocol.js";
 import { createAuthenticator, type Authenticator, type Caller } from "./auth.js";
+import { HUNG_UP, PREAUTH_MAX_BYTES, parseParams, readBody } from "./body.js";
+import { DEFAULT_CONNECTIONS_PER_USER, connectionTable, type ConnectionTable } from "./connections.js";
 
 /** What a handler may use beyond its request: cancellation and line streaming. */
 export interface CallContext {
@@ -55,8 +57,10 @@ export interface SocketServerOptions {
   socketPath: string;
   handlers: Handlers;
   maxRequestBytes?: number;
-  /** Open connections at once; one more is answered 503 LIMIT_EXCEEDED and closed (default 1000). */
+  /** Open connections at once; past it room is made as connections.ts says (default 1000). */
   maxConnections?: number;
+  /** A guest's authenticated connections at most (default 64); see connections.ts. */
+  connectionsPerUser?: number;
   /** Where protocol trouble is reported (the daemon's log). */
   log?: (line: string) => void;
   /** The instance owner's uid (default: this process's). */
@@ -108,7 +112,7 @@ export async function startSocketServer(opts: SocketServerOptions): Promise<Sock
   const log = opts.log ?? (() => undefined);
   const maxBytes = opts.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
   await assertSocketFree(opts.socketPath);
-  const auth = createAuthenticator(opts.socketPath, opts.owner ?? process.getuid?.() ?? 0, opts.guests === true);
+  const auth = createAuthenticator(opts.socketPath, opts.owner ?? process.getuid?.() ?? 0, opts.guests === true, log);
   const live = new Set<AbortController>();
   const refused = new WeakSet<Socket>();
   const server = createServer((req, res) => {
@@ -123,9 +127,14 @@ export async function startSocketServer(opts: SocketServerOptions): Promise<Sock
       ac.abort();
       live.delete(ac);
     });
-    void serveRequest(req, res, { handlers: opts.handlers, auth, maxBytes, signal: ac.signal, log });
+    void serveRequest(req, res, { handlers: opts.handlers, auth, maxBytes, signal: ac.signal, log, conns });
   });
-  refuseOverLimit(server, opts.maxConnections ?? 1000, refused, log);
+  const owner = opts.owner ?? process.getuid?.() ?? 0;
+  const maxConnections = opts.maxConnections ?? 1000;
+  const conns = connectionTable(maxConnections, opts.connectionsPerUser ?? DEFAULT_CONNECTIONS_PER_USER, owner, (why) =>
+    log(`socket: ${maxConnections} connections open, the limit ([limits] connections); closed ${why} to make room`),
+  );
+  refuseOverLimit(server, conns, maxConnections, refused, log);
   server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
     if (hungUp(err, socket)) {
       log(`socket: ${HUNG_UP} (${err.code ?? err.message})`);
@@ -153,32 +162,33 @@ export async function startSocketServer(opts: SocketServerOptions): Promise<Sock
 }
 
 /**
- * Counts open connections; past `max` a new one is answered with a coded error at once and
+ * Admits each new connection through the connection table (connections.ts); one it cannot
+ * admit (every open connection is the owner's) is answered with a coded error at once and
  * closed, instead of the process running out of file descriptors.
  */
-function refuseOverLimit(server: Server, max: number, refused: WeakSet<Socket>, log: (line: string) => void): void {
-  let open = 0;
+function refuseOverLimit(server: Server, conns: ConnectionTable, max: number, refused: WeakSet<Socket>, log: (line: string) => void): void {
   let warned = false;
   server.prependListener("connection", (socket: Socket) => {
-    if (open >= max) {
-      refused.add(socket);
-      if (!warned) log(`socket: ${open} connections open, the limit ([limits] connections); refusing more`);
-      warned = true;
-      const text = JSON.stringify({
-        error: {
-          code: ErrorCode.LIMIT_EXCEEDED,
-          message: `the daemon has ${open} connections open, the limit ([limits] connections = ${max}); try again later`,
-          details: { limit: "[limits] connections" },
-        },
-      });
-      socket.on("error", () => undefined);
-      socket.end(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+    if (conns.admit(socket)) {
+      warned = false;
       return;
     }
-    open++;
-    warned = false;
-    socket.once("close", () => open--);
+    refused.add(socket);
+    if (!warned) log(`socket: ${max} connections open, all the owner's, the limit ([limits] connections); refusing more`);
+    warned = true;
+    socket.on("error", () => undefined);
+    socket.end(rawError(503, "Service Unavailable", limitError(`the daemon has ${max} connections open, the limit ([limits] connections = ${max}); try again later`, "[limits] connections")));
   });
+}
+
+function limitError(message: string, limit: string): JobtapErrorData {
+  return { code: ErrorCode.LIMIT_EXCEEDED, message, details: { limit } };
+}
+
+/** A whole HTTP reply that closes the connection, written straight to a socket. */
+function rawError(status: number, reason: string, error: JobtapErrorData): string {
+  const text = JSON.stringify({ error });
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`;
 }
 
 function listen(server: Server, path: string): Promise<void> {
@@ -237,33 +247,21 @@ interface Served {
   maxBytes: number;
   signal: AbortSignal;
   log: (line: string) => void;
+  conns: ConnectionTable;
 }
 
+/**
+ * One request. The caller is authenticated from the headers before a byte of the body is
+ * read: a request that proves nobody (only `ping` and the two auth methods may) reads at
+ * most PREAUTH_MAX_BYTES of body, and a refused one is answered and its connection closed
+ * unread, so an anonymous peer can make the daemon hold only a few KB.
+ */
 async function serveRequest(req: IncomingMessage, res: ServerResponse, s: Served): Promise<void> {
   const { handlers, maxBytes, signal, log } = s;
   const url = req.url ?? "";
   const method = url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) : "";
   if (req.method !== "POST" || !isMethodName(method)) {
-    req.resume();
-    sendError(res, 404, protocolError(`no such call: ${req.method} ${url}`));
-    return;
-  }
-  const body = await readBody(req, maxBytes);
-  if (typeof body !== "string") {
-    log(`socket: ${method}: ${body.message}`);
-    res.shouldKeepAlive = false;
-    sendError(res, body.status, protocolError(body.message));
-    return;
-  }
-  let params: unknown;
-  try {
-    params = JSON.parse(body === "" ? "{}" : body);
-  } catch (e) {
-    sendError(res, 400, protocolError(`${method}: request body is not JSON: ${(e as Error).message}`));
-    return;
-  }
-  if (typeof params !== "object" || params === null || Array.isArray(params)) {
-    sendError(res, 400, protocolError(`${method}: request body must be a JSON object`));
+    refuseUnread(req, res, 404, protocolError(`no such call: ${req.method} ${url}`));
     return;
   }
   let caller: Caller | undefined;
@@ -271,17 +269,42 @@ async function serveRequest(req: IncomingMessage, res: ServerResponse, s: Served
     caller = authorize(req.headers.authorization, s.auth, res);
   } catch (e) {
     const data = toErrorData(e);
-    sendError(res, HTTP_STATUS[data.code] ?? 500, data);
+    refuseUnread(req, res, HTTP_STATUS[data.code] ?? 500, data);
     return;
   }
   if (caller === undefined && !PUBLIC_METHODS.includes(method)) {
-    sendError(res, 401, {
+    refuseUnread(req, res, 401, {
       code: ErrorCode.NOT_AUTHENTICATED,
       message: `${method}: not authenticated (prove your uid first: an authorization: Proof header, or auth.challenge and auth.prove)`,
     });
     return;
   }
-  await runHandler(method, params, res, authHandlers(handlers, s.auth), signal, caller);
+  if (caller !== undefined && !s.conns.proven(req.socket, caller.userid)) {
+    const limit = "[limits] connections-per-user";
+    refuseUnread(req, res, 503, limitError(`uid ${caller.userid} has the most connections a user may hold open (${limit}); close some and try again`, limit));
+    return;
+  }
+  const body = await readBody(req, caller === undefined ? Math.min(PREAUTH_MAX_BYTES, maxBytes) : maxBytes);
+  if (typeof body !== "string") {
+    log(`socket: ${method}: ${body.message}`);
+    res.shouldKeepAlive = false;
+    res.once("finish", () => req.socket.destroy());
+    sendError(res, body.status, protocolError(body.message));
+    return;
+  }
+  const params = parseParams(method, body);
+  if ("error" in params) {
+    sendError(res, 400, params.error);
+    return;
+  }
+  await runHandler(method, params.value, res, authHandlers(handlers, s.auth), signal, caller);
+}
+
+/** Answers without reading the body, and closes the connection once the answer is out. */
+function refuseUnread(req: IncomingMessage, res: ServerResponse, status: number, error: JobtapErrorData): void {
+  res.shouldKeepAlive = false;
+  res.once("finish", () => req.socket.destroySoon());
+  sendError(res, status, error);
 }
 
 /**
@@ -358,52 +381,6 @@ async function runHandler(
     if (streaming) res.end(JSON.stringify({ error: data }) + "\n");
     else sendError(res, HTTP_STATUS[data.code] ?? 500, data);
   }
-}
-
-type BodyFailure = { status: number; message: string };
-
-/**
- * Reads the body up to `maxBytes`. Past the cap it answers at once but keeps discarding what
- * the peer still sends (so a well-behaved client reads the 413 instead of a broken pipe), up
- * to a bound beyond which the connection is cut.
- */
-function readBody(req: IncomingMessage, maxBytes: number): Promise<string | BodyFailure> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    const overflow = (total: number) => {
-      over = true;
-      chunks.length = 0;
-      resolve({ status: 413, message: tooLarge(total, maxBytes) });
-    };
-    const declared = Number(req.headers["content-length"] ?? "0");
-    if (declared > maxBytes) overflow(declared);
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (over) {
-        if (size > DISCARD_FACTOR * maxBytes) req.socket.destroy();
-        return;
-      }
-      if (size > maxBytes) overflow(size);
-      else chunks.push(chunk);
-    });
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", (e) => resolve({ status: 400, message: `reading request: ${e.message}` }));
-    // A peer that leaves before the end of its body (resolving twice is harmless).
-    req.on("close", () => {
-      if (!req.complete) resolve({ status: 400, message: HUNG_UP });
-    });
-  });
-}
-
-const HUNG_UP = "a peer hung up before finishing its request";
-
-/** How much of an oversized body is discarded before the connection is cut. */
-const DISCARD_FACTOR = 4;
-
-function tooLarge(size: number, maxBytes: number): string {
-  return `request of ${size} bytes exceeds the limit of ${maxBytes} bytes`;
 }
 
 function protocolError(message: string): JobtapErrorData {

@@ -13,6 +13,8 @@ import type { HandlerRecord } from "../plugins/stack.js";
 import { startTrace, type TraceFilter } from "../plugins/trace.js";
 import type { JournalEntry } from "../manager/engine/engine.js";
 import type { JobView } from "./protocol.js";
+import type { JobInfo } from "../manager/views.js";
+import { readable, redactEnvironment } from "./visibility.js";
 import type { ReloadOutcome } from "./reload.js";
 import type { Caller } from "./auth.js";
 import type { CallContext, Handlers } from "./server.js";
@@ -41,13 +43,13 @@ export function createHandlers(d: ServiceDeps): Handlers {
     ping: () => ({ version: d.version, pid: process.pid, uptime: (Date.now() - d.startedAt) / 1000 }),
     submit: (req, ctx) => commits.around(() => submit(d, req, who(ctx))),
     list: (req, ctx) => {
-      const listing = list(m, req);
+      const listing = list(m, req, who(ctx));
       if (req.stream === true) return streamList(listing, ctx);
       return { jobs: listing.rows.map(listing.full) };
     },
     info: (req, ctx) => {
       const id = jobId("info", req.id);
-      const info = m.job(id);
+      const info = readable(m, id, who(ctx), "job info", "its jobspec");
       const R = m.jobR(id);
       // The environment may hold secrets: only the job's own user sees it.
       const jobspec = info.userid === who(ctx).userid ? m.jobspec(id) : redactEnvironment(m.jobspec(id));
@@ -55,10 +57,15 @@ export function createHandlers(d: ServiceDeps): Handlers {
     },
     eventlog: (req, ctx) => {
       const id = jobId("eventlog", req.id);
+      readable(m, id, who(ctx), "eventlog", "its eventlog");
       if (req.follow === true) return follow(m, id, ctx);
       return { eventlog: m.eventlog(id) };
     },
-    jobad: (req) => printedAd(m.jobAd(jobId("jobad", req.id))),
+    jobad: (req, ctx) => {
+      const id = jobId("jobad", req.id);
+      readable(m, id, who(ctx), "job info --classad", "its job ad");
+      return printedAd(m.jobAd(id));
+    },
     ads: (req) => ({ ads: hostAds(m, req).map(printedAd) }),
     wait: async (req, ctx) => {
       const id = jobId("wait", req.id);
@@ -123,9 +130,12 @@ export function createHandlers(d: ServiceDeps): Handlers {
       });
       return {};
     },
-    "plugin.list": (req) => ({
-      plugins: host(d).list({ all: req.all === true }).map(({ builtin: _, ...view }) => view),
-    }),
+    "plugin.list": (req, ctx) => {
+      // Which plugins run (and from which paths) is the instance's business: owner-only,
+      // as `flux jobtap list` is.
+      ownerOnly(ctx, "plugin list", "list plugins");
+      return { plugins: host(d).list({ all: req.all === true }).map(({ builtin: _, ...view }) => view) };
+    },
     "plugin.load": async (req, ctx) => {
       ownerOnly(ctx, "plugin load", "load plugins");
       const conf = req.conf ?? {};
@@ -251,7 +261,11 @@ interface Listing {
   full: (row: ListingRow) => JobView;
 }
 
-function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?: unknown; limit?: unknown; constraint?: unknown }): Listing {
+function list(
+  m: JobManager,
+  req: { states?: unknown; results?: unknown; userid?: unknown; limit?: unknown; constraint?: unknown },
+  caller: Caller,
+): Listing {
   const states = (req.states === undefined ? [...STATES] : strList("list", "states", req.states)) as State[];
   for (const s of states) if (!(STATES as readonly string[]).includes(s)) bad("list", `unknown state "${s}"`);
   const results = req.results === undefined ? [] : strList("list", "results", req.results);
@@ -260,8 +274,13 @@ function list(m: JobManager, req: { states?: unknown; results?: unknown; userid?
   // A job is listed if its state was asked for, or it is inactive with a result asked for.
   const query = results.length > 0 && !states.includes("INACTIVE") ? [...states, "INACTIVE" as State] : states;
   const constraint = req.constraint === undefined ? undefined : jobConstraint(str("list", "constraint", req.constraint));
+  // A guest's constraint is evaluated over its own jobs only: over another user's job ad it
+  // would probe attributes (Cmd, Iwd, Environment...) the guest may not read. Others' jobs
+  // never match it.
+  const adReadable = (j: JobInfo) => caller.owner || j.userid === caller.userid;
   const filtered = m.jobs({ states: query, ...(userid === undefined ? {} : { userid }) }).filter(
-    (j) => (states.includes(j.state) || results.includes(j.result ?? "")) && (constraint === undefined || constraint(m.jobAd(j.id))),
+    (j) =>
+      (states.includes(j.state) || results.includes(j.result ?? "")) && (constraint === undefined || (adReadable(j) && constraint(m.jobAd(j.id)))),
   );
   // Sort the listing records themselves and build full views (eventlog copy, jobspec, or a
   // store read for inactive jobs) only for the rows returned, as they are sent. Running
@@ -439,18 +458,6 @@ function ownerOnly(ctx: CallContext, operation: string, what: string): void {
     });
   }
 }
-
-/** A jobspec as someone other than its job's user sees it: the environment withheld. */
-function redactEnvironment(jobspec: Jobspec): Jobspec {
-  const system = jobspec.attributes?.system;
-  if (system === undefined || !("environment" in system)) return jobspec;
-  return {
-    ...jobspec,
-    attributes: { ...jobspec.attributes, system: { ...system, environment: REDACTED } },
-  } as Jobspec;
-}
-
-const REDACTED = "(redacted: only the job's own user may see its environment)";
 
 function bad(method: string, why: string): never {
   throw new JobtapError(ErrorCode.PROTOCOL, `${method}: ${why}`);

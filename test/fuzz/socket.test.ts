@@ -122,20 +122,17 @@ describe("fuzz: the daemon socket", () => {
     expect(await slow).toMatch(/^HTTP\/1\.1 200/);
   });
 
-  it("thousands of connections: past [limits] connections they are refused with 503, then the daemon serves again", async () => {
-    const sockets = await Promise.all(
-      Array.from({ length: 2000 }, () => new Promise<string>((resolve) => {
+  it("thousands of connections: past [limits] connections the oldest anonymous ones are closed to make room, then the daemon serves again", async () => {
+    const closedByDaemon = await Promise.all(
+      Array.from({ length: 2000 }, () => new Promise<boolean>((resolve) => {
         const s = connect(daemon.socketPath);
-        let got = "";
-        s.on("data", (d) => (got += d.toString()));
-        s.on("error", () => resolve(got));
-        s.on("close", () => resolve(got));
-        s.on("connect", () => setTimeout(() => s.destroy(), 300));
+        let ours = false;
+        s.on("error", () => resolve(!ours));
+        s.on("close", () => resolve(!ours));
+        s.on("connect", () => setTimeout(() => ((ours = true), s.destroy()), 300));
       })),
     );
-    const refused = sockets.filter((r) => r.startsWith("HTTP/1.1 503")).length;
-    expect(refused).toBeGreaterThan(0);
-    expect(sockets.filter((r) => r.startsWith("HTTP/1.1 503")).every((r) => r.includes('"code":"LIMIT_EXCEEDED"'))).toBe(true);
+    expect(closedByDaemon.filter(Boolean).length).toBeGreaterThan(0);
     await new Promise((r) => setTimeout(r, 100));
     await healthy();
   });

@@ -68,7 +68,7 @@ describe("auth: proving a uid by creating a file", () => {
   it("a proof under a nonce the client picked (authorization: Proof) proves its owner once, and not when old", () => {
     auth.close();
     let now = Date.now();
-    auth = createAuthenticator(socket, UID, false, () => now);
+    auth = createAuthenticator(socket, UID, false, undefined, () => now);
     const nonce = clientNonce();
     expect(nonce).toMatch(/^[0-9a-f]{36}$/);
     expect(clientNonce()).not.toBe(nonce);

@@ -118,13 +118,14 @@ describe("daemon configuration", () => {
 
   it("reads the count limits (jobs-per-user, eventlog-entries, connections) with defaults, naming a bad value", () => {
     expect(loadConfigFile(write("none.toml", ""), {}).settings.maxConnections).toBe(1000);
-    const ok = write("counts.toml", `[limits]\njobs-per-user = 50\neventlog-entries = 200\nconnections = 64\n`);
+    const ok = write("counts.toml", `[limits]\njobs-per-user = 50\neventlog-entries = 200\nconnections = 64\nconnections-per-user = 8\n`);
     const s = loadConfigFile(ok, {}).settings;
     expect(s.limits).toEqual({ jobsPerUser: 50, eventlogEntries: 200 });
     expect(s.maxConnections).toBe(64);
+    expect(s.connectionsPerUser).toBe(8);
     const bad = write("counts-bad.toml", `[limits]\njobs-per-user = 0\neventlog-entries = "many"\nconnections = 1.5\nconnection = 3\n`);
     expect(checkConfigFile(bad, {}).errors.map((e) => e.message)).toEqual([
-      '[limits].connection: unknown key; did you mean "connections"? (expected jobspec-size, argument-size, exec-size, jobs-per-user, eventlog-entries, connections)',
+      '[limits].connection: unknown key; did you mean "connections"? (expected jobspec-size, argument-size, exec-size, jobs-per-user, eventlog-entries, connections, connections-per-user)',
       "[limits].jobs-per-user: must be a positive integer, got 0",
       '[limits].eventlog-entries: must be a positive integer, got "many"',
       "[limits].connections: must be a positive integer, got 1.5",
@@ -163,7 +164,7 @@ describe("daemon configuration", () => {
     expect(checkConfigFile(path, {}).errors.map((e) => e.message)).toEqual([
       "[job-manger]: unknown table; did you mean [job-manager]?",
       '[job-manager].queue_depth: unknown key; did you mean "queue-depth"? (expected plugins, plugin-path, plugin-deadline, queue-depth, inactive-age-limit, inactive-num-limit, batch-window, prolog, epilog, perilog, stop-queues-on-restart)',
-      '[limits].exec-sise: unknown key; did you mean "exec-size"? (expected jobspec-size, argument-size, exec-size, jobs-per-user, eventlog-entries, connections)',
+      '[limits].exec-sise: unknown key; did you mean "exec-size"? (expected jobspec-size, argument-size, exec-size, jobs-per-user, eventlog-entries, connections, connections-per-user)',
     ]);
   });
 });

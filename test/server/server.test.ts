@@ -390,7 +390,7 @@ describe("socket discovery errors", () => {
 });
 
 describe("socket server connection limit", () => {
-  it("answers a connection past [limits] connections with 503 LIMIT_EXCEEDED without serving it, and serves again once one closes", async () => {
+  it("past [limits] connections the oldest anonymous connection makes room; only when all are the owner's is a new one answered 503", async () => {
     const dir = mkdtempSync(join(tmpdir(), "jobtap-server-"));
     const sock = join(dir, "jobtap.sock");
     let submits = 0;
@@ -405,19 +405,25 @@ describe("socket server connection limit", () => {
     try {
       const held = [connect(sock), connect(sock)];
       await Promise.all(held.map((s) => new Promise((r) => s.once("connect", r))));
+      const closed = held.map((s) => new Promise((r) => s.once("close", r)));
+      // Two owner clients (this process): each closes one anonymous connection to get in.
+      const c1 = connectDaemon(sock);
+      expect((await c1.call("submit", { jobspecs: [{} as never] })).ids).toEqual(["f1"]);
+      await closed[0];
+      const c2 = connectDaemon(sock);
+      expect((await c2.call("submit", { jobspecs: [{} as never] })).ids).toHaveLength(1);
+      await closed[1];
+      expect(log.filter((l) => l.includes("closed an anonymous connection")).length).toBe(2);
+      // Both connections are the owner's now: a third is refused without being served.
       const body = JSON.stringify({ jobspecs: [{}] });
       const reply = await rawExchange(sock, `POST /v1/submit HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
       expect(reply).toMatch(/^HTTP\/1\.1 503/);
       expect(reply).toContain('"code":"LIMIT_EXCEEDED"');
       expect(reply).toContain("[limits] connections = 2");
-      expect(submits).toBe(0);
+      expect(submits).toBe(2);
       expect(log.some((l) => l.includes("refusing more"))).toBe(true);
-      held[0]!.destroy();
-      await new Promise((r) => setTimeout(r, 50));
-      const c = connectDaemon(sock);
-      expect((await c.call("submit", { jobspecs: [{} as never] })).ids).toEqual(["f1"]);
-      c.close();
-      held[1]!.destroy();
+      c1.close();
+      c2.close();
     } finally {
       await server.close();
       rmSync(dir, { recursive: true, force: true });
