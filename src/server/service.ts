@@ -13,7 +13,7 @@ import type { HandlerRecord } from "../plugins/stack.js";
 import { startTrace, type TraceFilter } from "../plugins/trace.js";
 import type { JournalEntry } from "../manager/engine/engine.js";
 import type { JobView } from "./protocol.js";
-import type { JobInfo } from "../manager/views.js";
+import type { JobInfo } from "../manager/engine/views.js";
 import { readable, redactEnvironment } from "./visibility.js";
 import type { ReloadOutcome } from "./reload.js";
 import type { Caller } from "./auth.js";

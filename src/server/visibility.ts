@@ -4,10 +4,10 @@
  * instance owner's; the environment in a jobspec is its user's alone.
  */
 import { ErrorCode, JobtapError } from "../errors.js";
-import { formatJobId, type JobId } from "../manager/ids.js";
+import { formatJobId, type JobId } from "../manager/base/ids.js";
 import type { JobManager } from "../manager/manager.js";
-import type { Jobspec } from "../manager/port.js";
-import type { JobInfo } from "../manager/views.js";
+import type { Jobspec } from "../manager/port/records.js";
+import type { JobInfo } from "../manager/engine/views.js";
 import type { Caller } from "./auth.js";
 
 /**
