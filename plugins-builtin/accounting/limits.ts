@@ -19,8 +19,8 @@ export interface JobRec {
   running: boolean;
   /** The dependency description holding it, while held. */
   held?: string;
-  /** When it started running (ms), once it did. */
-  start?: number;
+  /** The counts keys it adds to: its association's, then its banks' (set by `activate`). */
+  keys?: string[];
 }
 
 export interface Counts {
@@ -51,7 +51,8 @@ export class Ledger {
   }
 
   private add(t: Associations, r: JobRec, field: keyof Counts, n: number): void {
-    for (const { key } of this.chain(t, r.uid, r.bank)) {
+    r.keys ??= this.chain(t, r.uid, r.bank).map((c) => c.key);
+    for (const key of r.keys) {
       const c = this.counts.get(key) ?? this.counts.set(key, zero()).get(key)!;
       c[field] += n;
     }
@@ -104,6 +105,7 @@ export class Ledger {
   rebuild(t: Associations, jobs: Iterable<JobRec>): void {
     this.counts.clear();
     for (const r of jobs) {
+      r.keys = undefined;
       this.activate(t, r);
       if (r.running) {
         r.running = false;
