@@ -39,6 +39,10 @@ export interface Accounting {
   /** Associations charged since the last write to the store. */
   dirty: Set<string>;
   jobs: Map<JobId, JobRec>;
+  /** The jobs held by a limit, oldest first. */
+  held: Map<JobId, JobRec>;
+  /** Each user's default bank. */
+  defaults: Map<number, string>;
   ledger: Ledger;
   /** Fair-share factor by association key, and of each user's default association. */
   fs: Map<string, number>;
@@ -58,6 +62,8 @@ export default function accounting(p: PluginContext): void {
     usage: new Map(),
     dirty: new Set(),
     jobs: new Map(),
+    held: new Map(),
+    defaults: new Map(),
     ledger: new Ledger(),
     fs: new Map(),
     fsDefault: new Map(),
@@ -67,14 +73,21 @@ export default function accounting(p: PluginContext): void {
       const usageOf = (key: string) => billed(a.usageNow(key), a.cfg.gpuFactor);
       a.fs = (a.cfg.algorithm === "classic" ? classic : fairTree)(a.table, usageOf);
       a.fsDefault = new Map();
-      for (const u of Object.values(a.table.users)) if (u.default) a.fsDefault.set(u.uid, a.fs.get(assocKey(u.uid, u.bank)) ?? 0);
+      a.defaults = new Map();
+      for (const u of Object.values(a.table.users)) {
+        if (!u.default) continue;
+        a.fsDefault.set(u.uid, a.fs.get(assocKey(u.uid, u.bank)) ?? 0);
+        a.defaults.set(u.uid, u.bank);
+      }
+      a.ledger.noteLimits(a.table);
       p.reprioritizeAll();
     },
     releaseHeld() {
-      for (const r of a.jobs.values()) {
+      for (const r of a.held.values()) {
         if (r.held === undefined || a.ledger.overRunning(a.table, r) !== undefined) continue;
         p.dependencyRemove(r.id, r.held);
         r.held = undefined;
+        a.held.delete(r.id);
         a.ledger.run(a.table, r);
       }
     },
@@ -143,6 +156,7 @@ export default function accounting(p: PluginContext): void {
     const over = a.ledger.overRunning(a.table, r);
     if (over === undefined) return a.ledger.run(a.table, r);
     r.held = over;
+    a.held.set(job.id, r);
     p.dependencyAdd(job.id, over);
   });
 
@@ -152,6 +166,7 @@ export default function accounting(p: PluginContext): void {
     const r = a.jobs.get(job.id);
     if (r === undefined) return;
     a.jobs.delete(job.id);
+    a.held.delete(job.id);
     a.ledger.retire(a.table, r);
     a.releaseHeld();
   });
@@ -192,8 +207,8 @@ function resolve(a: Accounting, job: JobArgs): { bank: string } | { error: strin
     const mine = userBanks(a.table, uid).map((u) => u.bank);
     return { error: `attributes.system.bank: user ${uid} has no association with bank "${bank}"${mine.length ? ` (banks: ${mine.join(", ")})` : ""}` };
   }
-  const own = userBanks(a.table, uid)[0];
-  if (own !== undefined) return { bank: own.bank };
+  const own = a.defaults.get(uid);
+  if (own !== undefined) return { bank: own };
   const dflt = a.cfg.defaultBank;
   if (dflt === undefined) return { error: `user ${uid} has no accounting association (the owner adds one with: jobtap account add-user)` };
   if (a.table.banks[dflt] === undefined) return { error: `[accounting].default-bank: unknown bank "${dflt}"` };
@@ -204,7 +219,10 @@ function resolve(a: Accounting, job: JobArgs): { bank: string } | { error: strin
 function replayed(a: Accounting, job: JobArgs, r: JobRec): void {
   if (job.state === "NEW") return;
   const hold = job.dependencies.find((d) => d.startsWith("accounting: "));
-  if (hold !== undefined) r.held = hold;
+  if (hold !== undefined) {
+    r.held = hold;
+    a.held.set(r.id, r);
+  }
   else if (job.state !== "DEPEND") a.ledger.run(a.table, r);
 }
 

@@ -36,6 +36,18 @@ const bankKey = (bank: string) => `bank:${bank}`;
 /** The counts of every association and bank, and the limit checks on them. */
 export class Ledger {
   readonly counts = new Map<string, Counts>();
+  /** Whether any association or bank has an active limit, or a running/cores limit:
+   *  without one, the checks cost nothing per job. */
+  private limited = { active: false, running: false };
+
+  /** Notes which kinds of limit the table sets (after every change). */
+  noteLimits(t: Associations): void {
+    const all = [...Object.values(t.banks), ...Object.values(t.users)].map((x) => x.limits);
+    this.limited = {
+      active: all.some((l) => l.maxActiveJobs !== undefined),
+      running: all.some((l) => l.maxRunningJobs !== undefined || l.maxCores !== undefined),
+    };
+  }
 
   /** Counts of an association (uid, bank) or, with uid undefined, of a bank. */
   of(uid: number | undefined, bank: string): Counts {
@@ -60,6 +72,7 @@ export class Ledger {
 
   /** The rejection message if one more active job would pass a max-active-jobs limit. */
   overActive(t: Associations, uid: number, bank: string): string | undefined {
+    if (!this.limited.active) return undefined;
     for (const { key, who, limits } of this.chain(t, uid, bank)) {
       const have = this.counts.get(key)?.active ?? 0;
       if (limits.maxActiveJobs !== undefined && have + 1 > limits.maxActiveJobs) {
@@ -71,6 +84,7 @@ export class Ledger {
 
   /** The dependency description of the first running limit `r` would pass, if any. */
   overRunning(t: Associations, r: JobRec): string | undefined {
+    if (!this.limited.running) return undefined;
     for (const { key, who, limits } of this.chain(t, r.uid, r.bank)) {
       const c = this.counts.get(key) ?? zero();
       if (limits.maxRunningJobs !== undefined && c.running + 1 > limits.maxRunningJobs) return `accounting: ${LIMIT_NAMES.maxRunningJobs} of ${who}`;
