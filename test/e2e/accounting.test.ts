@@ -2,10 +2,14 @@
  * The accounting plugin end to end: loaded from the daemon's config, driven by
  * `jobtap account` and `jobtap submit --bank` through the real socket.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { daemonForSuite, waitFor } from "./harness.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectDaemon, type DaemonClient } from "../../src/server/client.js";
+import { startDaemon, type Daemon } from "../../src/server/daemon.js";
+import { BIN, daemonForSuite, requireBuild, waitFor } from "./harness.js";
 
 const CONFIG = `[job-manager]
 plugins = [ { load = "accounting" } ]
@@ -36,13 +40,14 @@ describe("jobtap account", { timeout: 90_000 }, () => {
     expect(d.cli(["account", "edit-bank", "top", "--parent", "lab"]).stderr).toContain('"top" is the root bank and cannot move');
 
     const exec = ["--setattr", "exec.test.run_duration=1s"];
-    const a = d.submit(["--bank", "lab", "--setattr", "exec.test.run_duration=6s", "true"]);
+    const a = d.submit(["--bank", "lab", "--setattr", "exec.test.run_duration=120s", "true"]);
     const b = d.submit(["--bank", "lab", ...exec, "true"]);
     const c = d.submit(["--bank", "ops", ...exec, "true"]);
     await waitFor(() => d.job(a)?.state === "RUN" || d.job(a)?.state === "INACTIVE", 20_000, "the first lab job to run");
     expect(d.job(b)?.state).toBe("DEPEND");
     const query = JSON.parse(d.cli(["plugin", "query", "accounting"]).stdout) as { jobs: Record<string, { held?: string }> };
     expect(Object.values(query.jobs).some((j) => j.held === "accounting: max-running-jobs of user 0 in bank lab")).toBe(true);
+    d.cli(["cancel", a]); // its end releases b
     await waitFor(() => [a, b, c].every((id) => d.job(id)?.state === "INACTIVE"), 30_000, "every job to finish");
 
     const show = d.cli(["account", "show"]);
@@ -62,5 +67,77 @@ describe("jobtap account", { timeout: 90_000 }, () => {
     expect(d.cli(["account", "import", file])).toMatchObject({ status: 0, stderr: "" });
     expect(d.cli(["account", "show", "--json"]).stdout).toContain('"name": "new"');
     expect(readFileSync(file, "utf8")).toContain("max-running-jobs = 1");
+  });
+});
+
+const GUEST = "jtacct1";
+
+/** The guest's uid and gid, creating the user (retrying while another useradd holds the lock). */
+function guestUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const id = (flag: string) => spawnSync("id", [flag, GUEST], { encoding: "utf8" });
+  for (let i = 0; i < 10 && id("-u").status !== 0; i++) {
+    spawnSync("useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", GUEST]);
+    if (id("-u").status !== 0) spawnSync("sleep", ["0.5"]);
+  }
+  if (id("-u").status !== 0) return undefined;
+  return { uid: Number(id("-u").stdout.trim()), gid: Number(id("-g").stdout.trim()) };
+}
+
+const guest = guestUser();
+
+describe.skipIf(!guest)("jobtap account as a real second user", { timeout: 90_000 }, () => {
+  const g = guest as { uid: number; gid: number };
+  let top: string;
+  let socket: string;
+  let daemon: Daemon;
+  let owner: DaemonClient;
+  const asGuest = (args: string[]) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const c = spawn(process.execPath, [BIN, ...args], { uid: g.uid, gid: g.gid, cwd: "/", env: { PATH: process.env.PATH, JOBTAP_SOCKET: socket, HOME: "/" } });
+      let stdout = "";
+      let stderr = "";
+      c.stdout.on("data", (d) => (stdout += d));
+      c.stderr.on("data", (d) => (stderr += d));
+      c.on("close", (status) => resolve({ status, stdout, stderr }));
+    });
+  const ownerCall = (method: string, payload: unknown) => owner.call("plugin.call", { plugin: "accounting", method, payload });
+
+  beforeAll(async () => {
+    requireBuild();
+    top = mkdtempSync(join(tmpdir(), "jobtap-acct-"));
+    const pub = join(top, "pub");
+    mkdirSync(pub);
+    chmodSync(top, 0o755);
+    chmodSync(pub, 0o755);
+    socket = join(pub, "jobtap.sock");
+    const config = join(top, "jobtap.toml");
+    writeFileSync(config, `[daemon]\nguests = true\nsocket = ${JSON.stringify(socket)}\n\n${CONFIG}`);
+    daemon = await startDaemon({ statedir: join(top, "state"), configPath: config, env: {}, log: () => undefined });
+    owner = connectDaemon(socket);
+  });
+  afterAll(async () => {
+    owner?.close();
+    await daemon?.shutdown("test");
+    rmSync(top, { recursive: true, force: true });
+  });
+
+  it("a guest may look but not change; its jobs are held to its association's limits", async () => {
+    await ownerCall("add-bank", { name: "top" });
+    const refused = await asGuest(["account", "add-bank", "mine", "--parent", "top"]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain("Request requires owner credentials");
+    expect(await ownerCall("export", {})).toEqual({ banks: [{ name: "top", shares: 1 }], users: [] });
+    const none = await asGuest(["submit", "--urgency", "hold", "true"]);
+    expect(none.stderr).toContain(`user ${g.uid} has no accounting association`);
+    await ownerCall("add-user", { uid: g.uid, bank: "top", limits: { "max-active-jobs": 1 } });
+    const first = await asGuest(["submit", "--urgency", "hold", "true"]);
+    expect(first).toMatchObject({ status: 0, stderr: "" });
+    const second = await asGuest(["submit", "--urgency", "hold", "true"]);
+    expect(second.stderr).toContain(`max-active-jobs of user ${g.uid} in bank top reached: 1 active jobs, limit 1`);
+    const mine = await asGuest(["account", "usage", GUEST, "--json"]);
+    expect(JSON.parse(mine.stdout)).toMatchObject({ uid: g.uid, associations: [{ bank: "top", active: 1 }] });
+    expect((await asGuest(["account", "show"])).stdout).toContain(`  ${GUEST} `);
+    await asGuest(["cancel", first.stdout.trim()]);
   });
 });
