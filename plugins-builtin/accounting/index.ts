@@ -222,8 +222,7 @@ function replayed(a: Accounting, job: JobArgs, r: JobRec): void {
   if (hold !== undefined) {
     r.held = hold;
     a.held.set(r.id, r);
-  }
-  else if (job.state !== "DEPEND") a.ledger.run(a.table, r);
+  } else a.ledger.run(a.table, r); // past our job.state.depend check (a DEPEND job may wait on others)
 }
 
 /**

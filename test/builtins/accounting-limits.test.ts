@@ -110,3 +110,12 @@ describe("accounting: bad input", () => {
     await expect(acctHost({ "decay-half-life": "soon" })).rejects.toThrow("decay-half-life");
   });
 });
+
+describe("accounting: config check", () => {
+  it("jobtap config check reports a bad [accounting] table when the plugin is listed", async () => {
+    const { checkBuiltinConfig } = await import("../../src/plugins/builtins.js");
+    const { acctConfig } = await import("./accounting-helpers.js");
+    expect(checkBuiltinConfig(acctConfig({ "fair-share": "fifo" }))).toContain('[accounting].fair-share: must be "fair-tree" or "classic", got "fifo"');
+    expect(checkBuiltinConfig({ accounting: { "fair-share": "fifo" } })).toEqual([]);
+  });
+});
