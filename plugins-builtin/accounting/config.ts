@@ -28,6 +28,8 @@ export interface AccountingConfig {
   weights: Weights;
   /** Queue name → queue factor in [0, 1]. */
   queues: Record<string, number>;
+  /** Some queue has a factor (else the queue factor is 0 for every job). */
+  anyQueue: boolean;
   /** The bank a user with no association is charged to (undefined: such jobs are rejected). */
   defaultBank: string | undefined;
 }
@@ -112,6 +114,7 @@ export function readAccountingConfig(conf: Table): AccountingConfig {
     gpuFactor: number(raw, "gpu-factor", 1),
     weights: readWeights(raw.weights),
     queues: readQueues(raw.queues),
+    anyQueue: Object.keys(readQueues(raw.queues)).length > 0,
     defaultBank,
   };
 }

@@ -19,7 +19,7 @@ import { checkWith, ConfigError } from "../common/config.js";
 import { readAccountingConfig, type AccountingConfig } from "./config.js";
 import { billed, classic, decayed, fairTree, type Usage } from "./fairshare.js";
 import { Ledger, type JobRec } from "./limits.js";
-import { bankAttr, combine, explain, factorsOf } from "./priority.js";
+import { bankAttr, explain, factorsOf, priorityOf } from "./priority.js";
 import { registerServices } from "./services.js";
 import { addUser, assocKey, emptyTable, userBanks, type Associations } from "./tree.js";
 
@@ -171,7 +171,7 @@ export default function accounting(p: PluginContext): void {
     a.releaseHeld();
   });
 
-  const priority = (job: JobArgs) => ({ priority: combine(a.cfg.weights, factorsOf(a.cfg, fairShareOf(a, job), job, p.clock.now())) });
+  const priority = (job: JobArgs) => ({ priority: priorityOf(a.cfg, fairShareOf(a, job), job, p.clock.now()) });
   p.on("job.state.priority", priority);
   p.on("job.priority.get", priority);
 

@@ -63,3 +63,18 @@ describe("accounting: classic factor and decay", () => {
     expect(u.get(ALICE)!.fairShare).toBeGreaterThan(u.get(DAVE)!.fairShare);
   });
 });
+
+describe("accounting: priority formula", () => {
+  it("adds the queue and job-size factors with their weights, and the fast path agrees with the explanation", async () => {
+    const { readAccountingConfig } = await import("../../plugins-builtin/accounting/config.js");
+    const { combine, factorsOf, priorityOf } = await import("../../plugins-builtin/accounting/priority.js");
+    const { testJobspec } = await import("../../src/plugins/testhost.js");
+    const cfg = readAccountingConfig({ accounting: { queues: { debug: 0.5 }, weights: { "job-size": 6400 }, "job-size-max": 64 } });
+    const now = 1_000_000_000;
+    const job = { urgency: 16, t_submit: now / 1000 - 7 * 86400 / 2, jobspec: testJobspec({ cores: 16, system: { queue: "debug" } }) } as never;
+    // 100000 × 0.25 + 100 × 0.5 (half of max-age) + 1000 × 16/31 + 10000 × 0.5 + 6400 × 16/64
+    const expected = Math.round(25000 + 50 + (1000 * 16) / 31 + 5000 + 1600);
+    expect(priorityOf(cfg, 0.25, job, now)).toBe(expected);
+    expect(combine(cfg.weights, factorsOf(cfg, 0.25, job, now))).toBe(expected);
+  });
+});
