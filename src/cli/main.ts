@@ -82,6 +82,11 @@ const SUBCOMMANDS: Record<string, SubcommandEntry> = {
     usage: "jobtap queue list | status [QUEUE] | start|stop|enable|disable [QUEUE] [-m REASON]",
     load: async () => (await import("./queue.js")).queue,
   },
+  account: {
+    summary: "fair-share banks, users, shares, usage and limits (the accounting plugin)",
+    usage: "jobtap account add-bank|edit-bank|delete-bank|add-user|edit-user|delete-user|show|usage|export|import|recompute ... [--json]",
+    load: async () => (await import("./account.js")).account,
+  },
   cron: {
     summary: "the condor-cron plugin's jobs (mode, period, last and next run)",
     usage: "jobtap cron list [--json]",

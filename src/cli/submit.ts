@@ -34,6 +34,7 @@ export const SUBMIT_OPTIONS: OptionSpec[] = [
   { name: "begin-time", value: true },
   { name: "job-name", value: true },
   { name: "queue", short: "q", value: true },
+  { name: "bank", value: true },
   { name: "exec", value: true },
   { name: "setattr", short: "S", value: true, repeat: true },
   { name: "classad", value: true, repeat: true },
@@ -52,7 +53,7 @@ export const SUBMIT_OPTIONS: OptionSpec[] = [
 ];
 
 export const SUBMIT_USAGE = `usage: jobtap submit [-n NTASKS] [-c CORES] [-g GPUS] [-t DURATION] [--urgency N|hold|expedite]
-       [--dependency=SCHEME[:VALUE]]... [--begin-time=T] [--job-name NAME] [--queue Q]
+       [--dependency=SCHEME[:VALUE]]... [--begin-time=T] [--job-name NAME] [--queue Q] [--bank B]
        [--exec NAME] [--setattr K=V]... [--classad 'Name = EXPR']... [--slot N] [--env RULE]...
        [--cwd DIR] [--output F] [--error F]
        [--cc IDSET] [--jobspec FILE] [--wait] [--watch] [--progress [--jps]] [--] COMMAND...
@@ -214,7 +215,7 @@ function commandJobspec(p: ParsedArgs, io: CliIO, dependencies: Dependency[]): J
     output: path("output"),
     error: path("error"),
     dependencies,
-    setattr: [...execSetattr(p), ...optList(p, "setattr").map(parseSetattr)],
+    setattr: [...execSetattr(p), ...optList(p, "bank").map((b): [string, unknown] => ["system.bank", b]), ...optList(p, "setattr").map(parseSetattr)],
   });
 }
 

@@ -9,6 +9,7 @@
  * then .update-queue, which Flux's queue context loads after parsing the config.
  */
 import type { ConfigCheck, PluginModule } from "./loader.js";
+import { checkConfig as accountingCheck } from "../../plugins-builtin/accounting/index.js";
 import { checkConfig as execSlurmCheck } from "../../plugins-builtin/exec-slurm/index.js";
 import { checkConfig as limitDurationCheck } from "../../plugins-builtin/limit-duration/index.js";
 import { checkConfig as limitJobSizeCheck } from "../../plugins-builtin/limit-job-size/index.js";
@@ -88,6 +89,7 @@ export const SHIPPED: readonly ShippedEntry[] = [
   { name: "condor-cron", load: () => import("../../plugins-builtin/condor-cron/index.js") },
   { name: "condor-router", load: () => import("../../plugins-builtin/condor-router/index.js") },
   { name: "condor-fetch", load: () => import("../../plugins-builtin/condor-fetch/index.js") },
+  { name: "accounting", load: () => import("../../plugins-builtin/accounting/index.js"), checkConfig: accountingCheck },
 ];
 
 /**

@@ -13,7 +13,7 @@ const R = { version: 1, execution: { R_lite: [{ rank: "0", children: { core: "0-
 describe("alloc-bypass", () => {
   it("is shipped but not loaded by default", async () => {
     h = await host();
-    expect(SHIPPED.map((s) => s.name)).toEqual(["alloc-bypass", "alloc-check", "perilog", "submit-hold", "condor-cron", "condor-router", "condor-fetch"]);
+    expect(SHIPPED.map((s) => s.name)).toEqual(["alloc-bypass", "alloc-check", "perilog", "submit-hold", "condor-cron", "condor-router", "condor-fetch", "accounting"]);
     expect(h.plugins.list({ all: true }).map((p) => p.name)).not.toContain("alloc-bypass");
   });
 

@@ -1,0 +1,160 @@
+/**
+ * `jobtap account ...` over the `accounting` plugin's services (docs/accounting.md), as
+ * `jobtap queue` is over `.update-queue`'s: the changes are owner-only (the daemon refuses
+ * others), `show`, `usage` and `export` are open to every user. USER is a name or a uid.
+ * `--json` prints the service's answer as it is.
+ */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import TOML from "@iarna/toml";
+import { ErrorCode, JobtapError } from "../errors.js";
+import { optFlag, optString, parseArgs, usage, type OptionSpec } from "./args.js";
+import { withDaemon } from "./common.js";
+import type { CliIO, Subcommand } from "./io.js";
+import { callService } from "./plugin.js";
+import { loadUserTable, type UserTable } from "./users.js";
+
+export const ACCOUNT_USAGE = [
+  "jobtap account add-bank NAME [--parent BANK] [--shares N] [LIMITS]      (owner only)",
+  "jobtap account edit-bank NAME [--parent BANK] [--shares N] [LIMITS]     (owner only)",
+  "jobtap account delete-bank NAME                                         (owner only)",
+  "jobtap account add-user USER --bank BANK [--shares N] [LIMITS]          (owner only)",
+  "jobtap account edit-user USER [--bank BANK] [--shares N] [--default] [LIMITS]  (owner only)",
+  "jobtap account delete-user USER [--bank BANK]                           (owner only)",
+  "jobtap account show | usage USER | export [--json]",
+  "jobtap account import FILE.toml | recompute                             (owner only)",
+  "LIMITS: --max-running-jobs N --max-active-jobs N --max-cores N (-1: no limit)",
+].join("\n");
+
+const PLUGIN = "accounting";
+const LIMITS = ["max-running-jobs", "max-active-jobs", "max-cores"];
+const SPECS: OptionSpec[] = [
+  { name: "json" },
+  { name: "parent", value: true },
+  { name: "bank", value: true },
+  { name: "shares", value: true },
+  { name: "default" },
+  ...LIMITS.map((name) => ({ name, value: true })),
+];
+
+type Req = Record<string, unknown>;
+
+/** An integer option, named in the error. */
+function intOpt(p: ReturnType<typeof parseArgs>, name: string): number | undefined {
+  const v = optString(p, name);
+  if (v === undefined) return undefined;
+  if (!/^-?\d+$/.test(v)) throw usage(`--${name}: "${v}" is not an integer`);
+  return Number(v);
+}
+
+/** The service payload of a change: name/uid, parent, bank, shares, limits, default. */
+function changeOf(p: ReturnType<typeof parseArgs>, users: UserTable, sub: string, target: string): Req {
+  const limits: Req = {};
+  for (const l of LIMITS) if (intOpt(p, l) !== undefined) limits[l] = intOpt(p, l);
+  const out: Req = {};
+  if (sub.endsWith("-bank")) out.name = target;
+  else {
+    const uid = users.uid(target);
+    if (uid === undefined) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `unknown user "${target}" (not in /etc/passwd, not a uid)`);
+    out.uid = uid;
+  }
+  for (const k of ["parent", "bank"]) if (optString(p, k) !== undefined) out[k] = optString(p, k);
+  if (intOpt(p, "shares") !== undefined) out.shares = intOpt(p, "shares");
+  if (optFlag(p, "default")) out.default = true;
+  if (Object.keys(limits).length) out.limits = limits;
+  return out;
+}
+
+const CHANGES = ["add-bank", "edit-bank", "delete-bank", "add-user", "edit-user", "delete-user"];
+
+/** Dispatches the `account` subcommands. */
+export const account: Subcommand = async (argv, io) => {
+  const [sub, ...rest] = argv;
+  if (sub === undefined) throw usage(`usage:\n${ACCOUNT_USAGE}`);
+  const p = parseArgs(rest, SPECS);
+  const json = optFlag(p, "json");
+  const [arg, ...extra] = p.positionals;
+  if (extra.length > 0) throw usage(`account ${sub}: unexpected argument "${extra[0]}"`);
+  const users = loadUserTable();
+  const needArg = CHANGES.includes(sub) || sub === "usage" || sub === "import";
+  if (needArg && arg === undefined) throw usage(`account ${sub}: missing ${sub.endsWith("-bank") ? "NAME" : sub === "import" ? "FILE" : "USER"}`);
+  if (!needArg && arg !== undefined) throw usage(`account ${sub}: unexpected argument "${arg}"`);
+  if (sub === "add-user" && optString(p, "bank") === undefined) throw usage("account add-user: --bank BANK is required");
+  const known = [...CHANGES, "show", "usage", "export", "import", "recompute"];
+  if (!known.includes(sub)) throw usage(`account: unknown subcommand "${sub}"\nusage:\n${ACCOUNT_USAGE}`);
+  const payload = CHANGES.includes(sub) ? changeOf(p, users, sub, arg as string)
+    : sub === "usage" ? { uid: changeOf(p, users, sub, arg as string).uid }
+    : sub === "import" ? importFile(resolve(io.cwd, arg as string))
+    : {};
+  return withDaemon(io, async (client) => {
+    const out = (await callService(client, PLUGIN, sub, payload)) as Req;
+    if (json) io.stdout(JSON.stringify(out, null, 2) + "\n");
+    else print(io, sub, out, users);
+    return 0;
+  });
+};
+
+/** Reads an export (TOML): `[[banks]]` and `[[users]]` tables; users by name or uid. */
+function importFile(path: string): Req {
+  let doc: Req;
+  try {
+    doc = TOML.parse(readFileSync(path, "utf8")) as Req;
+  } catch (e) {
+    throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `${path}: ${(e as Error).message.split("\n")[0]}`);
+  }
+  const users = loadUserTable();
+  const list = Array.isArray(doc.users) ? (doc.users as Req[]) : [];
+  return {
+    banks: doc.banks ?? [],
+    users: list.map((u, i) => {
+      const uid = typeof u.user === "string" ? users.uid(u.user) : u.uid;
+      if (uid === undefined) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `${path}: users[${i}].user: unknown user "${String(u.user)}"`);
+      const { user: _, ...rest } = u;
+      return { ...rest, uid };
+    }),
+  };
+}
+
+function print(io: CliIO, sub: string, out: Req, users: UserTable): void {
+  if (sub === "show") io.stdout(showTable(out.rows as Req[], users));
+  else if (sub === "usage") io.stdout(usageTable(out, users));
+  else if (sub === "export") io.stdout(exportToml(out, users));
+}
+
+const num = (v: unknown, digits = 0) => (typeof v === "number" ? v.toFixed(digits) : "");
+const limitText = (l: Req) => LIMITS.map((k, i) => (l[["maxRunningJobs", "maxActiveJobs", "maxCores"][i]!] === undefined ? "" : `${k}=${l[["maxRunningJobs", "maxActiveJobs", "maxCores"][i]!]}`)).filter(Boolean).join(",") || "-";
+
+/** The tree, like `sshare -l`: indented names, shares, normalized shares, usage, factor, counts. */
+function showTable(rows: Req[], users: UserTable): string {
+  const head = ["ACCOUNT", "SHARES", "NORM", "USAGE", "FAIRSHARE", "RUN", "ACTIVE", "LIMITS"];
+  const lines = rows.map((r) => [
+    "  ".repeat(r.depth as number) + (r.type === "bank" ? String(r.name) : `${users.name(r.uid as number)}${r.default ? "" : " (non-default)"}`),
+    String(r.shares),
+    num(r.normShares, 4),
+    num(r.usage),
+    r.type === "user" ? num(r.fairShare, 4) : "",
+    String(r.running),
+    String(r.active),
+    limitText(r.limits as Req),
+  ]);
+  if (lines.length === 0) return "no banks (add the root bank with: jobtap account add-bank NAME)\n";
+  const w = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  return [head, ...lines].map((l) => l.map((c, i) => (i === 0 || i === l.length - 1 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join("  ").trimEnd()).join("\n") + "\n";
+}
+
+function usageTable(out: Req, users: UserTable): string {
+  const lines = [`user ${users.name(out.uid as number)} (uid ${String(out.uid)})`];
+  for (const a of out.associations as Req[]) {
+    lines.push(`  bank ${String(a.bank)}${a.default ? " (default)" : ""}: shares ${String(a.shares)}, core-seconds ${num(a.coreSeconds)}, gpu-seconds ${num(a.gpuSeconds)}, fair-share ${num(a.fairShare, 4)}, running ${String(a.running)} (${String(a.cores)} cores), active ${String(a.active)}, limits ${limitText(a.limits as Req)}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+/** The export as TOML that `import` reads back: users by name where one is known. */
+function exportToml(out: Req, users: UserTable): string {
+  const named = (out.users as Req[]).map(({ uid, ...rest }) => {
+    const name = users.name(uid as number);
+    return name === String(uid) ? { uid, ...rest } : { user: name, ...rest };
+  });
+  return TOML.stringify({ banks: out.banks, users: named } as never);
+}
