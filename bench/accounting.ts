@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createJobManager, type JobManager } from "../src/manager/manager.js";
-import type { JobId } from "../src/manager/ids.js";
+import type { JobId } from "../src/manager/base/ids.js";
 import { jobtapPlugins, type JobtapHost } from "../src/plugins/index.js";
 import { arg, testJobspec } from "./lib/common.js";
 

@@ -12,7 +12,7 @@ import { optFlag, optString, parseArgs, usage, type OptionSpec } from "./args.js
 import { withDaemon } from "./common.js";
 import type { CliIO, Subcommand } from "./io.js";
 import { callService } from "./plugin.js";
-import { loadUserTable, type UserTable } from "./users.js";
+import { loadUserTable, type UserTable } from "../manager/base/users.js";
 
 export const ACCOUNT_USAGE = [
   "jobtap account add-bank NAME [--parent BANK] [--shares N] [LIMITS]      (owner only)",

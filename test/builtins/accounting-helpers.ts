@@ -1,5 +1,5 @@
 /** Shared set-up of the accounting plugin tests: a host with it loaded, and service calls. */
-import type { JobId } from "../../src/manager/ids.js";
+import type { JobId } from "../../src/manager/base/ids.js";
 import { host, type TestHost } from "./helpers.js";
 
 /** The instance config loading the plugin, with `[accounting]` = `acct`. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { JobId } from "../../src/manager/ids.js";
+import type { JobId } from "../../src/manager/base/ids.js";
 import { acctHost, ALICE, BOB, CAROL, call, DAVE, exampleTree, use } from "./accounting-helpers.js";
 import { until, type TestHost } from "./helpers.js";
 
