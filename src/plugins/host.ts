@@ -1,6 +1,7 @@
 /**
- * The jobtap plugin host: runtime control (spec flux-jobtap §7.3–§7.5: load, remove, list,
- * query, config reload, plugin services) over three parts, each with one job:
+ * The jobtap plugin host (`JobtapHost`): the plugins' lifecycle — load, setup, replay,
+ * remove, list, query, config reload, plugin services, isolated workers' restarts (spec
+ * flux-jobtap §7.3–§7.5) — over three parts, each with one job:
  * - the registry (registry.ts): load order, names, which handler a topic reaches;
  * - the dispatcher (dispatch.ts): stack calls, OUT merging, deadlines, current-job frames;
  *   the manager's PluginPort calls are forwarded to it;
