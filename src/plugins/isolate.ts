@@ -59,8 +59,10 @@ export interface Isolation {
   restart: RestartPolicy;
   /** Host-clock times of the worker's deaths within the restart window. */
   deaths: number[];
-  /** `restarting` from a death until the new worker's setup is done. */
+  /** `restarting` from a death until the new worker's setup and replay are done. */
   state: "running" | "restarting";
+  /** Why the worker of a restart under way died (its restart then fails and counts). */
+  restartDeath?: string;
   /** The plugin's own name (`{ name, setup }`), learnt when its worker is ready. */
   ownName?: string;
   /** Calls and services sent to the current worker and not yet answered. */
