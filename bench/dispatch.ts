@@ -22,7 +22,7 @@ import { join } from "node:path";
 import type { JobId } from "../src/manager/base/ids.js";
 import { createJobManager } from "../src/manager/manager.js";
 import { arg, testJobspec as jobspec } from "./lib/common.js";
-import { JobtapHost } from "../src/plugins/control.js";
+import { JobtapHost } from "../src/plugins/host.js";
 import { jobtapPlugins } from "../src/plugins/index.js";
 
 const PLUGIN_COUNTS = [0, 1, 10, 50];

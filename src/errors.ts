@@ -98,6 +98,16 @@ export class JobtapError extends Error {
   }
 }
 
+/**
+ * `e` as a JobtapError when it carries a jobtap error code (itself, or rebuilt from its
+ * plain-object form, e.g. from a worker thread); undefined for any other error. Branch on
+ * this, never on `instanceof JobtapError`.
+ */
+export function codedError(e: unknown): JobtapError | undefined {
+  if (!isJobtapError(e)) return undefined;
+  return e instanceof Error ? (e as JobtapError) : JobtapError.from(e);
+}
+
 /** True if `e` carries a jobtap error code (a JobtapError or its plain-object form). */
 export function isJobtapError(e: unknown, code?: ErrorCode): e is JobtapErrorData {
   if (typeof e !== "object" || e === null) return false;

@@ -18,6 +18,10 @@ export type {
   ServiceHandler,
 } from "./plugins/context.js";
 export { withRead } from "./plugins/context.js";
+// Coded errors: throw `new JobtapError(ErrorCode.X, message)`; branch on `code`
+// (`isJobtapError(e, code)`), never on `instanceof` (errors cross worker threads as data).
+export { ErrorCode, JobtapError, isJobtapError } from "./errors.js";
+export type { JobtapErrorData } from "./errors.js";
 export type { ConfigCheck, PluginDefinition, PluginSetup } from "./plugins/loader.js";
 export type { LoadSortOrder, ServiceCred } from "./plugins/record.js";
 export type {

@@ -10,12 +10,12 @@
  * other job's resources out of the set.
  */
 import type { JobArgs, JobId, PluginContext } from "jobtap/plugin";
-import { formatJobId, parseIdset } from "jobtap/plugin";
+import { ErrorCode, formatJobId, JobtapError, parseIdset } from "jobtap/plugin";
 
 /** The resources of an R as "rank/kind/id" keys (cores and gpus of every R_lite entry). */
 export function resourceKeys(R: unknown): string[] {
   const lite = (R as { execution?: { R_lite?: unknown } } | undefined)?.execution?.R_lite;
-  if (!Array.isArray(lite)) throw new Error("R has no execution.R_lite array");
+  if (!Array.isArray(lite)) throw new JobtapError(ErrorCode.INTERNAL, "R has no execution.R_lite array");
   const keys: string[] = [];
   for (const entry of lite as Array<{ rank?: unknown; children?: Record<string, unknown> }>) {
     const ranks = parseIdset(String(entry.rank ?? ""));

@@ -3,12 +3,19 @@
  * the general limits and `[queues.<name>.policy.limits]` per queue. Every error names the
  * TOML path, so a bad config is rejected by `conf.update` with a message an admin can act on.
  */
+import { ErrorCode } from "jobtap/plugin";
 
 /** A TOML table as parsed. */
 export type Table = Record<string, unknown>;
 
-/** A config error: the message names the TOML path. */
-export class ConfigError extends Error {}
+/**
+ * A config error, coded CONFIG (so `isJobtapError(e, ErrorCode.CONFIG)` holds): the message
+ * names the TOML path. Not a JobtapError subclass: this module may be evaluated before
+ * jobtap/plugin's errors in an import cycle, and `extends` needs its base at that moment.
+ */
+export class ConfigError extends Error {
+  readonly code = ErrorCode.CONFIG;
+}
 
 /** True for a plain object (a TOML table). */
 export function isTable(v: unknown): v is Table {

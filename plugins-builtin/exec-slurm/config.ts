@@ -15,7 +15,7 @@
  *
  * Every error names its TOML path; an unknown key is an error.
  */
-import { parseFSD } from "jobtap/plugin";
+import { ErrorCode, JobtapError, parseFSD } from "jobtap/plugin";
 import { ConfigError, isTable, tableAt, type Table } from "../common/config.js";
 import type { SlurmExecConfig } from "./executor.js";
 
@@ -87,7 +87,7 @@ function duration(t: Table, key: string): number | undefined {
   if (v === undefined) return undefined;
   let seconds: number;
   try {
-    if (typeof v !== "string" && typeof v !== "number") throw new Error("not a duration");
+    if (typeof v !== "string" && typeof v !== "number") throw new JobtapError(ErrorCode.CONFIG, "not a duration");
     seconds = parseFSD(v, `[exec.slurm].${key}`);
   } catch {
     throw new ConfigError(`[exec.slurm].${key}: must be a duration such as "5s" or a number of seconds, got ${JSON.stringify(v)}`);

@@ -10,6 +10,7 @@
  * Slurm, not jobtap, decides where and when the work runs.
  */
 import type { ConfigCheck, JobArgs, PluginContext } from "jobtap/plugin";
+import { ErrorCode, isJobtapError } from "jobtap/plugin";
 import { checkWith, ConfigError } from "../common/config.js";
 import { defaultSlurmConfig, readSlurmConfig, wantsSlurm } from "./config.js";
 import { SlurmExecutor } from "./executor.js";
@@ -41,7 +42,7 @@ export default function execSlurm(p: PluginContext): void {
     try {
       executor.reconfigure(readSlurmConfig(conf));
     } catch (e) {
-      if (e instanceof ConfigError) return p.reject(e.message);
+      if (isJobtapError(e, ErrorCode.CONFIG)) return p.reject(e.message);
       throw e;
     }
   });

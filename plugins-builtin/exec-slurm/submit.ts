@@ -19,6 +19,7 @@
  * whose Slurm id it never recorded, so nothing is submitted twice.
  */
 import type { Jobspec } from "jobtap/plugin";
+import { ErrorCode, JobtapError } from "jobtap/plugin";
 
 /** Per-job and site Slurm choices (the job's win over [exec.slurm]). */
 export interface SlurmChoices {
@@ -73,7 +74,7 @@ export function slurmResources(jobspec: Jobspec): SlurmResources {
     }
   };
   walk(jobspec.resources, 1, false, 1);
-  if (r.slots === 0) throw new Error("resources: no slot found");
+  if (r.slots === 0) throw new JobtapError(ErrorCode.BAD_JOBSPEC, "resources: no slot found");
   const task = jobspec.tasks[0] as { count?: { total?: unknown; per_slot?: unknown } } | undefined;
   const total = task?.count?.total;
   const perSlot = typeof task?.count?.per_slot === "number" ? task.count.per_slot : 1;
@@ -125,7 +126,7 @@ export function sbatchRequest(
   const sys = jobspec.attributes.system ?? {};
   const argv = (jobspec.tasks[0] as { command?: unknown } | undefined)?.command;
   if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === "string")) {
-    throw new Error("tasks[0].command: must be a non-empty array of strings");
+    throw new JobtapError(ErrorCode.BAD_JOBSPEC, "tasks[0].command: must be a non-empty array of strings");
   }
   const res = slurmResources(jobspec);
   const cwd = typeof sys.cwd === "string" ? sys.cwd : undefined;
@@ -158,17 +159,17 @@ export function jobChoices(jobspec: Jobspec): SlurmChoices {
   const t = exec?.slurm;
   if (t === undefined) return {};
   const where = "attributes.system.exec.slurm";
-  if (typeof t !== "object" || t === null || Array.isArray(t)) throw new Error(`${where}: must be an object`);
+  if (typeof t !== "object" || t === null || Array.isArray(t)) throw new JobtapError(ErrorCode.BAD_JOBSPEC, `${where}: must be an object`);
   const out: SlurmChoices = {};
   for (const [key, v] of Object.entries(t)) {
     if (key === "partition" || key === "account" || key === "qos") {
-      if (typeof v !== "string" || v === "") throw new Error(`${where}.${key}: must be a non-empty string`);
+      if (typeof v !== "string" || v === "") throw new JobtapError(ErrorCode.BAD_JOBSPEC, `${where}.${key}: must be a non-empty string`);
       out[key] = v;
     } else if (key === "args") {
-      if (!Array.isArray(v) || !v.every((a) => typeof a === "string")) throw new Error(`${where}.args: must be an array of strings`);
+      if (!Array.isArray(v) || !v.every((a) => typeof a === "string")) throw new JobtapError(ErrorCode.BAD_JOBSPEC, `${where}.args: must be an array of strings`);
       out.args = v as string[];
     } else {
-      throw new Error(`${where}.${key}: unknown key (expected partition, account, qos, args)`);
+      throw new JobtapError(ErrorCode.BAD_JOBSPEC, `${where}.${key}: unknown key (expected partition, account, qos, args)`);
     }
   }
   return out;

@@ -6,7 +6,7 @@
  * for the caller's own uid (uid 0 included).
  */
 import type { JobArgs, PluginContext } from "jobtap/plugin";
-import { formatJobId } from "jobtap/plugin";
+import { ErrorCode, formatJobId, JobtapError } from "jobtap/plugin";
 import { UserHistory } from "./list.js";
 import { applySlice, parseSlice } from "./slice.js";
 
@@ -34,7 +34,7 @@ export default function history(p: PluginContext): void {
       const list = users.get(cred.userid)?.newestFirst() ?? [];
       if (raw === undefined) return { jobs: list.map((e) => formatJobId(e.id)) };
       const s = typeof raw === "string" ? parseSlice(raw) : undefined;
-      if (s === undefined) throw new Error(`get: invalid slice ${JSON.stringify(raw)}`);
+      if (s === undefined) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `get: invalid slice ${JSON.stringify(raw)}`);
       return { jobs: applySlice(list, s).map((e) => formatJobId(e.id)) };
     },
     { guests: true },

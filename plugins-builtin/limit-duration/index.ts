@@ -6,7 +6,7 @@
  * (unlimited) is rejected too.
  */
 import type { ConfigCheck, JobArgs, PluginContext } from "jobtap/plugin";
-import { formatFSD, parseFSD } from "jobtap/plugin";
+import { ErrorCode, formatFSD, isJobtapError, parseFSD } from "jobtap/plugin";
 import { jobDuration } from "../common/jobspec.js";
 import { checkWith, ConfigError, defaultQueue, limitViews, forQueue, jobQueue, limitsOf, queueTables, type Table } from "../common/config.js";
 
@@ -65,7 +65,7 @@ export default function limitDuration(p: PluginContext): void {
     try {
       limits = readDurationLimits(conf);
     } catch (e) {
-      if (e instanceof ConfigError) return p.reject(e.message);
+      if (isJobtapError(e, ErrorCode.CONFIG)) return p.reject(e.message);
       throw e;
     }
   });

@@ -5,6 +5,7 @@
  * queue's key overrides the general key of the same name (and may set -1 to lift it).
  */
 import type { ConfigCheck, JobArgs, PluginContext } from "jobtap/plugin";
+import { ErrorCode, isJobtapError } from "jobtap/plugin";
 import { checkWith, ConfigError, defaultQueue, limitViews, forQueue, jobQueue, limitsOf, queueTables, tableAt, type Table } from "../common/config.js";
 import { jobSizeCounts, type JobSizeCounts } from "../common/jobspec.js";
 
@@ -87,7 +88,7 @@ export default function limitJobSize(p: PluginContext): void {
       const next = readJobSizeLimits(conf);
       limits = configured(next) ? next : undefined;
     } catch (e) {
-      if (e instanceof ConfigError) return p.reject(e.message);
+      if (isJobtapError(e, ErrorCode.CONFIG)) return p.reject(e.message);
       throw e;
     }
   });

@@ -3,7 +3,7 @@
  * timeout, kill-timeout, cancel-on-exception) and `[job-manager.perilog] log-ignore`.
  * Every error names its TOML path.
  */
-import { parseFSD } from "jobtap/plugin";
+import { ErrorCode, JobtapError, parseFSD } from "jobtap/plugin";
 
 /** One of the two commands, as configured. */
 export interface PerilogConf {
@@ -27,25 +27,25 @@ const isTable = (v: unknown): v is Table => typeof v === "object" && v !== null 
 
 function seconds(v: unknown, at: string, dflt: number): number {
   if (v === undefined) return dflt;
-  if (typeof v !== "string" && typeof v !== "number") throw new Error(`${at}: must be a duration, got ${JSON.stringify(v)}`);
+  if (typeof v !== "string" && typeof v !== "number") throw new JobtapError(ErrorCode.CONFIG, `${at}: must be a duration, got ${JSON.stringify(v)}`);
   const s = parseFSD(v, at);
   return s === Infinity ? 0 : s;
 }
 
 function bool(v: unknown, at: string, dflt: boolean): boolean {
   if (v === undefined) return dflt;
-  if (typeof v !== "boolean") throw new Error(`${at}: must be a boolean, got ${JSON.stringify(v)}`);
+  if (typeof v !== "boolean") throw new JobtapError(ErrorCode.CONFIG, `${at}: must be a boolean, got ${JSON.stringify(v)}`);
   return v;
 }
 
 function readOne(t: unknown, which: "prolog" | "epilog"): PerilogConf | undefined {
   const where = `[job-manager.${which}]`;
   if (t === undefined) return undefined;
-  if (!isTable(t)) throw new Error(`${where}: must be a table`);
+  if (!isTable(t)) throw new JobtapError(ErrorCode.CONFIG, `${where}: must be a table`);
   const cmd = t.command;
   if (cmd === undefined) return undefined;
   if (!Array.isArray(cmd) || cmd.length === 0 || !cmd.every((a) => typeof a === "string")) {
-    throw new Error(`${where}.command: must be a non-empty array of strings`);
+    throw new JobtapError(ErrorCode.CONFIG, `${where}.command: must be a non-empty array of strings`);
   }
   return {
     command: cmd as string[],
@@ -59,19 +59,19 @@ function readOne(t: unknown, which: "prolog" | "epilog"): PerilogConf | undefine
 /** Reads the perilog tables from the instance config; throws naming the bad key. */
 export function readPerilogConfig(conf: Table): PerilogConfig {
   const jm = conf["job-manager"];
-  if (jm !== undefined && !isTable(jm)) throw new Error("[job-manager]: must be a table");
+  if (jm !== undefined && !isTable(jm)) throw new JobtapError(ErrorCode.CONFIG, "[job-manager]: must be a table");
   const t = jm ?? {};
   const perilog = t.perilog;
-  if (perilog !== undefined && !isTable(perilog)) throw new Error("[job-manager.perilog]: must be a table");
+  if (perilog !== undefined && !isTable(perilog)) throw new JobtapError(ErrorCode.CONFIG, "[job-manager.perilog]: must be a table");
   const ignore = perilog?.["log-ignore"] ?? [];
   if (!Array.isArray(ignore) || !ignore.every((r) => typeof r === "string")) {
-    throw new Error("[job-manager.perilog].log-ignore: must be an array of strings");
+    throw new JobtapError(ErrorCode.CONFIG, "[job-manager.perilog].log-ignore: must be an array of strings");
   }
   const logIgnore = ignore.map((r, i) => {
     try {
       return new RegExp(r as string);
     } catch (e) {
-      throw new Error(`[job-manager.perilog].log-ignore[${i}]: ${(e as Error).message}`);
+      throw new JobtapError(ErrorCode.CONFIG, `[job-manager.perilog].log-ignore[${i}]: ${(e as Error).message}`);
     }
   });
   return { prolog: readOne(t.prolog, "prolog"), epilog: readOne(t.epilog, "epilog"), logIgnore };

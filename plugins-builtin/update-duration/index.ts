@@ -6,6 +6,7 @@
  * a guest's update is re-validated through `job.validate` like a new submission.
  */
 import type { PluginContext } from "jobtap/plugin";
+import { ErrorCode, JobtapError } from "jobtap/plugin";
 
 /** Reads `owner-allow-any` (boolean or 0/1); throws naming the key on anything else. */
 export function ownerAllowAny(conf: Readonly<Record<string, unknown>>): boolean {
@@ -13,7 +14,7 @@ export function ownerAllowAny(conf: Readonly<Record<string, unknown>>): boolean 
   if (v === undefined) return true;
   if (typeof v === "boolean") return v;
   if (v === 0 || v === 1) return v === 1;
-  throw new Error(`owner-allow-any: must be a boolean (or 0/1), got ${JSON.stringify(v)}`);
+  throw new JobtapError(ErrorCode.CONFIG, `owner-allow-any: must be a boolean (or 0/1), got ${JSON.stringify(v)}`);
 }
 
 /** Registers the one update key. */

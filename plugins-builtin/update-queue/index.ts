@@ -14,7 +14,7 @@
  *   `update-queue.status` (open to guests).
  */
 import type { ConfigCheck, JobArgs, PluginContext } from "jobtap/plugin";
-import { withRead } from "jobtap/plugin";
+import { ErrorCode, isJobtapError, withRead } from "jobtap/plugin";
 import { checkWith, ConfigError, defaultQueue, jobQueue, queueTables } from "../common/config.js";
 import { reasonOf, reconcile, targets, type QueueStatus, type StatusTable } from "./status.js";
 
@@ -68,7 +68,7 @@ export default function updateQueue(p: PluginContext): void {
       cfg = readQueueConfig(conf);
       flag = stopQueuesOnRestart(conf);
     } catch (e) {
-      if (e instanceof ConfigError) return p.reject(e.message);
+      if (isJobtapError(e, ErrorCode.CONFIG)) return p.reject(e.message);
       throw e;
     }
     const names = cfg.names;

@@ -3,6 +3,7 @@
  * submissions, started queues schedule. Kept in the plugin's persistent state so it
  * survives a restart of the manager.
  */
+import { ErrorCode, JobtapError } from "jobtap/plugin";
 
 /** One queue's status. */
 export interface QueueStatus {
@@ -30,7 +31,7 @@ export function targets(table: StatusTable, payload: unknown, what: string): str
   const name = (payload as { name?: unknown } | null)?.name;
   if (name === undefined) return Object.keys(table);
   if (typeof name !== "string" || !(name in table)) {
-    throw new Error(`${what}: unknown queue ${JSON.stringify(name)}`);
+    throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `${what}: unknown queue ${JSON.stringify(name)}`);
   }
   return [name];
 }

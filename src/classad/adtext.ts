@@ -2,7 +2,7 @@
  * Reading whole ads from text: the old-style form every hook speaks (`Name = expr` per line,
  * htcondor.md §1 item 4) and the new-style record form `[ a = 1; b = 2 ]`.
  */
-import { ErrorCode, JobtapError } from "../errors.js";
+import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import { ClassAd } from "./classad.js";
 import { literal, type Expr } from "./expr.js";
 import type { Value } from "./values.js";
@@ -93,7 +93,7 @@ function insertRange(ad: ClassAd, s: string, start: number, end: number, parser:
     ad.bind(name, guardStack(() => (parser.reset(value), parser.expression())));
     return null;
   } catch (e) {
-    return e instanceof JobtapError ? `attribute ${name}: ${e.message}` : String(e);
+    return isJobtapError(e) ? `attribute ${name}: ${e.message}` : String(e);
   }
 }
 

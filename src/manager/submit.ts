@@ -3,7 +3,7 @@
  * job.dependency.<scheme> per dependency → job.new → held until the batch commit →
  * `validate`. A rejection posts `invalidate`, calls job.destroy and drops the job.
  */
-import { ErrorCode, JobtapError } from "../errors.js";
+import { ErrorCode, JobtapError, codedError } from "../errors.js";
 import type { Engine } from "./engine/engine.js";
 import { SUBMIT_FLAG } from "./core/events.js";
 import type { FluidGenerator, JobId } from "./base/ids.js";
@@ -139,7 +139,7 @@ export class Submitter {
           if (--left === 0) resolve(out);
         };
         const ok: Ok = (id) => settle({ id });
-        const fail: Fail = (err) => settle({ error: err instanceof JobtapError ? err : new JobtapError(ErrorCode.INTERNAL, String(err)) });
+        const fail: Fail = (err) => settle({ error: codedError(err) ?? new JobtapError(ErrorCode.INTERNAL, String(err)) });
         try {
           this.admit(items[i]!.jobspec, items[i]!.opts ?? NO_OPTIONS, shared, ok, fail);
         } catch (err) {

@@ -17,7 +17,7 @@
 import TOML from "@iarna/toml";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import { parseFSD } from "../manager/base/fsd.js";
-import type { JobtapHost } from "./control.js";
+import type { JobtapHost } from "./host.js";
 import { msg } from "./dispatch.js";
 import type { IsolateOptions } from "./isolate.js";
 import { resolvePlugin } from "./loader.js";

@@ -10,7 +10,11 @@
  *    `ctx.manager(...)` so every failure is labelled with plugin, topic and job;
  * 3. if it needs something new from the host, add it to `ContextHost` (keep it small: what
  *    the context may ask for, never the registry or the dispatcher themselves);
- * 4. export any new public type from src/plugin.ts and document it in docs/plugins.md.
+ * 4. add its row to `CONTEXT_METHODS` (context-methods.ts): when it may be called, its
+ *    arguments, what it returns, how it crosses to an isolated plugin's worker; the worker's
+ *    proxy and the host's side of the protocol are made from that row (nothing else to write
+ *    for isolation; a missing row fails the typecheck and test/plugins/context-methods);
+ * 5. export any new public type from src/plugin.ts and document it in docs/plugins.md.
  *
  * "Current job" in Flux is the job whose callback is running. Here every job call takes an
  * explicit id, and a job is *current for a plugin* while one of that plugin's handlers for

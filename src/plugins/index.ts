@@ -11,7 +11,7 @@ import { RealClock } from "../manager/base/clock.js";
 import type { ManagerPort } from "../manager/port/port.js";
 import type { BuiltinEntry } from "./builtins.js";
 import { applyDirectives, readPluginConfig } from "./config.js";
-import { JobtapHost } from "./control.js";
+import { JobtapHost } from "./host.js";
 import type { HostLogger } from "./dispatch.js";
 
 /** Options of `jobtapPlugins`. */
@@ -72,8 +72,8 @@ export function checkPluginConfig(config: Record<string, unknown>): void {
   readPluginConfig(config);
 }
 
-export { JobtapHost } from "./control.js";
-export type { JobtapHostOptions, LoadOptions, PluginInfo } from "./control.js";
+export { JobtapHost } from "./host.js";
+export type { JobtapHostOptions, LoadOptions, PluginInfo } from "./host.js";
 export { BUILTINS, checkBuiltinConfig } from "./builtins.js";
 export type { BuiltinEntry } from "./builtins.js";
 export { parseToml, readPluginConfig, reapplyPlugins } from "./config.js";
@@ -82,4 +82,4 @@ export type { HandlerRecord, HandlerOutcome } from "./stack.js";
 export { DEFAULT_HEAP_MB, DEFAULT_RESTART } from "./isolate.js";
 export type { IsolateOptions, RestartPolicy } from "./isolate.js";
 export type { TraceFilter, TraceRecord, TraceCall, TraceTransition } from "./trace.js";
-export { DEFAULT_DEADLINE_MS } from "./control.js";
+export { DEFAULT_DEADLINE_MS } from "./host.js";

@@ -9,7 +9,7 @@
  * a context call answered by the host, which runs it on the plugin's host-side context; a
  * call that must be able to throw at its call site (every job call) is synchronous
  * (Atomics.wait until the answer is there), `call` returns a Promise, logging and timers
- * are one-way.
+ * are one-way: each as its row of the method table (context-methods.ts) says.
  */
 import { receiveMessageOnPort, type MessagePort } from "node:worker_threads";
 import { adFromJSON, adToJSON } from "../classad/json.js";
@@ -20,6 +20,7 @@ import type { JobId } from "../manager/base/ids.js";
 import { PRIORITY_UNAVAILABLE } from "../manager/port/port.js";
 import { isThenable } from "../manager/base/steps.js";
 import type { PluginContext } from "./context.js";
+import { crossingRows, setMemberAt, type Arg, type Crossing, type MethodRow, type Returns } from "./context-methods.js";
 import { importPlugin, pluginShape } from "./loader.js";
 import { compileTopicGlob, type LoadSortOrder } from "./record.js";
 import type { AnyHandler } from "./topics.js";
@@ -233,7 +234,7 @@ class WorkerSession {
   }
 
   private log(level: "debug" | "info" | "warn" | "error", message: string): void {
-    this.oneway("log", [level, message]);
+    this.oneway(`log.${level}`, [message]);
   }
 
   // --- the plugin's context --------------------------------------------------------------
@@ -247,34 +248,48 @@ class WorkerSession {
     if (!this.inSetup) throw this.phase(what, "allowed only during setup");
   }
 
+  /**
+   * The plugin's `p`: what stays in the worker written here, every crossing member made
+   * from its row of the method table (context-methods.ts).
+   */
   private context(): PluginContext {
+    const ctx = this.localMembers() as unknown as Record<string, unknown>;
+    for (const [method, row] of crossingRows()) {
+      if (row.session !== true) setMemberAt(ctx, method, this.proxy(method, row));
+    }
+    return ctx as unknown as PluginContext;
+  }
+
+  /** One crossing member: its arguments out, its answer back, as its row says. */
+  private proxy(method: ContextMethod, row: MethodRow): (...args: unknown[]) => unknown {
+    return (...args) => {
+      const out = args.map((a, i) => argOut(row.args[i], a, row.cross));
+      if (row.cross === "async") return this.async(method, out);
+      if (row.cross === "oneway") return void this.oneway(method, out);
+      return valueIn(row.returns, this.sync(method, out));
+    };
+  }
+
+  /** The members that never leave the worker (the `local` rows). */
+  private localMembers(): Omit<PluginContext, ContextMethod | "log" | "state"> {
     const s = this;
-    const sync = (method: ContextMethod) => (...args: unknown[]) => s.sync(method, args) as never;
-    const log = (level: "debug" | "info" | "warn" | "error") => (m: string) => s.log(level, String(m));
     let timerSeq = 0;
     return {
       name: this.task.name,
       conf: this.task.conf,
       owner: this.task.owner,
-      log: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
       clock: {
         now: () => s.now,
         setTimeout(fn, ms) {
           const id = ++timerSeq;
           s.timers.set(id, fn);
-          s.oneway("setTimeout", [id, ms]);
+          s.oneway("timerSet", [id, ms]);
           return id as unknown as TimerHandle;
         },
         clearTimeout(h) {
           s.timers.delete(h as unknown as number);
-          s.oneway("clearTimeout", [h]);
+          s.oneway("timerClear", [h]);
         },
-      },
-      state: {
-        get: (key) => s.sync("stateGet", [key]) as never,
-        set: (key, value) => void s.sync("stateSet", [key, value]),
-        delete: (key) => void s.sync("stateDelete", [key]),
-        keys: () => s.sync("stateKeys", []) as string[],
       },
       on(topic, handler) {
         s.setupOnly("on");
@@ -301,28 +316,15 @@ class WorkerSession {
       },
       reject: (message) => ({ reject: message ?? "" }),
       priorityUnavailable: () => ({ priority: PRIORITY_UNAVAILABLE }),
-      reprioritizeJob: sync("reprioritizeJob"),
-      reprioritizeAll: sync("reprioritizeAll"),
-      setQueueStarted: sync("setQueueStarted"),
-      setDefaultQueue: sync("setDefaultQueue"),
-      dependencyAdd: sync("dependencyAdd"),
-      dependencyRemove: sync("dependencyRemove"),
-      raiseException: sync("raiseException"),
-      postEvent: sync("postEvent"),
-      subscribe: sync("subscribe"),
-      unsubscribe: sync("unsubscribe"),
-      prologStart: sync("prologStart"),
-      prologFinish: sync("prologFinish"),
-      epilogStart: sync("epilogStart"),
-      epilogFinish: sync("epilogFinish"),
-      lookup: (id) => freezeJobspec(s.sync("lookup", [id])) as never,
-      jobResult: sync("jobResult"),
-      eventPosted: sync("eventPosted"),
-      setFlag: sync("setFlag"),
-      jobspecUpdate: sync("jobspecUpdate"),
-      call: (topic, args, id) => s.async("call", [topic, args, id]) as never,
-      jobIds: sync("jobIds"),
-      submit: (jobspec, opts) => s.async("submit", [jobspec, opts]) as never,
+      ...this.auxMembers(),
+    };
+  }
+
+  /** Aux values live in the worker (their destructors are functions); the host only
+   *  checks the job and says when it is gone (`auxTrack`). */
+  private auxMembers(): Pick<PluginContext, "auxGet" | "auxSet" | "auxDelete"> {
+    const s = this;
+    return {
       auxGet: (id, key) => s.aux.get(id)?.get(key)?.value as never,
       auxSet(id, key, value, destructor) {
         s.sync("auxTrack", [id]);
@@ -340,16 +342,31 @@ class WorkerSession {
         if (perJob.size === 0) s.aux.delete(id);
         s.destroy(old.value, old.destructor);
       },
-      jobAd: (id) => adFromJSON(s.sync("jobAd", [id])),
-      machineAd: () => adFromJSON(s.sync("machineAd", [])),
-      slotAds: () => (s.sync("slotAds", []) as unknown[]).map((a) => adFromJSON(a)),
-      slotAd(id) {
-        const ad = s.sync("slotAd", [id]);
-        return ad === undefined ? undefined : adFromJSON(ad);
-      },
-      publishAd: (source, ad: ClassAd, target) => void s.sync("publishAd", [source, adToJSON(ad), target]),
-      withdrawAd: (source) => s.sync("withdrawAd", [source]) as boolean,
     };
+  }
+}
+
+/** An argument as it crosses: a ClassAd as its JSON form; a one-way call's text as text. */
+function argOut(shape: Arg | undefined, a: unknown, cross: Crossing): unknown {
+  if (shape === "ad" && a !== undefined) return adToJSON(a as ClassAd);
+  return cross === "oneway" && shape === "string" ? String(a) : a;
+}
+
+/** An answer as the plugin sees it: ClassAds rebuilt, a job's jobspec frozen. */
+function valueIn(returns: Returns, v: unknown): unknown {
+  switch (returns) {
+    case "none":
+      return undefined;
+    case "ad":
+      return adFromJSON(v);
+    case "ads":
+      return (v as unknown[]).map((a) => adFromJSON(a));
+    case "ad?":
+      return v === undefined ? undefined : adFromJSON(v);
+    case "args":
+      return freezeJobspec(v);
+    case "value":
+      return v;
   }
 }
 
@@ -368,7 +385,7 @@ function cloneable(m: ToHost): ToHost {
     const message = `a value that cannot leave the worker: ${e instanceof Error ? e.message : String(e)}`;
     const error = { code: ErrorCode.PLUGIN_CALL, message };
     if (m.t === "result") return { ...m, result: { ok: false, error } };
-    return { t: "ctx", mode: "oneway", seq: 0, method: "log", args: ["warn", message] };
+    return { t: "ctx", mode: "oneway", seq: 0, method: "log.warn", args: [message] };
   }
 }
 

@@ -6,7 +6,8 @@
  * the dispatcher treats it as an async handler — the job's mailbox holds until it settles,
  * which keeps per-job ordering, and the frame stays current so the plugin's context calls
  * pass the same phase checks as in process. Those calls (worker-protocol.ts) are run by the
- * host on the record's ordinary context.
+ * host on the record's ordinary context, at the path their row of the method table
+ * (context-methods.ts) names.
  *
  * Containment: a handler past its deadline (an endless loop included) gets the worker
  * terminated; `process.exit`, an uncaught error, a heap past `heapMb` end it. Every call in
@@ -22,7 +23,9 @@ import type { Clock, TimerHandle } from "../manager/base/clock.js";
 import { formatJobId, type JobId } from "../manager/base/ids.js";
 import { isThenable } from "../manager/base/steps.js";
 import type { CallInfo } from "../manager/port/topics.js";
+import type { ClassAd } from "../classad/classad.js";
 import type { PluginContext } from "./context.js";
+import { CONTEXT_METHODS, memberAt, type MethodRow, type Returns, type SessionMethod } from "./context-methods.js";
 import type { HostLogger } from "./dispatch.js";
 import type { PluginDefinition } from "./loader.js";
 import type { ServiceCred } from "./record.js";
@@ -59,8 +62,10 @@ export interface Isolation {
   restart: RestartPolicy;
   /** Host-clock times of the worker's deaths within the restart window. */
   deaths: number[];
-  /** `restarting` from a death until the new worker's setup is done. */
+  /** `restarting` from a death until the new worker's setup and replay are done. */
   state: "running" | "restarting";
+  /** Why the worker of a restart under way died (its restart then fails and counts). */
+  restartDeath?: string;
   /** The plugin's own name (`{ name, setup }`), learnt when its worker is ready. */
   ownName?: string;
   /** Calls and services sent to the current worker and not yet answered. */
@@ -353,59 +358,34 @@ export class IsolatedSession {
     }
   }
 
+  /** Runs a context call at its row's path on the plugin's in-process context (every
+   *  phase check is the in-process one); the worker's plumbing calls are answered here. */
   private runContext(m: ContextMessage): unknown {
-    const p = this.ctx!;
-    const a = (i: number) => m.args[i] as never;
-    switch (m.method) {
-      case "stateGet":
-        return p.state.get(a(0));
-      case "stateSet":
-        return p.state.set(a(0), a(1));
-      case "stateDelete":
-        return p.state.delete(a(0));
-      case "stateKeys":
-        return p.state.keys();
-      case "auxTrack": {
-        const id = a(0) ;
-        return p.auxSet(id, AUX_TRACK, true, () => this.send({ t: "aux-gone", id }));
-      }
-      case "jobAd":
-        return adToJSON(p.jobAd(a(0)));
-      case "machineAd":
-        return adToJSON(p.machineAd());
-      case "slotAds":
-        return p.slotAds().map(adToJSON);
-      case "slotAd": {
-        const ad = p.slotAd(a(0));
-        return ad === undefined ? undefined : adToJSON(ad);
-      }
-      case "publishAd":
-        return p.publishAd(a(0), adFromJSON(a(1)), a(2));
-      case "log":
-        return p.log[a(0) as "debug" | "info" | "warn" | "error"](a(1));
-      case "setTimeout": {
-        const id = a(0) as number;
-        const h = p.clock.setTimeout(() => {
-          this.timers.delete(id);
-          this.send({ t: "timer", timer: id });
-        }, a(1));
-        this.timers.set(id, h);
-        return undefined;
-      }
-      case "clearTimeout": {
-        const h = this.timers.get(a(0));
-        this.timers.delete(a(0));
-        if (h !== undefined) p.clock.clearTimeout(h);
-        return undefined;
-      }
-      default: {
-        const fn = p[m.method] as (...args: unknown[]) => unknown;
-        const value = fn(...m.args);
-        this.track(m.method, a(0), a(1));
-        return value;
-      }
-    }
+    const row: MethodRow = CONTEXT_METHODS[m.method];
+    if (row.session === true) return this.plumbing[m.method as SessionMethod](m.args);
+    const args = m.args.map((a, i) => (row.args[i] === "ad" && a !== undefined ? adFromJSON(a) : a));
+    const fn = memberAt(this.ctx!, m.method) as (...args: unknown[]) => unknown;
+    const value = fn(...args);
+    this.track(m.method, args[0] as JobId, args[1] as string);
+    return valueOut(row.returns, value);
   }
+
+  /** The worker's plumbing: what it needs of the host that is not a member of `p`. */
+  private readonly plumbing: Record<SessionMethod, (args: unknown[]) => unknown> = {
+    auxTrack: ([id]) => this.ctx!.auxSet(id as JobId, AUX_TRACK, true, () => this.send({ t: "aux-gone", id: id as JobId })),
+    timerSet: ([id, ms]) => {
+      const h = this.ctx!.clock.setTimeout(() => {
+        this.timers.delete(id as number);
+        this.send({ t: "timer", timer: id as number });
+      }, ms as number);
+      this.timers.set(id as number, h);
+    },
+    timerClear: ([id]) => {
+      const h = this.timers.get(id as number);
+      this.timers.delete(id as number);
+      if (h !== undefined) this.ctx!.clock.clearTimeout(h);
+    },
+  };
 
   /** Keeps count of what a dead worker would leave a job waiting for. */
   private track(method: string, id: JobId, description: string): void {
@@ -486,6 +466,14 @@ export class IsolatedSession {
     this.replyPort?.close();
     await pool?.destroy().catch(() => undefined);
   }
+}
+
+/** An answer as it crosses: ClassAds as their JSON form. */
+function valueOut(returns: Returns, v: unknown): unknown {
+  if (returns === "ad") return adToJSON(v as ClassAd);
+  if (returns === "ads") return (v as ClassAd[]).map(adToJSON);
+  if (returns === "ad?") return v === undefined ? undefined : adToJSON(v as ClassAd);
+  return v;
 }
 
 /** A worker death in words: the heap cap, an exit, or the uncaught error's message. */

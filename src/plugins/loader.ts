@@ -14,7 +14,7 @@ import { existsSync, statSync, readFileSync, writeFileSync, rmSync } from "node:
 import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { ErrorCode, JobtapError } from "../errors.js";
+import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import { SHIPPED, type BuiltinEntry, type ShippedEntry } from "./builtins.js";
 import type { PluginContext } from "./context.js";
 
@@ -108,7 +108,7 @@ export async function importPlugin(source: PluginSource, seq: number): Promise<P
     if (apiResolution !== "registered" && API_SPECIFIER.test(code)) return await importCode(path, code, seq);
     return (await import(`${pathToFileURL(path).href}?jobtap-load=${seq}`)) as PluginModule;
   } catch (e) {
-    if (e instanceof JobtapError) throw e;
+    if (isJobtapError(e)) throw e;
     const why = e instanceof Error ? e.message : String(e);
     throw new JobtapError(ErrorCode.PLUGIN_LOAD, `${path}: ${why}`, { path });
   }

@@ -10,7 +10,7 @@ import type { EventEntry, Jobspec } from "../manager/port/records.js";
 import type { JobInfo } from "../manager/engine/views.js";
 import type { SlotType } from "../manager/scheduler/slots.js";
 import { BUILTINS } from "./builtins.js";
-import type { JobtapHost } from "./control.js";
+import type { JobtapHost } from "./host.js";
 import { jobtapPlugins } from "./index.js";
 import type { PluginDefinition } from "./loader.js";
 

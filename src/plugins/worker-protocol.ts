@@ -15,6 +15,7 @@
 import { isJobtapError, type ErrorCode, type JobtapErrorData } from "../errors.js";
 import type { JobId } from "../manager/base/ids.js";
 import type { CallInfo } from "../manager/port/topics.js";
+import type { ContextMethod } from "./context-methods.js";
 import type { LoadSortOrder, ServiceCred } from "./record.js";
 
 /** The session task handed to the tinypool worker (the only `pool.run` argument). */
@@ -122,9 +123,9 @@ export interface ResultMessage {
 }
 
 /**
- * A context call. `mode`: `sync` blocks the worker until the answer is on replyPort;
- * `async` (only `call`) is answered by an AnswerMessage; `oneway` expects no answer
- * (logging, timers: calls that cannot fail).
+ * A context call, `mode` being its row's crossing (context-methods.ts): `sync` blocks the
+ * worker until the answer is on replyPort; `async` is answered by an AnswerMessage;
+ * `oneway` expects no answer (logging, timers: calls that cannot fail).
  */
 export interface ContextMessage {
   t: "ctx";
@@ -139,23 +140,8 @@ export type ToHost = ReadyMessage | LoadFailedMessage | ResultMessage | ContextM
 /** Success with a value, or a failure as plain data. */
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: JobtapErrorData };
 
-/**
- * The context calls that cross the thread: the host runs them on the plugin's ordinary
- * (host-side) context, so every phase check is the in-process one.
- */
-export const CONTEXT_METHODS = [
-  "reprioritizeJob", "reprioritizeAll", "setQueueStarted", "setDefaultQueue",
-  "dependencyAdd", "dependencyRemove", "raiseException", "postEvent", "subscribe",
-  "unsubscribe", "prologStart", "prologFinish", "epilogStart", "epilogFinish", "lookup",
-  "jobResult", "eventPosted", "setFlag", "jobspecUpdate", "call", "jobIds", "submit",
-  // Worker-side aux values: the host only checks the job and tracks it for aux-gone.
-  "auxTrack",
-  "stateGet", "stateSet", "stateDelete", "stateKeys",
-  "jobAd", "machineAd", "slotAds", "slotAd", "publishAd", "withdrawAd",
-  "log", "setTimeout", "clearTimeout",
-] as const;
-
-export type ContextMethod = (typeof CONTEXT_METHODS)[number];
+/** The context calls that cross the thread: the crossing rows of context-methods.ts. */
+export type { ContextMethod };
 
 /** An error as plain data (a JobtapError keeps its code; anything else gets `fallback`). */
 export function errorData(e: unknown, fallback: ErrorCode): JobtapErrorData {

@@ -14,7 +14,7 @@
  */
 import { connect, type Socket } from "node:net";
 import { StringDecoder } from "node:string_decoder";
-import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
+import { ErrorCode, JobtapError, codedError, isJobtapError } from "../errors.js";
 import { clientNonce, writeProof } from "./proof.js";
 import { API_PREFIX, PUBLIC_METHODS, TOKEN_HEADER, type MethodName, type Methods } from "./protocol.js";
 
@@ -398,7 +398,8 @@ function parseHead(text: string): Head {
 }
 
 function connectionError(e: Error & { code?: string }, socketPath: string): JobtapError {
-  if (e instanceof JobtapError) return e;
+  const coded = codedError(e);
+  if (coded !== undefined) return coded;
   if (e.code === "ENOENT" || e.code === "ECONNREFUSED" || e.code === "ENOTSOCK") {
     return new JobtapError(
       ErrorCode.NO_DAEMON,

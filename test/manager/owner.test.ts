@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { closeAfterEach } from "../closing.js";
 import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
-import type { JobtapHost } from "../../src/plugins/control.js";
+import type { JobtapHost } from "../../src/plugins/host.js";
 import { jobtapPlugins } from "../../src/plugins/index.js";
 
 let mgr: JobManager | undefined;

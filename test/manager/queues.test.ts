@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { createJobManager, JobManager } from "../../src/manager/manager.js";
-import type { JobtapHost } from "../../src/plugins/control.js";
+import type { JobtapHost } from "../../src/plugins/host.js";
 import { jobtapPlugins } from "../../src/plugins/index.js";
 import { jobspec, names, simManager, submitNow, tempDir, type SimManager } from "./helpers.js";
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
-import type { JobtapHost } from "../../src/plugins/control.js";
+import type { JobtapHost } from "../../src/plugins/host.js";
 import { jobtapPlugins } from "../../src/plugins/index.js";
 import { jobspec } from "../manager/helpers.js";
 import { fixture } from "./helpers.js";

@@ -13,7 +13,7 @@ import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
 import type { JobArgs, Jobspec } from "../../src/manager/port/records.js";
 import { replayJob } from "../../src/manager/restart.js";
-import type { JobtapHost } from "../../src/plugins/control.js";
+import type { JobtapHost } from "../../src/plugins/host.js";
 import type { PluginContext } from "../../src/plugins/context.js";
 import { jobtapPlugins } from "../../src/plugins/index.js";
 import { closeAfterEach } from "../closing.js";

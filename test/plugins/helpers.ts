@@ -1,6 +1,6 @@
 /** Shared set-up for host tests: a JobtapHost on a FakeManager, fixture paths, a log sink. */
 import { fileURLToPath } from "node:url";
-import { JobtapHost } from "../../src/plugins/control.js";
+import { JobtapHost } from "../../src/plugins/host.js";
 import type { BuiltinEntry } from "../../src/plugins/builtins.js";
 import { FakeManager } from "./fake-manager.js";
 

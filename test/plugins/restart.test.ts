@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
 import { parseToml } from "../../src/plugins/config.js";
-import type { JobtapHost } from "../../src/plugins/control.js";
+import type { JobtapHost } from "../../src/plugins/host.js";
 import { jobtapPlugins } from "../../src/plugins/index.js";
 import { testJobspec } from "../../src/plugins/testhost.js";
 import { fixture } from "./helpers.js";

@@ -16,7 +16,7 @@
  * batches growing without bound, and submitters wait for it (their acknowledgement waits
  * for their batch).
  */
-import { ErrorCode, JobtapError } from "../../errors.js";
+import { ErrorCode, JobtapError, codedError } from "../../errors.js";
 import type { Clock, TimerHandle } from "../base/clock.js";
 import type { JobId } from "../base/ids.js";
 import type { ActiveJob } from "./job.js";
@@ -216,7 +216,7 @@ export class StoreBatcher {
 
   private fail(err: unknown): void {
     if (this.fatal) return;
-    this.fatal = err instanceof JobtapError ? err : new JobtapError(ErrorCode.STORE_WRITE, String(err));
+    this.fatal = codedError(err) ?? new JobtapError(ErrorCode.STORE_WRITE, String(err));
     this.log("error", `job store commit failed, job manager stopped: ${this.fatal.message}`);
   }
 

@@ -18,7 +18,7 @@
 import Database from "better-sqlite3";
 import { dirname } from "node:path";
 import { chmodSync, closeSync, openSync } from "node:fs";
-import { ErrorCode, JobtapError } from "../../errors.js";
+import { ErrorCode, JobtapError, codedError } from "../../errors.js";
 import { makeDirs } from "../base/fsutil.js";
 import type { JobId } from "../base/ids.js";
 import type { JobStore, StoreBatch, StoredJobText } from "./types.js";
@@ -102,7 +102,8 @@ function checkVersion(db: Database.Database, path: string): void {
 
 /** STORE_CORRUPT for a damaged file, STORE_OPEN for anything else, naming the path. */
 function openError(e: unknown, path: string): JobtapError {
-  if (e instanceof JobtapError && e.code !== ErrorCode.STORE_WRITE) return e;
+  const coded = codedError(e);
+  if (coded !== undefined && coded.code !== ErrorCode.STORE_WRITE) return coded;
   const err = e as Error & { code?: string };
   const why = err.message.replace(/^cannot write job store \S+: /, "");
   if (CORRUPT.test(err.code ?? "") || /malformed|not a database/.test(why)) {

@@ -1,6 +1,7 @@
 /**
- * The jobtap plugin host: runtime control (spec flux-jobtap §7.3–§7.5: load, remove, list,
- * query, config reload, plugin services) over three parts, each with one job:
+ * The jobtap plugin host (`JobtapHost`): the plugins' lifecycle — load, setup, replay,
+ * remove, list, query, config reload, plugin services, isolated workers' restarts (spec
+ * flux-jobtap §7.3–§7.5) — over three parts, each with one job:
  * - the registry (registry.ts): load order, names, which handler a topic reaches;
  * - the dispatcher (dispatch.ts): stack calls, OUT merging, deadlines, current-job frames;
  *   the manager's PluginPort calls are forwarded to it;
@@ -277,6 +278,10 @@ export class JobtapHost implements PluginPort {
       await this.confUpdate(rec, this.config, "load");
       // setup may have awaited while another load finished
       if (restartOf === undefined) this.checkUnique(listName);
+      // A restarted worker takes calls again only once its replay is answered: until then
+      // the dead record stays in place and its handlers fail fast, so a worker that hangs
+      // again in the replay costs no job a second deadline.
+      else await this.replayRestart(rec, iso!);
     } catch (e) {
       // A failed load, or the loser of two concurrent loads of one plugin, leaves nothing
       // behind: its timers, aux data, subscriptions and services go, its onRemove runs.
@@ -292,6 +297,8 @@ export class JobtapHost implements PluginPort {
       this.registry.replace(restartOf, rec);
       this.unload(restartOf);
       iso!.state = "running";
+      this.reprioritize(rec);
+      return { name: rec.name, path: rec.path, builtin: rec.builtin };
     }
     if (opts.replay !== false && this.mgr !== undefined) await this.replay(rec);
     // No manager, no jobs to replay: the replay is trivially done.
@@ -312,8 +319,10 @@ export class JobtapHost implements PluginPort {
     };
     const died = (reason: string) => {
       const rec = this.find(listName);
-      // While a restart is under way, its own failure (below) is what counts.
-      if (rec?.isolation === iso && iso.state === "running") this.isolatedDied(rec, reason, opts);
+      if (rec?.isolation !== iso) return;
+      if (iso.state === "running") this.isolatedDied(rec, reason, opts);
+      // While a restart is under way its own failure counts: replayRestart reports it.
+      else iso.restartDeath ??= reason;
     };
     return isolatedDefinition(spec, { clock: this.clock, log: this.log, died }, iso);
   }
@@ -338,11 +347,21 @@ export class JobtapHost implements PluginPort {
       return;
     }
     iso.state = "restarting";
+    iso.restartDeath = undefined;
     this.report("warn", `plugin ${rec.name}: restarting its worker (${iso.deaths.length} of ${iso.restart.max} restarts within ${iso.restart.windowMs / 1000} s)`, rec.name);
     const def = this.isolated(rec.name, rec.path, rec.conf, opts, iso);
     this.install(rec.name, rec.path, { default: def }, rec.conf, { ...opts, replay: true }, iso, rec).catch((e: unknown) => {
-      if (this.find(rec.name) === rec) this.isolatedDied(rec, `restart failed: ${msg(e)}`, opts);
+      if (this.find(rec.name) === rec) this.isolatedDied(rec, iso.restartDeath ?? `restart failed: ${msg(e)}`, opts);
     });
+  }
+
+  /** A restarted worker's replay (reprioritizing waits for the swap); fails if it died meanwhile. */
+  private async replayRestart(rec: PluginRecord, iso: Isolation): Promise<void> {
+    if (this.mgr !== undefined) await this.replayJobs(rec);
+    else await this.callOne(rec, "plugin.replay-done", { reason: "load" }, undefined);
+    if (iso.restartDeath !== undefined) {
+      throw new JobtapError(ErrorCode.PLUGIN_CALL, `the worker died during the replay: ${iso.restartDeath}`);
+    }
   }
 
   /**
@@ -396,6 +415,11 @@ export class JobtapHost implements PluginPort {
 
   /** Runtime-load replay (spec §7.3 step 5–6); errors are logged, never thrown. */
   private async replay(rec: PluginRecord): Promise<void> {
+    await this.replayJobs(rec);
+    this.reprioritize(rec);
+  }
+
+  private async replayJobs(rec: PluginRecord): Promise<void> {
     const mgr = this.manager(rec.name);
     for (const job of sortJobs(mgr.activeJobs(), rec.sortOrder)) {
       await this.callOne(rec, "job.create", mgr.lookup(job.id) ?? job, job.id);
@@ -403,8 +427,12 @@ export class JobtapHost implements PluginPort {
       if (job.state === "DEPEND") await this.replayDepend(rec, job.id);
     }
     await this.callOne(rec, "plugin.replay-done", { reason: "load" }, undefined);
+  }
+
+  private reprioritize(rec: PluginRecord): void {
+    if (this.mgr === undefined) return;
     try {
-      mgr.reprioritizeAll();
+      this.mgr.reprioritizeAll();
     } catch (e) {
       this.report("warn", `${rec.name}: reprioritize after load: ${msg(e)}`, rec.name);
     }
