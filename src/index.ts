@@ -39,7 +39,7 @@ export type { JobStore, StoreBatch, StoredJobText } from "./manager/store/types.
 export type { ResourcePool } from "./manager/scheduler.js";
 export { carveSlots } from "./manager/slots.js";
 export type { SlotType, Slot } from "./manager/slots.js";
-export { HostAds, cronTarget, UNMERGED_ATTRIBUTES } from "./manager/hostads.js";
+export { HostAds, adTargetSelects, UNMERGED_ATTRIBUTES } from "./manager/hostads.js";
 export type { AdTarget } from "./manager/hostads.js";
 export { JOB_STATUS, HOLD_REASON_CODE, JOB_AD_ATTRIBUTES, parseClassadAssignment } from "./manager/jobad.js";
 export { jobspecFromAd } from "./manager/jobspec-from-ad.js";
@@ -120,11 +120,6 @@ export {
   readCondorConfigFile,
   parseTransform,
   TransformRun,
-  readRouterConfig,
-  routerConfigFromToml,
-  convertOldRouteText,
-  ROUTER_DEFAULTS,
-  cronTableFromConfig,
 } from "./condor/index.js";
 export type {
   ConfigSource,
@@ -133,13 +128,6 @@ export type {
   TransformStep,
   TransformOutcome,
   TransformRunOptions,
-  Route,
-  RouteSettings,
-  RouterConfig,
-  RouterSettings,
-  NamedTransform,
-  CronTable,
-  CronJobConfig,
 } from "./condor/index.js";
 
 // --- daemon and CLI ---

@@ -63,11 +63,6 @@ export {
   readHookAds,
   readHookAd,
   writeHookAds,
-  CRON_MAX_LINE,
-  CronOutputReader,
-  readCronOutput,
-  writeCronRecord,
-  parseRecordArgs,
 } from "./hooks/index.js";
 export type {
   HookSpec,
@@ -80,8 +75,6 @@ export type {
   HookRunnerOptions,
   HookPathCheck,
   HookAd,
-  CronRecord,
-  CronReaderOptions,
   FailedLine,
 } from "./hooks/index.js";
 
@@ -98,6 +91,8 @@ export {
   readOldAd,
   parseNewAd,
   parseAd,
+  insertLine,
+  attrRef,
   unparse,
   unparseValue,
   printOldAd,
@@ -136,7 +131,7 @@ export type {
 export { JOB_STATUS, HOLD_REASON_CODE, JOB_AD_ATTRIBUTES, parseClassadAssignment } from "./manager/jobad.js";
 export { jobspecFromAd } from "./manager/jobspec-from-ad.js";
 export type { JobspecFromAdOptions } from "./manager/jobspec-from-ad.js";
-export { cronAdSelects, cronTarget, UNMERGED_ATTRIBUTES } from "./manager/hostads.js";
+export { adTargetSelects, UNMERGED_ATTRIBUTES } from "./manager/hostads.js";
 export type { AdTarget } from "./manager/hostads.js";
 export type { AdsApi } from "./plugins/ads-api.js";
 
@@ -146,28 +141,25 @@ export {
   parseCondorConfig,
   readCondorConfigFile,
   parseTransform,
+  transformWhere,
   TransformRun,
-  readRouterConfig,
-  routerConfigFromToml,
-  convertOldRouteText,
-  ROUTER_DEFAULTS,
-  cronTableFromConfig,
+  expandMacros,
   formatSource,
 } from "./condor/index.js";
 /** Splits HTCondor's V2 raw argument text (`a 'b c' 'it''s'`) into words. */
 export { splitV2 as splitCondorArgs } from "./classad/functions/env.js";
 export type {
+  ConfigEntry,
   ConfigSource,
   ConfigReadOptions,
+  MacroScope,
   Transform,
+  TransformOrigin,
   TransformStep,
   TransformOutcome,
   TransformRunOptions,
-  Route,
-  RouteSettings,
-  RouterConfig,
-  RouterSettings,
-  NamedTransform,
-  CronTable,
-  CronJobConfig,
 } from "./condor/index.js";
+
+// --- coded errors (src/errors.ts): what a plugin throws for bad input; branch on `code` ---
+export { ErrorCode, JobtapError, isJobtapError } from "./errors.js";
+export type { JobtapErrorData } from "./errors.js";

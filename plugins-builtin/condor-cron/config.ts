@@ -8,8 +8,8 @@
  * Errors in the `conf` table itself throw naming its TOML path; a bad job definition does
  * not throw: the job is skipped and reported with the knob and its file:line (or TOML path).
  */
-import { CondorConfig, cronTableFromConfig, readCondorConfigFile } from "jobtap/plugin";
-import type { CronTable } from "jobtap/plugin";
+import { CondorConfig, readCondorConfigFile } from "jobtap/plugin";
+import { cronTableFromConfig, type CronTable } from "./table.js";
 
 export type CronKind = "startd" | "schedd" | "benchmarks";
 export const KINDS: readonly CronKind[] = ["startd", "schedd", "benchmarks"];

@@ -7,8 +7,10 @@
  * (`<Keyword>_HOOK_TRANSLATE_JOB`, ...): in the pasted configuration, or in the TOML
  * `hooks` table keyed by knob name. docs/condor-router.md.
  */
-import { CondorConfig, parseCondorConfig, readCondorConfigFile, readRouterConfig, routerConfigFromToml } from "jobtap/plugin";
-import type { RouterConfig } from "jobtap/plugin";
+import { CondorConfig, parseCondorConfig, readCondorConfigFile } from "jobtap/plugin";
+import type { RouterConfig } from "./routes.js";
+import { readRouterConfig } from "./routes-condor.js";
+import { routerConfigFromToml } from "./routes-toml.js";
 
 /** Everything the router runs from. */
 export interface RouterPluginConfig {

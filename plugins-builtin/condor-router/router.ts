@@ -40,10 +40,9 @@ import {
   type JobArgs,
   type JobId,
   type PluginContext,
-  type Route,
-  type RouterConfig,
 } from "jobtap/plugin";
 import type { RouterPluginConfig } from "./config.js";
+import type { Route, RouterConfig } from "./routes.js";
 import { batchValues, buildCopyAd, copyJobspec, destinationOf, plainCopy } from "./copy.js";
 import { RouterHooks } from "./hooks.js";
 import { RouteState } from "./throttle.js";

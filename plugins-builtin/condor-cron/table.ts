@@ -6,8 +6,7 @@
  * CONDITION, bad ENV) is skipped — reported in `skipped` with the reason and knob location,
  * never half-configured.
  */
-import { parseExpr } from "./classad-bridge.js";
-import { type CondorConfig, formatSource } from "./config.js";
+import { formatSource, parseExpr, type CondorConfig } from "jobtap/plugin";
 
 export type CronPrefix = "STARTD_CRON_" | "SCHEDD_CRON_" | "BENCHMARKS_";
 export type CronMode = "Periodic" | "WaitForExit" | "OneShot" | "OnDemand";
