@@ -40,6 +40,8 @@ import {
   type JobArgs,
   type JobId,
   type PluginContext,
+  ErrorCode,
+  JobtapError,
 } from "jobtap/plugin";
 import type { RouterPluginConfig } from "./config.js";
 import type { Route, RouterConfig } from "./routes.js";
@@ -366,7 +368,7 @@ export class Router {
     const route = st.route;
     let working = original;
     const translated = await this.hooks.run(m.key, original, "TRANSLATE_JOB", () => RouterHooks.translateInput(route, original));
-    if (translated.kind === "failed") throw new Error(translated.why);
+    if (translated.kind === "failed") throw new JobtapError(ErrorCode.HOOK, translated.why);
     if (translated.kind === "ok") {
       if (translated.empty) {
         // HTCondor logs it and tries again at the next poll: the job is let go, unharmed.
@@ -376,7 +378,7 @@ export class Router {
       working = translated.ad;
     }
     const built = buildCopyAd(working, route, this.cfg.router, this.evaluator, m.key);
-    if (!built.ok) throw new Error(built.error);
+    if (!built.ok) throw new JobtapError(ErrorCode.CONDOR_TRANSFORM, built.error);
     const system = await this.destinationSystem(built.ad, route);
     const args = this.lookup(m.orig);
     if (args === undefined || m.interrupted) return this.finishCleanup(m, "interrupted");
@@ -395,13 +397,13 @@ export class Router {
   /** The copy's `attributes.system` choices from its destination. */
   private async destinationSystem(ad: ClassAd, route: Route): Promise<Record<string, unknown>> {
     const dest = destinationOf(ad, route);
-    if (dest.kind === "error") throw new Error(dest.error);
+    if (dest.kind === "error") throw new JobtapError(ErrorCode.CONDOR_CONFIG, dest.error);
     if (dest.kind === "local") return dest.queue === undefined ? {} : { queue: dest.queue };
     const r = await this.p.call("exec-slurm.route", { grid_resource: dest.gridResource, ad: batchValues(ad) });
     const out = r.out as { routing?: { exec: unknown; duration?: number }; error?: string };
-    if (r.error) throw new Error(`exec-slurm.route: ${r.error.message}`);
-    if (out.error !== undefined) throw new Error(out.error);
-    if (out.routing === undefined) throw new Error(`GridResource "${dest.gridResource}": the Slurm executor (.exec-slurm) is not loaded`);
+    if (r.error) throw new JobtapError(ErrorCode.PLUGIN_CALL, `exec-slurm.route: ${r.error.message}`);
+    if (out.error !== undefined) throw new JobtapError(ErrorCode.PLUGIN_CALL, out.error);
+    if (out.routing === undefined) throw new JobtapError(ErrorCode.PLUGIN_NOT_FOUND, `GridResource "${dest.gridResource}": the Slurm executor (.exec-slurm) is not loaded`);
     return { exec: out.routing.exec, ...(out.routing.duration !== undefined ? { duration: out.routing.duration } : {}) };
   }
 

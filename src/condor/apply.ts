@@ -6,7 +6,7 @@
  * One `TransformRun` holds the macro table that pre-route, route and post-route transforms
  * share while a job is routed, the ClassAd evaluator and the fallback configuration.
  */
-import { ErrorCode, JobtapError } from "../errors.js";
+import { ErrorCode, isJobtapError, JobtapError } from "../errors.js";
 import {
   type ClassAd,
   type Evaluator,
@@ -84,7 +84,7 @@ export class TransformRun {
     try {
       new StepRunner(this, transform, out, warnings).runSteps(transform.steps);
     } catch (e) {
-      if (e instanceof JobtapError) return { ok: false, error: e.message, warnings };
+      if (isJobtapError(e)) return { ok: false, error: e.message, warnings };
       throw e;
     }
     return { ok: true, applied: true, ad: out, warnings };
@@ -217,7 +217,7 @@ class StepRunner {
         version: this.owner.version,
       });
     } catch (e) {
-      if (e instanceof JobtapError) throw e;
+      if (isJobtapError(e)) throw e;
       throw new JobtapError(ErrorCode.CONDOR_TRANSFORM, `${where}: ${(e as Error).message}`);
     }
   }

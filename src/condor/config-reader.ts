@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import { ErrorCode, JobtapError } from "../errors.js";
+import { ErrorCode, isJobtapError, JobtapError } from "../errors.js";
 import { evaluateCondition, IfStack } from "./conditions.js";
 import { CondorConfig, type CondorConfigOptions, type ConfigEntry } from "./config.js";
 import { readLogicalLines, type LogicalLine } from "./lines.js";
@@ -81,7 +81,7 @@ class FileReader {
 
   /** Wraps a plain Error as a CONDOR_CONFIG error at `file:line`; coded errors pass through. */
   private located(e: unknown, line: number): JobtapError {
-    if (e instanceof JobtapError) return e;
+    if (isJobtapError(e)) return e as JobtapError;
     return new JobtapError(ErrorCode.CONDOR_CONFIG, `${this.file}:${line}: ${(e as Error).message}`, {
       file: this.file,
       line,
