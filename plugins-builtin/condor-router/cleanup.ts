@@ -97,6 +97,8 @@ export async function finishCleanup(c: RouterCore, m: Managed, outcome: Outcome)
     }
     if (!copyWasDone && outcome !== "success") removeLiveCopy(c, m, "JobRouter aborted job");
   }
+  // A second cleanup of the job (two checks while JOB_CLEANUP ran) finds it settled.
+  if (m.phase === "done") return;
   // Done before settling: settling can start the mirror, whose callbacks must find it so.
   c.move(m, "done");
   settleOriginal(c, m, outcome);
