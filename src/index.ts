@@ -39,7 +39,7 @@ export { SqliteStore } from "./manager/store/sqlite.js";
 export type { JobStore, StoreBatch, StoredJobText } from "./manager/store/types.js";
 export { carveSlots } from "./manager/scheduler/slots.js";
 export type { ResourcePool, SlotType, Slot } from "./manager/scheduler/slots.js";
-export { HostAds, cronTarget, UNMERGED_ATTRIBUTES } from "./manager/ads/hostads.js";
+export { HostAds, adTargetSelects, UNMERGED_ATTRIBUTES } from "./manager/ads/hostads.js";
 export type { AdTarget } from "./manager/port/port.js";
 export { JOB_STATUS, HOLD_REASON_CODE, JOB_AD_ATTRIBUTES, parseClassadAssignment } from "./manager/ads/jobad.js";
 export { jobspecFromAd } from "./manager/ads/jobspec-from-ad.js";
@@ -120,11 +120,6 @@ export {
   readCondorConfigFile,
   parseTransform,
   TransformRun,
-  readRouterConfig,
-  routerConfigFromToml,
-  convertOldRouteText,
-  ROUTER_DEFAULTS,
-  cronTableFromConfig,
 } from "./condor/index.js";
 export type {
   ConfigSource,
@@ -133,13 +128,6 @@ export type {
   TransformStep,
   TransformOutcome,
   TransformRunOptions,
-  Route,
-  RouteSettings,
-  RouterConfig,
-  RouterSettings,
-  NamedTransform,
-  CronTable,
-  CronJobConfig,
 } from "./condor/index.js";
 
 // --- daemon and CLI ---

@@ -68,11 +68,6 @@ export {
   readHookAds,
   readHookAd,
   writeHookAds,
-  CRON_MAX_LINE,
-  CronOutputReader,
-  readCronOutput,
-  writeCronRecord,
-  parseRecordArgs,
 } from "./hooks/index.js";
 export type {
   HookSpec,
@@ -85,8 +80,6 @@ export type {
   HookRunnerOptions,
   HookPathCheck,
   HookAd,
-  CronRecord,
-  CronReaderOptions,
   FailedLine,
 } from "./hooks/index.js";
 
@@ -103,6 +96,8 @@ export {
   readOldAd,
   parseNewAd,
   parseAd,
+  insertLine,
+  attrRef,
   unparse,
   unparseValue,
   printOldAd,
@@ -141,7 +136,7 @@ export type {
 export { JOB_STATUS, HOLD_REASON_CODE, JOB_AD_ATTRIBUTES, parseClassadAssignment } from "./manager/ads/jobad.js";
 export { jobspecFromAd } from "./manager/ads/jobspec-from-ad.js";
 export type { JobspecFromAdOptions } from "./manager/ads/jobspec-from-ad.js";
-export { cronAdSelects, cronTarget, UNMERGED_ATTRIBUTES } from "./manager/ads/hostads.js";
+export { adTargetSelects, UNMERGED_ATTRIBUTES } from "./manager/ads/hostads.js";
 export type { AdTarget } from "./manager/port/port.js";
 export type { AdsApi } from "./plugins/ads-api.js";
 
@@ -151,28 +146,21 @@ export {
   parseCondorConfig,
   readCondorConfigFile,
   parseTransform,
+  transformWhere,
   TransformRun,
-  readRouterConfig,
-  routerConfigFromToml,
-  convertOldRouteText,
-  ROUTER_DEFAULTS,
-  cronTableFromConfig,
+  expandMacros,
   formatSource,
 } from "./condor/index.js";
 /** Splits HTCondor's V2 raw argument text (`a 'b c' 'it''s'`) into words. */
 export { splitV2 as splitCondorArgs } from "./classad/functions/env.js";
 export type {
+  ConfigEntry,
   ConfigSource,
   ConfigReadOptions,
+  MacroScope,
   Transform,
+  TransformOrigin,
   TransformStep,
   TransformOutcome,
   TransformRunOptions,
-  Route,
-  RouteSettings,
-  RouterConfig,
-  RouterSettings,
-  NamedTransform,
-  CronTable,
-  CronJobConfig,
 } from "./condor/index.js";

@@ -8,8 +8,8 @@
  * Errors in the `conf` table itself throw naming its TOML path; a bad job definition does
  * not throw: the job is skipped and reported with the knob and its file:line (or TOML path).
  */
-import { CondorConfig, cronTableFromConfig, readCondorConfigFile } from "jobtap/plugin";
-import type { CronTable } from "jobtap/plugin";
+import { CondorConfig, readCondorConfigFile, ErrorCode, JobtapError } from "jobtap/plugin";
+import { cronTableFromConfig, type CronTable } from "./table.js";
 
 export type CronKind = "startd" | "schedd" | "benchmarks";
 export const KINDS: readonly CronKind[] = ["startd", "schedd", "benchmarks"];
@@ -71,51 +71,51 @@ const v2 = (s: string) => `'${s.replace(/'/g, "''")}'`;
 /** A TOML value as HTCondor knob text; throws naming `at` when it has the wrong type. */
 function knobText(key: string, v: unknown, at: string): string {
   if (key === "args") {
-    if (!Array.isArray(v) || !v.every((a) => typeof a === "string")) throw new Error(`${at}: must be an array of strings`);
+    if (!Array.isArray(v) || !v.every((a) => typeof a === "string")) throw new JobtapError(ErrorCode.CONFIG, `${at}: must be an array of strings`);
     return `"${v.map(v2).join(" ")}"`;
   }
   if (key === "env") {
-    if (!isTable(v) || !Object.values(v).every((a) => typeof a === "string")) throw new Error(`${at}: must be a table of strings`);
+    if (!isTable(v) || !Object.values(v).every((a) => typeof a === "string")) throw new JobtapError(ErrorCode.CONFIG, `${at}: must be a table of strings`);
     return `"${Object.entries(v).map(([k, x]) => `${k}=${v2(x as string)}`).join(" ")}"`;
   }
   if (key === "slots" || key === "metrics") {
     if (!Array.isArray(v) || !v.every((a) => typeof a === (key === "slots" ? "number" : "string"))) {
-      throw new Error(`${at}: must be an array of ${key === "slots" ? "slot numbers" : "strings"}`);
+      throw new JobtapError(ErrorCode.CONFIG, `${at}: must be an array of ${key === "slots" ? "slot numbers" : "strings"}`);
     }
     return v.join(",");
   }
   if (typeof v === "boolean") return v ? "True" : "False";
   if (typeof v === "number" && Number.isFinite(v)) return String(v);
   if (typeof v === "string") return v;
-  throw new Error(`${at}: must be a string, number or boolean, got ${JSON.stringify(v)}`);
+  throw new JobtapError(ErrorCode.CONFIG, `${at}: must be a string, number or boolean, got ${JSON.stringify(v)}`);
 }
 
 /** Adds one manager's TOML table to `config` as knobs whose source is the TOML path. */
 function addManager(config: CondorConfig, kind: CronKind, t: unknown): void {
   const at = `conf.${kind}`;
   if (t === undefined) return;
-  if (!isTable(t)) throw new Error(`${at}: must be a table`);
+  if (!isTable(t)) throw new JobtapError(ErrorCode.CONFIG, `${at}: must be a table`);
   const P = KNOB_PREFIX[kind];
   const define = (name: string, value: string, where: string) => config.define({ name, value, source: { file: where, line: 0 } });
   for (const [k, v] of Object.entries(t)) {
     if (k === "jobs") continue;
     const item = MANAGER_KEYS[k];
     if (item === undefined || (item === "AUTOPUBLISH" && kind !== "startd")) {
-      throw new Error(`${at}.${k}: unknown key (expected jobs, ${Object.keys(MANAGER_KEYS).filter((x) => x !== "autopublish" || kind === "startd").join(", ")})`);
+      throw new JobtapError(ErrorCode.CONFIG, `${at}.${k}: unknown key (expected jobs, ${Object.keys(MANAGER_KEYS).filter((x) => x !== "autopublish" || kind === "startd").join(", ")})`);
     }
     define(item === "AUTOPUBLISH" ? "STARTD_CRON_AUTOPUBLISH" : `${P}${item}`, knobText(k, v, `${at}.${k}`), `${at}.${k}`);
   }
   const jobs = t.jobs;
   if (jobs === undefined) return;
-  if (!isTable(jobs)) throw new Error(`${at}.jobs: must be a table of jobs`);
+  if (!isTable(jobs)) throw new JobtapError(ErrorCode.CONFIG, `${at}.jobs: must be a table of jobs`);
   const names: string[] = [];
   for (const [name, job] of Object.entries(jobs)) {
     const jat = `${at}.jobs.${name}`;
-    if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`${jat}: a job name is letters, digits and _`);
-    if (!isTable(job)) throw new Error(`${jat}: must be a table`);
+    if (!/^[A-Za-z0-9_]+$/.test(name)) throw new JobtapError(ErrorCode.CONFIG, `${jat}: a job name is letters, digits and _`);
+    if (!isTable(job)) throw new JobtapError(ErrorCode.CONFIG, `${jat}: must be a table`);
     for (const [k, v] of Object.entries(job)) {
       const item = JOB_KEYS[k];
-      if (item === undefined) throw new Error(`${jat}.${k}: unknown key (expected ${Object.keys(JOB_KEYS).join(", ")})`);
+      if (item === undefined) throw new JobtapError(ErrorCode.CONFIG, `${jat}.${k}: unknown key (expected ${Object.keys(JOB_KEYS).join(", ")})`);
       define(`${P}${name}_${item}`, knobText(k, v, `${jat}.${k}`), `${jat}.${k}`);
     }
     names.push(name);
@@ -126,13 +126,13 @@ function addManager(config: CondorConfig, kind: CronKind, t: unknown): void {
 
 function positive(v: unknown, at: string, dflt: number): number {
   if (v === undefined) return dflt;
-  if (typeof v !== "number" || !(v > 0) || !Number.isFinite(v)) throw new Error(`${at}: must be a positive number, got ${JSON.stringify(v)}`);
+  if (typeof v !== "number" || !(v > 0) || !Number.isFinite(v)) throw new JobtapError(ErrorCode.CONFIG, `${at}: must be a positive number, got ${JSON.stringify(v)}`);
   return v;
 }
 
 function helperCount(v: unknown): number {
   if (v === undefined) return 1;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > 64) throw new Error(`conf.spawn_helpers: must be an integer from 0 to 64, got ${JSON.stringify(v)}`);
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 0 || v > 64) throw new JobtapError(ErrorCode.CONFIG, `conf.spawn_helpers: must be an integer from 0 to 64, got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -141,13 +141,13 @@ function helperCount(v: unknown): number {
  * again at each call, so a `jobtap config reload` picks up an edited file.
  */
 export function readCronConfig(conf: Readonly<Table>, env: Record<string, string | undefined> = process.env): CronConfig {
-  for (const k of Object.keys(conf)) if (!TOP_KEYS.has(k)) throw new Error(`conf.${k}: unknown key (expected ${[...TOP_KEYS].join(", ")})`);
+  for (const k of Object.keys(conf)) if (!TOP_KEYS.has(k)) throw new JobtapError(ErrorCode.CONFIG, `conf.${k}: unknown key (expected ${[...TOP_KEYS].join(", ")})`);
   const file = conf.condor_config;
-  if (file !== undefined && (typeof file !== "string" || file === "")) throw new Error("conf.condor_config: must be a file path");
+  if (file !== undefined && (typeof file !== "string" || file === "")) throw new JobtapError(ErrorCode.CONFIG, "conf.condor_config: must be a file path");
   const config = file === undefined ? new CondorConfig({ env }) : readCondorConfigFile(file, { env });
   for (const kind of KINDS) addManager(config, kind, conf[kind]);
   const runBench = conf.run_benchmarks;
-  if (runBench !== undefined && typeof runBench !== "string") throw new Error("conf.run_benchmarks: must be a ClassAd expression string");
+  if (runBench !== undefined && typeof runBench !== "string") throw new JobtapError(ErrorCode.CONFIG, "conf.run_benchmarks: must be a ClassAd expression string");
   const tables = {} as Record<CronKind, CronTable>;
   const configVal: CronConfig["configVal"] = {};
   for (const kind of KINDS) {

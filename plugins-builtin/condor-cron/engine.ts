@@ -12,23 +12,21 @@
  */
 import {
   ClassAd,
-  cronAdSelects,
-  cronTarget,
   formatJobId,
-  CronOutputReader,
   describeHookResult,
   HookRunner,
   isTrue,
   parseExpr,
   type ClassAdExpr,
-  type CronJobConfig,
-  type CronRecord,
   type HookResult,
   type JobId,
   type PluginContext,
 } from "jobtap/plugin";
 import { KINDS, MANAGER_NAME, SUBSYS, type CronConfig, type CronKind } from "./config.js";
 import { Metrics } from "./monitor.js";
+import { CronOutputReader, type CronRecord } from "./output.js";
+import type { CronJobConfig } from "./table.js";
+import { cronAdSelects, cronTarget } from "./target.js";
 
 type Timer = ReturnType<PluginContext["clock"]["setTimeout"]>;
 

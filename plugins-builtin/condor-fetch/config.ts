@@ -9,7 +9,7 @@
  * START or RANK that does not parse, an interval that is not a whole number, a hook path
  * that is not absolute, a slot keyword for a slot this host does not have.
  */
-import { CondorConfig, formatSource, parseExpr, readCondorConfigFile, splitCondorArgs } from "jobtap/plugin";
+import { CondorConfig, formatSource, parseExpr, readCondorConfigFile, splitCondorArgs, ErrorCode, JobtapError } from "jobtap/plugin";
 
 /** The hook types of one keyword, as spelled in `<Keyword>_HOOK_<TYPE>` knobs. */
 export const HOOK_TYPES = [
@@ -80,32 +80,32 @@ function knobText(v: unknown, at: string): string {
   if (typeof v === "string") return v;
   if (typeof v === "number" && Number.isFinite(v)) return String(v);
   if (typeof v === "boolean") return v ? "true" : "false";
-  throw new Error(`${at}: must be a string, number or boolean, got ${JSON.stringify(v)}`);
+  throw new JobtapError(ErrorCode.CONFIG, `${at}: must be a string, number or boolean, got ${JSON.stringify(v)}`);
 }
 
 /** Adds the TOML keys to `config` as knobs whose source is their TOML path. */
 function addToml(config: CondorConfig, conf: Readonly<Table>): void {
   const define = (name: string, v: unknown, at: string) => config.define({ name, value: knobText(v, at), source: { file: at, line: 0 } });
   for (const [k, v] of Object.entries(conf)) {
-    if (!TOP_KEYS.includes(k)) throw new Error(`conf.${k}: unknown key (expected ${TOP_KEYS.join(", ")})`);
+    if (!TOP_KEYS.includes(k)) throw new JobtapError(ErrorCode.CONFIG, `conf.${k}: unknown key (expected ${TOP_KEYS.join(", ")})`);
     const knob = TOP_KNOBS[k];
     if (knob !== undefined) define(knob, v, `conf.${k}`);
   }
   if (conf.slots !== undefined) {
-    if (!isTable(conf.slots)) throw new Error("conf.slots: must be a table of SlotID = keyword");
+    if (!isTable(conf.slots)) throw new JobtapError(ErrorCode.CONFIG, "conf.slots: must be a table of SlotID = keyword");
     for (const [n, kw] of Object.entries(conf.slots)) {
-      if (!/^[1-9]\d*$/.test(n)) throw new Error(`conf.slots.${n}: a slot is named by its SlotID (1, 2, ...)`);
+      if (!/^[1-9]\d*$/.test(n)) throw new JobtapError(ErrorCode.CONFIG, `conf.slots.${n}: a slot is named by its SlotID (1, 2, ...)`);
       define(`SLOT${n}_JOB_HOOK_KEYWORD`, kw, `conf.slots.${n}`);
     }
   }
   if (conf.hooks !== undefined) {
-    if (!isTable(conf.hooks)) throw new Error("conf.hooks: must be a table of keyword = { fetch_work = ..., ... }");
+    if (!isTable(conf.hooks)) throw new JobtapError(ErrorCode.CONFIG, "conf.hooks: must be a table of keyword = { fetch_work = ..., ... }");
     for (const [kw, hooks] of Object.entries(conf.hooks)) {
-      if (!/^[A-Za-z0-9_]+$/.test(kw)) throw new Error(`conf.hooks.${kw}: a keyword is letters, digits and _`);
-      if (!isTable(hooks)) throw new Error(`conf.hooks.${kw}: must be a table`);
+      if (!/^[A-Za-z0-9_]+$/.test(kw)) throw new JobtapError(ErrorCode.CONFIG, `conf.hooks.${kw}: a keyword is letters, digits and _`);
+      if (!isTable(hooks)) throw new JobtapError(ErrorCode.CONFIG, `conf.hooks.${kw}: must be a table`);
       for (const [k, v] of Object.entries(hooks)) {
         const suffix = HOOK_KEYS[k];
-        if (suffix === undefined) throw new Error(`conf.hooks.${kw}.${k}: unknown key (expected ${Object.keys(HOOK_KEYS).join(", ")})`);
+        if (suffix === undefined) throw new JobtapError(ErrorCode.CONFIG, `conf.hooks.${kw}.${k}: unknown key (expected ${Object.keys(HOOK_KEYS).join(", ")})`);
         define(`${kw}_${suffix}`, v, `conf.hooks.${kw}.${k}`);
       }
     }
@@ -124,7 +124,7 @@ function expression(config: CondorConfig, name: string): string | undefined {
   try {
     parseExpr(text, true);
   } catch (e) {
-    throw new Error(`${located(config, name)} = ${text}: not a ClassAd expression: ${(e as Error).message}`);
+    throw new JobtapError(ErrorCode.CONFIG, `${located(config, name)} = ${text}: not a ClassAd expression: ${(e as Error).message}`);
   }
   return text;
 }
@@ -133,7 +133,7 @@ function seconds(config: CondorConfig, name: string, dflt: number): number {
   const text = config.get(name);
   if (text === undefined) return dflt;
   const n = Number(text);
-  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n)) throw new Error(`${located(config, name)} = ${text}: must be a whole number of seconds`);
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n)) throw new JobtapError(ErrorCode.CONFIG, `${located(config, name)} = ${text}: must be a whole number of seconds`);
   return n;
 }
 
@@ -144,7 +144,7 @@ function keywordHooks(config: CondorConfig, keyword: string): KeywordHooks | und
     const name = `${keyword}_HOOK_${t}`;
     const path = config.get(name);
     if (path === undefined) continue;
-    if (!path.startsWith("/")) throw new Error(`${located(config, name)} = ${path}: a hook path must be absolute`);
+    if (!path.startsWith("/")) throw new JobtapError(ErrorCode.CONFIG, `${located(config, name)} = ${path}: a hook path must be absolute`);
     paths[t] = path;
   }
   if (Object.keys(paths).length === 0) return undefined;
@@ -164,7 +164,7 @@ function keywordHooks(config: CondorConfig, keyword: string): KeywordHooks | und
  */
 export function readFetchConfig(conf: Readonly<Table>, slotIds: readonly number[], env: Record<string, string | undefined> = process.env): FetchConfig {
   const file = conf.condor_config;
-  if (file !== undefined && (typeof file !== "string" || file === "")) throw new Error("conf.condor_config: must be a file path");
+  if (file !== undefined && (typeof file !== "string" || file === "")) throw new JobtapError(ErrorCode.CONFIG, "conf.condor_config: must be a file path");
   const config = file === undefined ? new CondorConfig({ env }) : readCondorConfigFile(file, { env });
   addToml(config, conf);
   const startd = config.get("STARTD_JOB_HOOK_KEYWORD");
@@ -173,7 +173,7 @@ export function readFetchConfig(conf: Readonly<Table>, slotIds: readonly number[
     const m = /^slot(\d+)_JOB_HOOK_KEYWORD$/i.exec(name);
     if (m === null || config.get(name) === undefined) continue;
     const id = Number(m[1]);
-    if (!slotIds.includes(id)) throw new Error(`${located(config, name)}: no slot ${id} on this host (it has ${slotIds.length > 0 ? `slots ${slotIds.join(", ")}` : "no slots"})`);
+    if (!slotIds.includes(id)) throw new JobtapError(ErrorCode.CONFIG, `${located(config, name)}: no slot ${id} on this host (it has ${slotIds.length > 0 ? `slots ${slotIds.join(", ")}` : "no slots"})`);
   }
   for (const id of slotIds) {
     const kw = config.get(`SLOT${id}_JOB_HOOK_KEYWORD`) ?? startd;

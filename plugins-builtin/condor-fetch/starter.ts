@@ -15,7 +15,7 @@
  *   waited for at most `<Keyword>_HOOK_JOB_EXIT_TIMEOUT` (30 s).
  */
 import { basename } from "node:path";
-import { ClassAd, JOB_AD_ATTRIBUTES, withRead, describeHookResult, formatJobId, printOldAd, readHookAd, splitCondorArgs, unparse, waitStatus } from "jobtap/plugin";
+import { ClassAd, JOB_AD_ATTRIBUTES, withRead, describeHookResult, formatJobId, printOldAd, readHookAd, splitCondorArgs, unparse, waitStatus, ErrorCode, JobtapError } from "jobtap/plugin";
 import type { EventArgs, HookResult, HookRunner, JobArgs, JobId, Jobspec, PluginContext } from "jobtap/plugin";
 import type { FetchConfig, HookType, KeywordHooks } from "./config.js";
 import { addUsage, hookStatus, jobEnvironment, procUsage } from "./jobads.js";
@@ -239,7 +239,7 @@ export class StarterHooks {
   /** The job's jobspec for its copy, marked with RequeuedFromJobId (its environment comes with `environmentFrom`). */
   private copyJobspec(id: JobId): Jobspec {
     const j = this.p.lookup(id);
-    if (j === undefined || j instanceof Promise) throw new Error("job not found");
+    if (j === undefined || j instanceof Promise) throw new JobtapError(ErrorCode.UNKNOWN_JOB, "job not found");
     const js = JSON.parse(JSON.stringify(j.jobspec)) as Jobspec;
     const user = (js.attributes.user ?? {}) as { classad?: Record<string, string> };
     js.attributes.user = { ...user, classad: { ...user.classad, RequeuedFromJobId: JSON.stringify(formatJobId(id)) } };

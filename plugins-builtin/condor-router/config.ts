@@ -7,8 +7,10 @@
  * (`<Keyword>_HOOK_TRANSLATE_JOB`, ...): in the pasted configuration, or in the TOML
  * `hooks` table keyed by knob name. docs/condor-router.md.
  */
-import { CondorConfig, parseCondorConfig, readCondorConfigFile, readRouterConfig, routerConfigFromToml } from "jobtap/plugin";
-import type { RouterConfig } from "jobtap/plugin";
+import { CondorConfig, parseCondorConfig, readCondorConfigFile, ErrorCode, JobtapError } from "jobtap/plugin";
+import type { RouterConfig } from "./routes.js";
+import { readRouterConfig } from "./routes-condor.js";
+import { routerConfigFromToml } from "./routes-toml.js";
 
 /** Everything the router runs from. */
 export interface RouterPluginConfig {
@@ -30,12 +32,12 @@ const CONDOR_KEYS = new Set(["condor_config", "condor_config_text", "hooks"]);
 export function readRouterPluginConfig(conf: Readonly<Table>, env: Record<string, string | undefined> = process.env): RouterPluginConfig {
   const file = conf.condor_config;
   const text = conf.condor_config_text;
-  if (file !== undefined && (typeof file !== "string" || file === "")) throw new Error("conf.condor_config: must be a file path");
-  if (text !== undefined && typeof text !== "string") throw new Error("conf.condor_config_text: must be HTCondor configuration text");
+  if (file !== undefined && (typeof file !== "string" || file === "")) throw new JobtapError(ErrorCode.CONFIG, "conf.condor_config: must be a file path");
+  if (text !== undefined && typeof text !== "string") throw new JobtapError(ErrorCode.CONFIG, "conf.condor_config_text: must be HTCondor configuration text");
   const hooks = hookTable(conf.hooks);
   if (file !== undefined || text !== undefined) {
     const extra = Object.keys(conf).filter((k) => !CONDOR_KEYS.has(k));
-    if (extra.length > 0) throw new Error(`conf.${extra[0]}: routes come from the HTCondor configuration; put TOML routes in a separate plugin conf`);
+    if (extra.length > 0) throw new JobtapError(ErrorCode.CONFIG, `conf.${extra[0]}: routes come from the HTCondor configuration; put TOML routes in a separate plugin conf`);
     let config = file === undefined ? new CondorConfig({ env }) : readCondorConfigFile(file, { env });
     if (text !== undefined) config = parseCondorConfig(text, { env, into: config, file: "conf.condor_config_text" });
     return {
@@ -60,12 +62,12 @@ function nonEmpty(v: string | undefined): string | undefined {
 function hookTable(v: unknown): Map<string, string> {
   const out = new Map<string, string>();
   if (v === undefined) return out;
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error("conf.hooks: must be a table of <Keyword>_HOOK_<TYPE> = path");
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new JobtapError(ErrorCode.CONFIG, "conf.hooks: must be a table of <Keyword>_HOOK_<TYPE> = path");
   for (const [k, path] of Object.entries(v)) {
     if (!/^[A-Za-z0-9_]+_HOOK_(TRANSLATE_JOB|UPDATE_JOB_INFO|JOB_FINALIZE|JOB_EXIT|JOB_CLEANUP)$/i.test(k)) {
-      throw new Error(`conf.hooks.${k}: not a router hook knob (<Keyword>_HOOK_TRANSLATE_JOB, _UPDATE_JOB_INFO, _JOB_FINALIZE, _JOB_EXIT, _JOB_CLEANUP)`);
+      throw new JobtapError(ErrorCode.CONFIG, `conf.hooks.${k}: not a router hook knob (<Keyword>_HOOK_TRANSLATE_JOB, _UPDATE_JOB_INFO, _JOB_FINALIZE, _JOB_EXIT, _JOB_CLEANUP)`);
     }
-    if (typeof path !== "string" || !path.startsWith("/")) throw new Error(`conf.hooks.${k}: must be an absolute path`);
+    if (typeof path !== "string" || !path.startsWith("/")) throw new JobtapError(ErrorCode.CONFIG, `conf.hooks.${k}: must be an absolute path`);
     out.set(k.toUpperCase(), path);
   }
   return out;

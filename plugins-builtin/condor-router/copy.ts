@@ -11,10 +11,9 @@ import {
   jobspecFromAd,
   TransformRun,
   type Jobspec,
-  type Route,
-  type RouterConfig,
   type Transform,
 } from "jobtap/plugin";
+import type { Route, RouterConfig } from "./routes.js";
 
 /** Attributes HTCondor removes from the copy. */
 const DELETED = (

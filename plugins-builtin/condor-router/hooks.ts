@@ -15,8 +15,8 @@ import {
   ROUTER_HOOK_SEPARATOR,
   writeHookAds,
   type PluginContext,
-  type Route,
 } from "jobtap/plugin";
+import type { Route } from "./routes.js";
 
 export type RouterHookType = "TRANSLATE_JOB" | "UPDATE_JOB_INFO" | "JOB_FINALIZE" | "JOB_CLEANUP";
 

@@ -6,6 +6,7 @@
  * (TOML routes or a pasted HTCondor config, config.ts). Services: `condor-router.q` (owner
  * and guests: counts only). docs/condor-router.md.
  */
+import { ErrorCode, JobtapError } from "jobtap/plugin";
 import type { Executor, PluginContext } from "jobtap/plugin";
 import { readRouterPluginConfig } from "./config.js";
 import { MIRROR_EXECUTOR, Router } from "./router.js";
@@ -14,7 +15,7 @@ import { MIRROR_EXECUTOR, Router } from "./router.js";
 function hookTimeLimit(conf: Readonly<Record<string, unknown>>): number {
   const v = conf.hook_time_limit;
   if (v === undefined) return 0;
-  if (typeof v !== "number" || !(v >= 0)) throw new Error(`conf.hook_time_limit: must be a number of seconds >= 0, got ${JSON.stringify(v)}`);
+  if (typeof v !== "number" || !(v >= 0)) throw new JobtapError(ErrorCode.CONFIG, `conf.hook_time_limit: must be a number of seconds >= 0, got ${JSON.stringify(v)}`);
   return v * 1000;
 }
 

@@ -3,7 +3,7 @@
  * and a throttle recomputed at most once per 600 s window from the failures and successes
  * counted in it. The numbers and formulas are HTCondor's.
  */
-import type { Route } from "jobtap/plugin";
+import type { Route } from "./routes.js";
 
 /** HTCondor's THROTTLE_UPDATE_INTERVAL, in seconds. */
 export const THROTTLE_WINDOW_S = 600;

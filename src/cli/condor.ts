@@ -18,7 +18,7 @@ import { readCondorConfigFile } from "../condor/config-reader.js";
 import { formatLongAd, readLongAds } from "../condor/long-ads.js";
 import type { CondorConfig } from "../condor/config.js";
 import { formatSource } from "../condor/config.js";
-import { readRouterConfig } from "../condor/router-config.js";
+import { readRouterConfig } from "../../plugins-builtin/condor-router/routes-condor.js";
 import { parseTransform, type Transform } from "../condor/transform.js";
 import { ErrorCode, isJobtapError, JobtapError } from "../errors.js";
 import { parseArgs } from "./args.js";

@@ -22,12 +22,3 @@ export {
   type HookRunnerOptions,
 } from "./types.js";
 export { JOB_HOOK_SEPARATOR, ROUTER_HOOK_SEPARATOR, readHookAds, readHookAd, writeHookAds, type HookAd, type FailedLine } from "./adio.js";
-export {
-  CRON_MAX_LINE,
-  CronOutputReader,
-  readCronOutput,
-  writeCronRecord,
-  parseRecordArgs,
-  type CronRecord,
-  type CronReaderOptions,
-} from "./cron-output.js";

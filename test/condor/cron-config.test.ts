@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseCondorConfig, readCondorConfigFile } from "../../src/condor/config-reader.js";
-import { cronBool, cronTableFromConfig, parseCronEnv, parseCronPeriod, splitCronArgs } from "../../src/condor/cron-config.js";
+import { cronBool, cronTableFromConfig, parseCronEnv, parseCronPeriod, splitCronArgs } from "../../plugins-builtin/condor-cron/table.js";
 
 const example = readCondorConfigFile(fileURLToPath(new URL("./fixtures/cron-example.config", import.meta.url)), {
   defaults: { LIBEXEC: "/usr/libexec/condor" },

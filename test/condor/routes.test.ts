@@ -6,10 +6,10 @@ import { describe, expect, it } from "vitest";
 import { Evaluator, parseOldAd, unparse } from "../../src/classad/index.js";
 import { TransformRun } from "../../src/condor/apply.js";
 import { parseCondorConfig, readCondorConfigFile } from "../../src/condor/config-reader.js";
-import { convertOldRouteText } from "../../src/condor/old-routes.js";
-import { readRouterConfig } from "../../src/condor/router-config.js";
-import { routerConfigFromToml } from "../../src/condor/router-toml.js";
-import type { RouterConfig } from "../../src/condor/routes.js";
+import { convertOldRouteText } from "../../plugins-builtin/condor-router/old-routes.js";
+import { readRouterConfig } from "../../plugins-builtin/condor-router/routes-condor.js";
+import { routerConfigFromToml } from "../../plugins-builtin/condor-router/routes-toml.js";
+import type { RouterConfig } from "../../plugins-builtin/condor-router/routes.js";
 import { isJobtapError } from "../../src/errors.js";
 
 const FIXTURES = fileURLToPath(new URL("./fixtures", import.meta.url));
@@ -301,7 +301,7 @@ describe("deprecated JOB_ROUTER_ENTRIES / JOB_ROUTER_DEFAULTS", () => {
 
 describe("schedd job transforms", () => {
   it("reads JOB_TRANSFORM_NAMES in order and refuses an undefined one", async () => {
-    const { readJobTransforms } = await import("../../src/condor/router-config.js");
+    const { readJobTransforms } = await import("../../plugins-builtin/condor-router/routes-condor.js");
     const c = parseCondorConfig(
       "JOB_TRANSFORM_NAMES = Second, First\nJOB_TRANSFORM_First = SET A 1\nJOB_TRANSFORM_Second @=x\nDEFAULT B 2\n@x\n",
       { file: "s.cfg" },

@@ -15,7 +15,7 @@ import { Evaluator, parseAd, parseExpr, parseOldAd } from "../../src/classad/ind
 import { parseCondorConfig, parseTransform } from "../../src/condor/index.js";
 import { ErrorCode } from "../../src/errors.js";
 import { readHookAds } from "../../src/hooks/adio.js";
-import { readCronOutput } from "../../src/hooks/cron-output.js";
+import { readCronOutput } from "../../plugins-builtin/condor-cron/output.js";
 import { checkConfigFile } from "../../src/server/config.js";
 import { simManager, submitNow } from "../manager/helpers.js";
 import { cleanly, RUNS, SEED } from "./helpers.js";

@@ -1,17 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ClassAd, evalAttr, parseOldAd, printOldAd } from "../../src/classad/index.js";
-import {
-  CRON_MAX_LINE,
-  CronOutputReader,
-  JOB_HOOK_SEPARATOR,
-  parseRecordArgs,
-  readCronOutput,
-  readHookAd,
-  readHookAds,
-  ROUTER_HOOK_SEPARATOR,
-  writeCronRecord,
-  writeHookAds,
-} from "../../src/hooks/index.js";
+import { CRON_MAX_LINE, CronOutputReader, parseRecordArgs, readCronOutput, writeCronRecord } from "../../plugins-builtin/condor-cron/output.js";
+import { JOB_HOOK_SEPARATOR, readHookAd, readHookAds, ROUTER_HOOK_SEPARATOR, writeHookAds } from "../../src/hooks/index.js";
 
 const v = (ad: ClassAd, name: string) => evalAttr(ad, name);
 

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ClassAd } from "../../src/classad/index.js";
-import { cronTarget } from "../../src/manager/ads/hostads.js";
+import { cronTarget } from "../../plugins-builtin/condor-cron/target.js";
 import { carveSlots } from "../../src/manager/scheduler/slots.js";
 import { checkConfigFile } from "../../src/server/config.js";
 import { jobspec, simManager, submitNow, tempDir, testJob } from "./helpers.js";

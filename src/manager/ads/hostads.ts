@@ -15,7 +15,6 @@ import { ClassAd } from "../../classad/classad.js";
 import type { Expr } from "../../classad/expr.js";
 import { parseExpr } from "../../classad/parser.js";
 import { builtinEvaluator } from "../../classad/shared.js";
-import { unparse } from "../../classad/unparse.js";
 import { isTrue } from "../../classad/values.js";
 import { ErrorCode, JobtapError, isJobtapError } from "../../errors.js";
 import type { Clock } from "../base/clock.js";
@@ -149,12 +148,11 @@ function targetSelects(t: AdTarget, constraint: Expr | undefined, ad: ClassAd, s
 }
 
 /**
- * Whether a startd cron ad (its selectors, §7.6; `slotIds` the job's SLOTS) merges into the
- * slot whose ad is `slotAd`: the rule HostAds applies to a publication at `cronTarget(ad)`.
- * A SlotMergeConstraint that does not parse selects nothing.
+ * Whether a publication of `ad` at target `t` merges into the slot whose ad is `slotAd`:
+ * the rule HostAds applies, for a plugin that keeps ads of its own per slot. A constraint
+ * that does not parse selects nothing.
  */
-export function cronAdSelects(ad: ClassAd, slotIds: readonly number[] | undefined, slotAd: ClassAd): boolean {
-  const t = cronTarget(ad, slotIds);
+export function adTargetSelects(t: AdTarget, ad: ClassAd, slotAd: ClassAd): boolean {
   let constraint: Expr | undefined;
   try {
     constraint = t.constraint === undefined ? undefined : parseExpr(t.constraint, true);
@@ -205,23 +203,4 @@ function freeDiskKiB(path: string): number {
   } catch {
     return 0;
   }
-}
-
-/**
- * The target HTCondor gives a startd cron ad (§7.6): `SlotMergeConstraint`, else a
- * non-empty string `SlotName` (else `Name`), else an integer `SlotTypeId`, else an integer
- * `SlotId`, else every slot; `slotIds` is the cron job's SLOTS list, if any.
- */
-export function cronTarget(ad: ClassAd, slotIds?: readonly number[]): AdTarget {
-  const base: AdTarget = slotIds === undefined ? {} : { slotIds };
-  const constraint = ad.lookup("SlotMergeConstraint");
-  if (constraint !== undefined) return { ...base, constraint: unparse(constraint, true) };
-  const nameAttr = ad.has("SlotName") ? "SlotName" : "Name";
-  const name = ad.has(nameAttr) ? ad.evaluate(nameAttr) : undefined;
-  if (typeof name === "string" && name !== "") return { ...base, namePrefix: name };
-  const typeId = ad.has("SlotTypeId") ? ad.evaluate("SlotTypeId") : undefined;
-  if (typeof typeId === "bigint") return { ...base, slotTypeId: Number(typeId) };
-  const slotId = ad.has("SlotId") ? ad.evaluate("SlotId") : undefined;
-  if (typeof slotId === "bigint") return { ...base, slotId: Number(slotId) };
-  return base;
 }

@@ -6,9 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import { ErrorCode, JobtapError } from "../errors.js";
-import { attrRef, ClassAd, type Expr, parseNewAd, unparse } from "./classad-bridge.js";
-import { type CondorConfig, formatSource } from "./config.js";
+import { attrRef, ClassAd, ErrorCode, formatSource, JobtapError, parseNewAd, unparse, type ClassAdExpr as Expr, type CondorConfig } from "jobtap/plugin";
 import type { TransformSource } from "./routes.js";
 
 /** One converted route: its name and its transform text. */

@@ -6,8 +6,7 @@
  * CONDITION, bad ENV) is skipped — reported in `skipped` with the reason and knob location,
  * never half-configured.
  */
-import { parseExpr } from "./classad-bridge.js";
-import { type CondorConfig, formatSource } from "./config.js";
+import { formatSource, parseExpr, type CondorConfig, ErrorCode, JobtapError } from "jobtap/plugin";
 
 export type CronPrefix = "STARTD_CRON_" | "SCHEDD_CRON_" | "BENCHMARKS_";
 export type CronMode = "Periodic" | "WaitForExit" | "OneShot" | "OnDemand";
@@ -98,7 +97,7 @@ export function parseCronEnv(text: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const item of items) {
     const eq = item.indexOf("=");
-    if (eq <= 0) throw new Error(`"${item}" is not NAME=value`);
+    if (eq <= 0) throw new JobtapError(ErrorCode.CONFIG, `"${item}" is not NAME=value`);
     env[item.slice(0, eq)] = item.slice(eq + 1);
   }
   return env;

@@ -15,7 +15,7 @@
  * ```
  * Errors name the TOML path (`router.routes.Site1.transform:3: ...`).
  */
-import { ErrorCode, JobtapError } from "../errors.js";
+import { ErrorCode, JobtapError } from "jobtap/plugin";
 import { buildRouterConfig, ROUTER_DEFAULTS, type RouterConfig, type RouterSettings, type TransformSource } from "./routes.js";
 
 type Table = Record<string, unknown>;

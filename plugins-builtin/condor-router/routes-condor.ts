@@ -3,11 +3,8 @@
  * bodies read unexpanded (their macros expand per job), and the deprecated
  * JOB_ROUTER_ENTRIES / JOB_ROUTER_DEFAULTS converted to transforms.
  */
-import { ErrorCode, JobtapError } from "../errors.js";
-import type { CondorConfig, ConfigEntry } from "./config.js";
-import { formatSource } from "./config.js";
+import { ErrorCode, formatSource, JobtapError, parseTransform, type CondorConfig, type ConfigEntry } from "jobtap/plugin";
 import { convertOldRoutes } from "./old-routes.js";
-import { parseTransform } from "./transform.js";
 import {
   buildRouterConfig,
   type NamedTransform,

@@ -7,11 +7,7 @@
  * One deliberate difference: a record's tag belongs to that record alone. (HTCondor keeps a
  * tag from a `- tag` line that ended an empty record and applies it to the next one.)
  */
-import { insertLine, type FailedLine } from "../classad/adtext.js";
-import { ClassAd } from "../classad/classad.js";
-import { Parser, parseExpr } from "../classad/parser.js";
-import { printOldAd } from "../classad/unparse.js";
-import { isTrue, typeOf } from "../classad/values.js";
+import { ClassAd, insertLine, isTrue, parseExpr, printOldAd, typeOf, type FailedLine } from "jobtap/plugin";
 
 /** Lines longer than this are split, as HTCondor's line buffer does. */
 export const CRON_MAX_LINE = 64 * 1024;
@@ -50,7 +46,6 @@ export class CronOutputReader {
   private lineNo = 0;
   private ad = new ClassAd();
   private failed: FailedLine[] = [];
-  private readonly parser = new Parser("", true);
   /** Bad lines of records that had no good line (so were not returned). */
   readonly orphanFailed: FailedLine[] = [];
 
@@ -96,7 +91,7 @@ export class CronOutputReader {
       return;
     }
     const raw = (this.opts.prefix ?? "") + text;
-    const why = insertLine(this.ad, raw, this.parser);
+    const why = insertLine(this.ad, raw);
     if (why !== null) this.failed.push({ line: this.lineNo, text, message: why });
   }
 

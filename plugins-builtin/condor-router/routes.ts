@@ -5,9 +5,7 @@
  * Two front ends feed one builder: an HTCondor config (router-config.ts) and jobtap's TOML
  * (router-toml.ts). Both hand over the same `RouterInput`, so both yield identical routes.
  */
-import { ErrorCode, JobtapError } from "../errors.js";
-import { expandMacros, type MacroScope } from "./macros.js";
-import { parseTransform, transformWhere, type Transform, type TransformOrigin } from "./transform.js";
+import { ErrorCode, expandMacros, JobtapError, parseTransform, transformWhere, type MacroScope, type Transform, type TransformOrigin } from "jobtap/plugin";
 
 /** Router-wide settings (HTCondor's JOB_ROUTER_* knobs), with HTCondor's defaults. */
 export interface RouterSettings {
