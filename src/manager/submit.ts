@@ -17,6 +17,7 @@ import { isThenable, runSteps, type Step } from "./steps.js";
 import type { OutOf } from "./topics.js";
 import { newJobCore } from "./transition.js";
 import { frozenJobspec, sameData, shapeOf, type Shape } from "./frozen.js";
+import { infeasibleAtSubmit, type InfeasibleCheck } from "./feasibility.js";
 
 export interface SubmitOptions {
   /** Submitting user (default: the instance owner). */
@@ -93,8 +94,9 @@ export class Submitter {
     private readonly ids: FluidGenerator,
     private readonly owner: number,
     private readonly limits: JobLimits = DEFAULT_JOB_LIMITS,
-    /** The host's slots: does SlotID `n` exist, and which there are (for the message). */
-    private readonly slots: { exists(n: number): boolean; describe(): string } = { exists: () => true, describe: () => "" },
+    /** The host's slots: does SlotID `n` exist, which there are (for the message), and
+     *  could the pool ever satisfy a request (the feasibility check: feasibility.ts). */
+    private readonly slots: { exists(n: number): boolean; describe(): string; infeasible?: InfeasibleCheck } = { exists: () => true, describe: () => "" },
   ) {}
 
   /** The stored JSON of the job `enter` just admitted, handed to `accept` (one serialization per job). */
@@ -165,7 +167,7 @@ export class Submitter {
     this.enteredJson = "";
     // Nobody listens and no dependencies: no callbacks at all (the common, fast case).
     if (!this.needsCallbacks(job.core.jobspec)) {
-      this.accept(job, json);
+      this.settle(job, undefined, json);
       return;
     }
     let why: string | undefined | Promise<string | undefined>;
@@ -201,6 +203,7 @@ export class Submitter {
 
   /** Accepts the job, or rejects it with the plugin's message. */
   private settle(job: ActiveJob, rejection: string | undefined, json: string): void {
+    if (rejection === undefined && this.slots.infeasible) rejection = infeasibleAtSubmit(job, this.slots.infeasible);
     if (rejection === undefined) {
       this.accept(job, json);
       return;

@@ -83,6 +83,13 @@ describe("dependencies and limits from the command line", { timeout: 90_000 }, (
     expect(events(y!).filter((e) => e.name === "dependency-remove")).toHaveLength(3);
   });
 
+  it("a request the 4-core pool could never satisfy is refused at submit", () => {
+    expect(d.cli(["submit", "-n", "100", "true"])).toMatchObject({
+      status: 1,
+      stderr: "jobtap submit: unsatisfiable request: 100 cores requested, 4 available\n",
+    });
+  });
+
   it("--begin-time holds the job in DEPEND, shown as begin@ in jobs; a bad time is refused", () => {
     const [later] = submit(["--begin-time=+1h", "true"]);
     expect(d.job(later!)).toMatchObject({ state: "DEPEND", dependencies: [expect.stringMatching(/^begin-time=\d+\.\d{3}$/)] });
