@@ -4,7 +4,9 @@
  * (afterok), failure (afternotok) or exception (afterexcept).
  *
  * Bookkeeping is per antecedent: the dependents waiting on it, released at its `start`
- * event (afterstart, via a subscription) or when it becomes inactive. It is rebuilt after a
+ * event (afterstart, via a subscription) or when it becomes inactive. A dependent with
+ * several dependencies leaves DEPEND when the last is removed; a dependency that can never
+ * be satisfied raises a fatal `dependency` exception and drops the others. It is rebuilt after a
  * restart or reload because jobtap re-runs `job.dependency.*` for jobs still in DEPEND.
  */
 import type { DependencyArgs, JobArgs, JobId, PluginContext, Rejection } from "jobtap/plugin";
@@ -51,7 +53,22 @@ class AfterGraph {
     return taken;
   }
 
-  /** A dependent is gone (inactive, rejected) or released: drop its references. */
+  /**
+   * One dependency of `depid` on `antecedent` was released (its waiter already taken):
+   * drop that reference only while no other waiter of `depid` remains on `antecedent`.
+   * The dependent's other antecedents still hold it in DEPEND (issue 32: forgetting them
+   * all here left a job with two dependencies waiting forever on the second).
+   */
+  released(antecedent: JobId, depid: JobId): void {
+    const left = this.waiting.get(antecedent);
+    if (left?.some((w) => w.depid === depid)) return;
+    const r = this.refs.get(depid);
+    if (r === undefined) return;
+    r.delete(antecedent);
+    if (r.size === 0) this.refs.delete(depid);
+  }
+
+  /** A dependent is gone (inactive, rejected, failed): drop all its references. */
   forget(depid: JobId): void {
     const antecedents = this.refs.size === 0 ? undefined : this.refs.get(depid);
     if (antecedents === undefined) return;
@@ -114,6 +131,10 @@ class AfterPlugin {
       p.raiseException(args.id, "dependency", 3, "after: dependency scheme is deprecated, use afterstart");
     }
     const description = `${type}=${value}`;
+    // Re-run at restart or reload (the job is already in DEPEND): a dependency no longer
+    // outstanding was satisfied before; adding and removing it again would post duplicate
+    // events and the removal would fail, raising an exception on a job that should run.
+    if (args.state === "DEPEND" && !args.dependencies.includes(description)) return undefined;
     if (target.state === "INACTIVE") {
       return this.ending(target, (end) => {
         const why = inactiveAtSubmit(scheme, type, value, end);
@@ -127,8 +148,8 @@ class AfterPlugin {
     return undefined;
   }
 
-  private release(w: Waiter): void {
-    this.graph.forget(w.depid);
+  private release(antecedent: JobId, w: Waiter): void {
+    this.graph.released(antecedent, w.depid);
     try {
       this.p.dependencyRemove(w.depid, w.description);
     } catch (e) {
@@ -147,7 +168,7 @@ class AfterPlugin {
 
   /** The antecedent started: release its afterstart waiters. */
   onStart(id: JobId): void {
-    for (const w of this.graph.take(id, (x) => x.type === "after-start")) this.release(w);
+    for (const w of this.graph.take(id, (x) => x.type === "after-start")) this.release(id, w);
   }
 
   /** Any job became inactive: release or fail what waits on it; forget its own waits. */
@@ -157,7 +178,7 @@ class AfterPlugin {
     return this.ending(args, (end) => {
       for (const w of waiters) {
         const r = releasedAtEnd(w.type, end);
-        if (r === true) this.release(w);
+        if (r === true) this.release(args.id, w);
         else this.fail(w, r === "never started" ? "job never started" : "can never be satisfied");
       }
       this.graph.forget(args.id);

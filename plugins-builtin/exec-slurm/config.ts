@@ -10,6 +10,7 @@
  *   sbatch-args = ["--exclusive"]  # appended to every sbatch
  *   poll-period = "5s"             # one squeue for all jobs this often
  *   max-poll-period = "60s"        # back-off ceiling while slurmctld does not answer
+ *   max-poll-failures = 10         # failed polls in a row before waiting jobs get an exception
  *   command-timeout = "30s"        # a Slurm command running longer is killed (and retried)
  *   submit-concurrency = 4         # sbatch processes at once
  *
@@ -28,6 +29,7 @@ const KEYS = [
   "sbatch-args",
   "poll-period",
   "max-poll-period",
+  "max-poll-failures",
   "command-timeout",
   "submit-concurrency",
 ] as const;
@@ -39,6 +41,7 @@ export function defaultSlurmConfig(): SlurmExecConfig {
     choices: {},
     pollPeriodMs: 5_000,
     maxPollPeriodMs: 60_000,
+    maxPollFailures: 10,
     submitConcurrency: 4,
   };
 }
@@ -67,12 +70,16 @@ export function readSlurmConfig(conf: Table): SlurmExecConfig {
   c.pollPeriodMs = duration(t, "poll-period") ?? c.pollPeriodMs;
   c.maxPollPeriodMs = Math.max(c.pollPeriodMs, duration(t, "max-poll-period") ?? c.maxPollPeriodMs);
   c.site.commandTimeoutMs = duration(t, "command-timeout") ?? c.site.commandTimeoutMs;
-  const n = t["submit-concurrency"];
-  if (n !== undefined) {
-    if (!Number.isInteger(n) || (n as number) < 1) throw new ConfigError(`[exec.slurm].submit-concurrency: must be an integer >= 1, got ${JSON.stringify(n)}`);
-    c.submitConcurrency = n as number;
-  }
+  c.submitConcurrency = count(t, "submit-concurrency") ?? c.submitConcurrency;
+  c.maxPollFailures = count(t, "max-poll-failures") ?? c.maxPollFailures;
   return c;
+}
+
+function count(t: Table, key: string): number | undefined {
+  const n = t[key];
+  if (n === undefined) return undefined;
+  if (!Number.isInteger(n) || (n as number) < 1) throw new ConfigError(`[exec.slurm].${key}: must be an integer >= 1, got ${JSON.stringify(n)}`);
+  return n as number;
 }
 
 function text(t: Table, key: string): string | undefined {

@@ -12,7 +12,11 @@
  *   end. The time limit is jobtap's own timer from `start` (exact to the second; Slurm's
  *   `--time` is whole minutes and only a backstop).
  * - slurmctld down or slow: a failed poll or a refused connection leaves every job as it
- *   is; polls back off (doubling, up to `maxPollPeriodMs`) and go on. An sbatch whose
+ *   is; polls back off (doubling, up to `maxPollPeriodMs`) and go on, `maxPollFailures`
+ *   times in a row at most: then every job waiting on an answer (tracked, or looked up by
+ *   comment) gets an `exec` exception naming the last Slurm error and is released, so
+ *   `submit --wait` and `cancel` end instead of waiting forever on a Slurm that cannot be
+ *   asked (a wrong SLURM_CONF, no configuration source). An sbatch whose
  *   outcome is unknown is never simply retried: the job is first looked up by its
  *   `--comment=jobtap:<id>` and resubmitted only if two lookups, a poll period apart, both
  *   find no such job (a stalled slurmctld may still act on the request of an sbatch that
@@ -33,6 +37,8 @@ export interface SlurmExecConfig {
   choices: SlurmChoices;
   pollPeriodMs: number;
   maxPollPeriodMs: number;
+  /** Failed polls in a row after which the jobs waiting on Slurm's answers are given up. */
+  maxPollFailures: number;
   submitConcurrency: number;
 }
 
@@ -77,6 +83,8 @@ export class SlurmExecutor implements Executor {
   private pollTimer?: ReturnType<Clock["setTimeout"]>;
   private polling = false;
   private failures = 0;
+  /** The last failed command and its message, named in the give-up exception. */
+  private lastError = "";
   private closed = false;
   /** sbatch runs in small helper processes (see spawner.ts)... */
   private readonly pool: SpawnPool;
@@ -259,13 +267,14 @@ export class SlurmExecutor implements Executor {
     try {
       ok = (await this.flushCancels()) && (await this.lookups()) && (await this.pollTracked());
     } catch (e) {
+      this.lastError = `slurm poll: ${(e as Error).message}`;
       this.log("error", `slurm poll failed: ${(e as Error).message}`);
     } finally {
       this.polling = false;
     }
     if (this.closed) return;
     if (ok) this.failures = 0;
-    else this.failures++;
+    else if (++this.failures >= this.config.maxPollFailures) this.giveUp();
     if (this.runs.size > 0) this.schedulePoll(ok ? this.config.pollPeriodMs : this.backoffMs());
   }
 
@@ -293,7 +302,24 @@ export class SlurmExecutor implements Executor {
     return r.status === 0 ? parseSacct(r.stdout) : new Map();
   }
 
+  /**
+   * Slurm could not be asked `failures` times in a row: the jobs waiting on its answers end
+   * with an exception naming the error (their Slurm jobs, if any, may still be there: a
+   * pending scancel is kept and tried again while other jobs are polled).
+   */
+  private giveUp(): void {
+    const n = this.failures;
+    this.failures = 0;
+    this.log("error", `${n} Slurm polls failed in a row; giving up the jobs waiting on them: ${this.lastError}`);
+    for (const run of [...this.runs.values()]) {
+      if (run.ended || (run.phase !== "tracked" && run.phase !== "lookup")) continue;
+      const what = run.phase === "tracked" ? `Slurm job ${run.slurmId}` : "the Slurm submission";
+      this.end(run, { type: "exec", note: `${what}: Slurm could not be asked ${n} times in a row (${this.lastError})` });
+    }
+  }
+
   private pollFailed(what: string, r: CommandResult): false {
+    this.lastError = `${what}: ${oneLine(r)}`;
     // One line per streak of failures, not one per poll.
     if (this.failures === 0) this.log("error", `${what} failed, jobs keep their state and polls back off: ${oneLine(r)}`);
     return false;

@@ -5,6 +5,7 @@
 import { formatFSD } from "../manager/base/fsd.js";
 import type { JobView } from "../server/protocol.js";
 import { usage } from "./args.js";
+import { describeWaitStatus, termSignal } from "./endstatus.js";
 import type { UserTable } from "../manager/base/users.js";
 
 export const DEFAULT_FORMAT =
@@ -33,6 +34,7 @@ const FIELDS: Record<string, { header: string; get: Field }> = {
   state: { header: "STATE", get: (j) => j.state },
   status: { header: "ST", get: (j) => STATUS_ABBREV[statusOf(j)] ?? statusOf(j) },
   result: { header: "RESULT", get: (j) => j.result ?? "" },
+  returncode: { header: "RC", get: (j) => (j.returncode === undefined ? "" : String(j.returncode)) },
   urgency: { header: "URG", get: (j) => String(j.urgency) },
   priority: { header: "PRI", get: (j) => (j.priority < 0 ? "-" : String(j.priority)) },
   ntasks: { header: "NTASKS", get: (j) => String(j.ntasks) },
@@ -101,8 +103,9 @@ function statusOf(job: JobView): string {
   return job.state === "INACTIVE" && job.result !== undefined ? job.result : job.state;
 }
 
+/** Seconds from `alloc` to the end; undefined (TIME `-`) for a job that never started. */
 function runtimeOf(job: JobView, now: number): number | undefined {
-  if (job.t_run === undefined) return undefined;
+  if (job.t_run === undefined || job.t_start === undefined) return undefined;
   const end = job.t_cleanup ?? (job.state === "INACTIVE" ? job.t_inactive : undefined) ?? now;
   return Math.max(0, end - job.t_run);
 }
@@ -123,7 +126,10 @@ function contextualInfo(job: JobView): string {
       return job.urgency === 0 ? "held" : schedReason(job);
     case "INACTIVE":
       if (job.exception) return `${job.exception.type}${job.exception.note ? ": " + job.exception.note : ""}`;
-      return job.result === "FAILED" && job.waitstatus !== undefined ? `status=${job.waitstatus >> 8}` : "";
+      if (job.routed !== undefined) return `routed: ${job.routed}`;
+      if (job.result !== "FAILED" || job.waitstatus === undefined) return "";
+      // A signal is no exit status: `killed by SIGTERM`, not the `status=0` of ws >> 8.
+      return termSignal(job.waitstatus) !== 0 ? describeWaitStatus(job.waitstatus)! : `status=${(job.waitstatus >> 8) & 0xff}`;
     default:
       return "";
   }

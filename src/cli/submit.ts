@@ -8,6 +8,7 @@ import type { Jobspec } from "../manager/port/records.js";
 import { ErrorCode, isJobtapError } from "../errors.js";
 import { optFlag, optInt, optList, optString, parseArgs, usage, type OptionSpec, type ParsedArgs } from "./args.js";
 import { exitStatusOf, withDaemon } from "./common.js";
+import { termSignal } from "./endstatus.js";
 import type { DaemonClient } from "../server/client.js";
 import type { CliIO, Subcommand } from "./io.js";
 import {
@@ -103,8 +104,9 @@ export const submit: Subcommand = async (argv, io) => {
     const { describeEnd } = await import("./wait.js");
     for (const id of ids) {
       const { job } = await client.call("wait", { id });
-      // A job that could not even run (its command missing, a bad --cwd) says why.
-      if (job.exception !== undefined) io.stderr(`${job.id}: ${describeEnd(job)}\n`);
+      // A job that could not even run (its command missing, a bad --cwd) says why, and so
+      // does one killed by a signal (its exit status, 128+N, would not name it).
+      if (job.exception !== undefined || termSignal(job.waitstatus) !== 0) io.stderr(`${job.id}: ${describeEnd(job)}\n`);
       status = Math.max(status, exitStatusOf(job));
       finished?.advance();
     }
@@ -272,7 +274,9 @@ async function watch(client: DaemonClient, io: CliIO, id: string): Promise<numbe
     if (ended && !got) break;
     if (!got) await new Promise((r) => setTimeout(r, WATCH_POLL_MS));
   }
-  return exitStatusOf((await client.call("wait", { id })).job);
+  const { job } = await client.call("wait", { id });
+  if (termSignal(job.waitstatus) !== 0) io.stderr(`${job.id}: ${(await import("./wait.js")).describeEnd(job)}\n`);
+  return exitStatusOf(job);
 }
 
 /** One `output` call; a job that ended without starting (BAD_STATE) has nothing more to show. */

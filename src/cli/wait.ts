@@ -4,18 +4,18 @@
  */
 import { parseArgs, usage } from "./args.js";
 import { exitStatusOf, withDaemon } from "./common.js";
+import { describeWaitStatus } from "./endstatus.js";
 import { jobIdArg } from "./jobid.js";
 import type { Subcommand } from "./io.js";
 import type { JobView } from "../server/protocol.js";
 
-/** "CANCELED (cancel: no longer needed)", "FAILED (exit 3)", ... */
+/** "CANCELED (cancel: no longer needed)", "FAILED (exit 3)", "FAILED (killed by SIGKILL)". */
 export function describeEnd(job: JobView): string {
   const what = job.result ?? job.state;
   const ex = job.exception;
   if (ex) return `${what} (${ex.type}${ex.note ? `: ${ex.note}` : ""})`;
-  const ws = job.waitstatus;
-  if (ws !== undefined && ws !== 0) return `${what} (${ws & 0x7f ? `signal ${ws & 0x7f}` : `exit ${(ws >> 8) & 0xff}`})`;
-  return what;
+  const end = describeWaitStatus(job.waitstatus);
+  return end !== undefined ? `${what} (${end})` : what;
 }
 
 /** Waits for jobs to finish and reports how they ended. */

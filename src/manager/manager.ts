@@ -125,6 +125,7 @@ export class JobManager {
     this.submitter = new Submitter(engine, ids, this.owner, engine.limits, {
       exists: (n) => n <= scheduler.slots.length,
       describe: () => describeSlots(scheduler.slots),
+      infeasible: (r) => scheduler.infeasible(r),
     }, guestRunnable(opts.launcher, this.owner));
     this.commands = new JobCommands(engine, this.owner, (id) => this.inactive.has(id));
     this.updater = new JobUpdater(engine, this.owner, (id) => this.inactive.has(id), (r) => scheduler.infeasible(r));

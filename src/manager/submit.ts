@@ -18,6 +18,7 @@ import { isThenable, runSteps, type Step } from "./base/steps.js";
 import type { OutOf } from "./port/topics.js";
 import { newJobCore } from "./core/transition.js";
 import { frozenJobspec, sameData, shapeOf, type Shape } from "./core/frozen.js";
+import { infeasibleAtSubmit, type InfeasibleCheck } from "./feasibility.js";
 
 export interface SubmitOptions {
   /** Submitting user (default: the instance owner). */
@@ -94,8 +95,9 @@ export class Submitter {
     private readonly ids: FluidGenerator,
     private readonly owner: number,
     private readonly limits: JobLimits = DEFAULT_JOB_LIMITS,
-    /** The host's slots: does SlotID `n` exist, and which there are (for the message). */
-    private readonly slots: { exists(n: number): boolean; describe(): string } = { exists: () => true, describe: () => "" },
+    /** The host's slots: does SlotID `n` exist, which there are (for the message), and
+     *  could the pool ever satisfy a request (the feasibility check: feasibility.ts). */
+    private readonly slots: { exists(n: number): boolean; describe(): string; infeasible?: InfeasibleCheck } = { exists: () => true, describe: () => "" },
     /** Throws when a guest's job could not run as the guest here (manager.ts guestRunnable). */
     private readonly guestRunnable?: (userid: number, jobspec: Jobspec) => void,
   ) {}
@@ -168,7 +170,7 @@ export class Submitter {
     this.enteredJson = "";
     // Nobody listens and no dependencies: no callbacks at all (the common, fast case).
     if (!this.needsCallbacks(job.core.jobspec)) {
-      this.accept(job, json);
+      this.settle(job, undefined, json);
       return;
     }
     let why: string | undefined | Promise<string | undefined>;
@@ -204,6 +206,7 @@ export class Submitter {
 
   /** Accepts the job, or rejects it with the plugin's message. */
   private settle(job: ActiveJob, rejection: string | undefined, json: string): void {
+    if (rejection === undefined && this.slots.infeasible) rejection = infeasibleAtSubmit(job, this.slots.infeasible);
     if (rejection === undefined) {
       this.accept(job, json);
       return;

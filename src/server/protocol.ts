@@ -39,6 +39,12 @@ export interface JobView {
   /** Present once the job is inactive (or in CLEANUP with an end event). */
   result?: string;
   waitstatus?: number;
+  /** Flux's returncode: the exit code, or minus the signal that killed the job. */
+  returncode?: number;
+  /** When the job's `start` event was posted (absent: it never started). */
+  t_start?: number;
+  /** A routed original: the id of its routed copy (`RoutedToJobId`). */
+  routed?: string;
   exception?: { type: string; severity: number; note: string };
   annotations: Record<string, unknown> | null;
   dependencies: string[];

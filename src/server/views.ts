@@ -3,6 +3,7 @@
  * shows and the manager keeps only in the eventlog (run and cleanup times, the fatal
  * exception, queue, task count), and the listing order `flux jobs` uses.
  */
+import { waitStatus } from "../manager/port/executor.js";
 import { formatJobId } from "../manager/base/ids.js";
 import type { JobManager } from "../manager/manager.js";
 import type { EventEntry, Jobspec } from "../manager/port/records.js";
@@ -27,7 +28,10 @@ export function jobView(info: JobInfo, eventlog: EventEntry[] | undefined, jobsp
   const queue = jobspec?.attributes.system?.queue;
   if (typeof queue === "string") view.queue = queue;
   if (info.result !== undefined) view.result = info.result;
-  if (info.waitstatus !== undefined) view.waitstatus = info.waitstatus;
+  if (info.waitstatus !== undefined) {
+    view.waitstatus = info.waitstatus;
+    view.returncode = waitStatus.returnCode(info.waitstatus);
+  }
   if (info.t_clean !== undefined) view.t_inactive = info.t_clean;
   if (eventlog) addTimes(view, eventlog);
   return view;
@@ -37,6 +41,8 @@ function addTimes(view: JobView, eventlog: EventEntry[]): void {
   for (const e of eventlog) {
     if (e.name === "depend" && view.t_depend === undefined) view.t_depend = e.timestamp;
     else if (e.name === "alloc" && view.t_run === undefined) view.t_run = e.timestamp;
+    else if (e.name === "start" && view.t_start === undefined) view.t_start = e.timestamp;
+    else if (e.name === "jobspec-update" && typeof e.context?.[ROUTED_TO] === "string") routedTo(view, e.context[ROUTED_TO]);
     else if (e.name === "clean") view.t_inactive = e.timestamp;
     else if (e.name === "finish" && view.t_cleanup === undefined) view.t_cleanup = e.timestamp;
     else if (e.name === "exception" && e.context?.severity === 0 && view.exception === undefined) {
@@ -45,6 +51,19 @@ function addTimes(view: JobView, eventlog: EventEntry[]): void {
       const c = e.context;
       view.exception = { type: String(c.type ?? ""), severity: 0, note: String(c.note ?? "") };
     }
+  }
+}
+
+/** The jobspec key the job router sets on an original it routed (docs/condor-router.md). */
+const ROUTED_TO = "attributes.user.classad.RoutedToJobId";
+
+/** `RoutedToJobId` holds a ClassAd string literal (`"ƒ..."`): the copy's id. */
+function routedTo(view: JobView, expr: string): void {
+  try {
+    const id: unknown = JSON.parse(expr);
+    if (typeof id === "string" && id !== "") view.routed = id;
+  } catch {
+    // Not a string literal: not something the router wrote; nothing to show.
   }
 }
 

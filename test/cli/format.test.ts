@@ -20,8 +20,8 @@ describe("jobs table", () => {
     const out = formatTable(
       [
         job({ state: "DEPEND", priority: -1, dependencies: ["after-finish=ƒ1"] }),
-        job({ state: "RUN", t_run: 110 }),
-        job({ state: "INACTIVE", result: "CANCELED", t_run: 110, t_cleanup: 200, exception: { type: "cancel", severity: 0, note: "" } }),
+        job({ state: "RUN", t_run: 110, t_start: 110 }),
+        job({ state: "INACTIVE", result: "CANCELED", t_run: 110, t_start: 110, t_cleanup: 200, exception: { type: "cancel", severity: 0, note: "" } }),
         job({ urgency: 0, priority: 0 }),
       ],
       DEFAULT_FORMAT,
@@ -35,6 +35,20 @@ describe("jobs table", () => {
       "        ƒ2Ab alice    sleep       S   0          0        - held",
       "",
     ]);
+  });
+
+  it("names the signal that killed a job, says where a routed job went, and TIME is - until a start", () => {
+    const out = formatTable(
+      [
+        job({ state: "INACTIVE", result: "FAILED", waitstatus: 15, returncode: -15, t_run: 110, t_start: 110, t_cleanup: 112 }),
+        job({ state: "INACTIVE", result: "FAILED", waitstatus: 3 << 8, returncode: 3, t_run: 110, t_start: 110, t_cleanup: 112 }),
+        job({ state: "INACTIVE", result: "FAILED", t_run: 110, t_cleanup: 110, exception: { type: "exec", severity: 0, note: "no such command" } }),
+        job({ state: "INACTIVE", result: "COMPLETED", waitstatus: 0, returncode: 0, routed: "ƒ9Zz", t_run: 110, t_start: 111, t_cleanup: 115 }),
+      ],
+      "{runtime:>5} {returncode:>3} {info}",
+      { users, now: 125 },
+    );
+    expect(out.split("\n")).toEqual([" TIME  RC INFO", "   2s -15 killed by SIGTERM", "   2s   3 status=3", "    -     exec: no such command", "   5s   0 routed: ƒ9Zz", ""]);
   });
 
   it("accepts -o formats and rejects unknown fields by name", () => {

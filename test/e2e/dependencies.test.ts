@@ -70,6 +70,26 @@ describe("dependencies and limits from the command line", { timeout: 90_000 }, (
     );
   });
 
+  it("two afterany and an afterok dependency: the job waits for all three, then runs", async () => {
+    const [a, b, c] = [submit(["--urgency=0", "true"])[0]!, submit(["--urgency=0", "true"])[0]!, submit(["--urgency=0", "true"])[0]!];
+    const [y] = submit([`--dependency=afterany:${a}`, `--dependency=afterany:${b}`, `--dependency=afterok:${c}`, "true"]);
+    expect(d.cli(["urgency", a, "16"]).status).toBe(0);
+    await waitFor(() => d.job(a)?.state === "INACTIVE", 30_000, "the first antecedent to end");
+    expect(d.job(y!)).toMatchObject({ state: "DEPEND" });
+    expect(d.cli(["urgency", b, "16"]).status).toBe(0);
+    expect(d.cli(["urgency", c, "16"]).status).toBe(0);
+    await waitFor(() => d.job(y!)?.state === "INACTIVE", 30_000, "the dependent to end");
+    expect(d.job(y!)).toMatchObject({ result: "COMPLETED" });
+    expect(events(y!).filter((e) => e.name === "dependency-remove")).toHaveLength(3);
+  });
+
+  it("a request the 4-core pool could never satisfy is refused at submit", () => {
+    expect(d.cli(["submit", "-n", "100", "true"])).toMatchObject({
+      status: 1,
+      stderr: "jobtap submit: unsatisfiable request: 100 cores requested, 4 available\n",
+    });
+  });
+
   it("--begin-time holds the job in DEPEND, shown as begin@ in jobs; a bad time is refused", () => {
     const [later] = submit(["--begin-time=+1h", "true"]);
     expect(d.job(later!)).toMatchObject({ state: "DEPEND", dependencies: [expect.stringMatching(/^begin-time=\d+\.\d{3}$/)] });

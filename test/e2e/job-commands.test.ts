@@ -44,6 +44,25 @@ describe("job kill / job purge / submit --watch", { timeout: 90_000 }, () => {
     expect(quiet.stdout.trim().split("\n")).toHaveLength(1);
   });
 
+  it("a job killed by a signal is shown as such everywhere; one that never started has TIME -", async () => {
+    const w = d.cli(["submit", "--wait", "sh", "-c", "kill -TERM $$"]);
+    const id = w.stdout.trim();
+    expect(w).toMatchObject({ status: 143, stderr: `${id}: FAILED (killed by SIGTERM)\n` });
+    expect(d.cli(["wait", id])).toMatchObject({ status: 143, stderr: `${id}: FAILED (killed by SIGTERM)\n` });
+    const watched = d.cli(["submit", "--watch", "sh", "-c", "kill -KILL $$"]);
+    expect(watched.status).toBe(137);
+    expect(watched.stderr).toBe(`${watched.stdout.trim()}: FAILED (killed by SIGKILL)\n`);
+    const row = d.cli(["jobs", "-a", "-o", "{id} {status} {returncode} {info}"]).stdout.split("\n").find((l) => l.startsWith(id));
+    expect(row).toBe(`${id} F -15 killed by SIGTERM`);
+    const info = JSON.parse(d.cli(["job", "info", id, "job"]).stdout) as Record<string, unknown>;
+    expect(info).toMatchObject({ result: "FAILED", waitstatus: 15, returncode: -15 });
+    // An exec exception after alloc, before any start (Flux's testexec mock_exception=init).
+    const missing = d.cli(["submit", "--wait", "--setattr", "exec.test.mock_exception=init", "true"]).stdout.trim();
+    expect(d.cli(["eventlog", missing]).stdout).toMatch(/ alloc[\s\S]* exception/);
+    const time = d.cli(["jobs", "-a", "-o", "{id} {runtime}"]).stdout.split("\n").find((l) => l.startsWith(missing));
+    expect(time).toBe(`${missing} -`);
+  });
+
   it("purge: a dry run by default, --force drops the oldest inactive jobs; active jobs are refused", async () => {
     const before = d.jobs().filter((j) => j.state === "INACTIVE").length;
     for (let i = 0; i < 3; i++) d.cli(["submit", "--wait", "--setattr", "exec.test.run_duration=0s", "true"]);

@@ -51,6 +51,11 @@ describe("condor-router from the command line", { timeout: 90_000 }, () => {
     const jobs = () => JSON.parse(d.cli(["jobs", "-a", "--json"]).stdout) as Array<{ id: string; state: string; result?: string }>;
     await waitFor(() => ids.every((id) => jobs().find((j) => j.id === id)?.state === "INACTIVE"), 60_000, "every original to finish");
     expect(ids.map((id) => jobs().find((j) => j.id === id)?.result)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED", "COMPLETED"]);
+    // A routed original says where it went (INFO `routed: COPY`), the copy being a real job.
+    const info = d.cli(["jobs", "-a", "-o", "{id} {info}"]).stdout.split("\n");
+    const routed = ids.flatMap((id) => info.filter((l) => l.startsWith(`${id} routed: `)).map((l) => l.slice(`${id} routed: `.length)));
+    expect(routed.length).toBeGreaterThanOrEqual(1);
+    for (const copy of routed) expect(jobs().find((j) => j.id === copy)?.state).toBe("INACTIVE");
     const hist = JSON.parse(d.cli(["router", "history", "--json"]).stdout) as { routes: Array<{ route: string; completed: number; aborted: number }> };
     expect(hist.routes).toHaveLength(1);
     expect(hist.routes[0]!.route).toBe("Spill");

@@ -120,12 +120,13 @@ describe("scheduler", () => {
     expect(rOf(b).execution.starttime).toBeGreaterThan(rOf(a).execution.starttime);
   });
 
-  it("an unsatisfiable request gets an alloc exception", async () => {
+  it("an unsatisfiable request is refused at submit (Flux's feasibility check)", async () => {
     const s = await simManager({ resources: { cores: 2 } });
-    const id = await submitNow(s, job(1, 3));
-    expect(s.mgr.job(id).result).toBe("FAILED");
-    const ex = s.mgr.eventlog(id).find((e) => e.name === "exception");
-    expect(ex?.context).toMatchObject({ type: "alloc", severity: 0, note: "unsatisfiable request: 3 cores requested, 2 available" });
+    await expect(submitNow(s, job(1, 3))).rejects.toMatchObject({
+      code: "JOB_REJECTED",
+      message: "unsatisfiable request: 3 cores requested, 2 available",
+    });
+    expect(s.mgr.jobs({})).toEqual([]);
   });
 });
 

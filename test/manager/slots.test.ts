@@ -84,7 +84,7 @@ describe("scheduling inside slots", () => {
     await s.mgr.close();
   });
 
-  it("a job naming a missing slot is rejected at submit; one too big for its slot gets an alloc exception", async () => {
+  it("a job naming a missing slot, or too big for its slot, is rejected at submit", async () => {
     const s = await simManager(layout);
     await expect(s.mgr.submit(testJob(0, {}, { slot: 3 }))).rejects.toMatchObject({
       code: "UNKNOWN_SLOT",
@@ -94,10 +94,13 @@ describe("scheduling inside slots", () => {
       code: "BAD_JOBSPEC",
       message: expect.stringMatching(/attributes\.system\.slot: must be a slot number/),
     });
-    const tooBig = await submitNow(s, jobspec(["true"], { slot: 1 }, { cores: 3 }));
-    await s.clock.advance(1);
-    const end = s.mgr.eventlog(tooBig).find((e) => e.name === "exception");
-    expect(end?.context).toMatchObject({ type: "alloc", severity: 0, note: "unsatisfiable request: 3 cores requested, slot 1 has 2" });
+    await expect(submitNow(s, jobspec(["true"], { slot: 1 }, { cores: 3 }))).rejects.toMatchObject({
+      code: "JOB_REJECTED",
+      message: "unsatisfiable request: 3 cores requested, slot 1 has 2",
+    });
+    await expect(submitNow(s, jobspec(["true"], {}, { cores: 3 }))).rejects.toMatchObject({
+      message: expect.stringMatching(/^unsatisfiable request: no slot is large enough \(3 cores/),
+    });
     await s.mgr.close();
   });
 });

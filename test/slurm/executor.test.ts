@@ -274,6 +274,29 @@ describe.skipIf(skipSlurm)("slurm executor on a real cluster", { timeout: 60_000
     expect(String(rec.of(j.id)[0]!.context!.note)).toMatch(/Slurm job 987654 vanished/);
   });
 
+  it("squeue failing for good (the executor's SLURM_CONF broken): after max-poll-failures the jobs end with Slurm's error, a cancel too", async () => {
+    const rec = new Recorder();
+    const ex = newExecutor(rec, { maxPollFailures: 3 });
+    const running = job(["sleep", "300"]);
+    const cancelled = job(["sleep", "300"]);
+    ex.start(running, rec);
+    ex.start(cancelled, rec);
+    await waitFor(() => rec.names(running.id).includes("start") && rec.names(cancelled.id).includes("start"), 30_000, "the jobs to start");
+    // From now on every Slurm command of this executor has no configuration source.
+    // squeue retries a missing slurm.conf for a minute: each command is killed after 2 s.
+    ex.reconfigure(config({ site: { slurmConf: join(work, "no-such-slurm.conf"), commandTimeoutMs: 2_000 }, maxPollFailures: 3 }));
+    ex.kill(cancelled.id);
+    await waitFor(() => rec.released(running.id) && rec.released(cancelled.id), 30_000, "both jobs to be given up");
+    for (const j of [running, cancelled]) {
+      expect(rec.names(j.id)).toEqual(["exec-state", "start", "exception", "finish", "release"]);
+      const note = String(rec.of(j.id)[2]!.context!.note);
+      expect(note).toMatch(new RegExp(`^Slurm job ${slurmIdOf(rec, j.id)}: Slurm could not be asked 3 times in a row \\((squeue|scancel): `));
+      expect(note).toMatch(/no-such-slurm\.conf|configuration/i);
+    }
+    expect(rec.logs.filter((m) => /3 Slurm polls failed in a row/.test(m))).toHaveLength(1);
+    for (const j of [running, cancelled]) cluster.run("scancel", [slurmIdOf(rec, j.id)!]);
+  });
+
   it("slurmctld not answering: polls back off (doubling up to max-poll-period), then resume at the poll period", async () => {
     // Timers on a simulated clock, whose every delay is recorded; Slurm's commands are real.
     class RecordingClock extends SimulatedClock {

@@ -131,6 +131,7 @@ describe("[exec.slurm]", () => {
           "max-poll-period": "1m",
           "command-timeout": 10,
           "submit-concurrency": 2,
+          "max-poll-failures": 4,
         },
       },
     });
@@ -139,6 +140,7 @@ describe("[exec.slurm]", () => {
       choices: { partition: "p", account: "a", qos: "q", args: ["--exclusive"] },
       pollPeriodMs: 2000,
       maxPollPeriodMs: 60_000,
+      maxPollFailures: 4,
       submitConcurrency: 2,
     });
   });
@@ -151,6 +153,7 @@ describe("[exec.slurm]", () => {
     expect(bad({ partition: 3 })).toThrow(/^\[exec.slurm\].partition: must be a non-empty string/);
     expect(bad({ "sbatch-args": "--x" })).toThrow(/^\[exec.slurm\].sbatch-args: must be an array of strings/);
     expect(bad({ "submit-concurrency": 0 })).toThrow(/^\[exec.slurm\].submit-concurrency: must be an integer >= 1/);
+    expect(bad({ "max-poll-failures": 1.5 })).toThrow(/^\[exec.slurm\].max-poll-failures: must be an integer >= 1, got 1.5/);
     expect(bad("x")).toThrow(/^\[exec.slurm\]: must be a table/);
   });
 });

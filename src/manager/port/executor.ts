@@ -113,4 +113,6 @@ export const waitStatus = {
   signaled: (signal: number): number => signal & 0x7f,
   exitCode: (status: number): number | undefined => ((status & 0x7f) === 0 ? (status >> 8) & 0xff : undefined),
   signal: (status: number): number | undefined => ((status & 0x7f) !== 0 ? status & 0x7f : undefined),
+  /** Flux's `returncode`: the exit code, or minus the signal that killed the job. */
+  returnCode: (status: number): number => ((status & 0x7f) !== 0 ? -(status & 0x7f) : (status >> 8) & 0xff),
 };
