@@ -5,7 +5,7 @@
  */
 import { ErrorCode, JobtapError } from "../errors.js";
 import type { DaemonClient } from "../server/client.js";
-import { optString, parseArgs, usage } from "./args.js";
+import { optString, parseArgs, usage, type CommandSpec } from "./args.js";
 import { withDaemon } from "./common.js";
 import type { Subcommand } from "./io.js";
 import { callService } from "./plugin.js";
@@ -13,6 +13,25 @@ import { callService } from "./plugin.js";
 const USAGE = "usage: jobtap queue list | status [QUEUE] | start|stop|enable|disable [QUEUE] [-m REASON]";
 const PLUGIN = "update-queue";
 const CHANGES = ["start", "stop", "enable", "disable"];
+
+const REASON = { name: "message", short: "m", value: "REASON", help: "why (shown by queue status, and to submitters of a disabled queue)" };
+const change = (verb: string, summary: string, reason: boolean): CommandSpec => ({
+  usage: [`queue ${verb} [QUEUE]${reason ? " [-m REASON]" : ""}`],
+  summary: `${summary}; without QUEUE every configured queue (owner only)`,
+  options: reason ? [REASON] : [],
+});
+
+/** The option tables of `jobtap queue`'s subcommands (parser and --help). */
+export const SPEC = {
+  subcommands: {
+    list: { usage: ["queue list"], summary: "the configured queues, enabled (EN) and started (ST); the default starred", options: [] },
+    status: { usage: ["queue status [QUEUE]"], summary: "whether each queue (or QUEUE) takes submissions and schedules", options: [] },
+    start: change("start", "schedules the queue's jobs again", false),
+    stop: change("stop", "stops scheduling the queue's jobs (pending jobs stay queued)", true),
+    enable: change("enable", "accepts submissions to the queue again", false),
+    disable: change("disable", "refuses submissions to the queue", true),
+  } satisfies Record<string, CommandSpec>,
+};
 
 interface QueueStatus {
   enabled: boolean;
@@ -25,8 +44,8 @@ interface QueueStatus {
 export const queue: Subcommand = async (argv, io) => {
   const [sub, ...rest] = argv;
   if (sub === undefined) throw usage(USAGE);
-  if (sub !== "list" && sub !== "status" && !CHANGES.includes(sub)) throw usage(`queue: unknown subcommand "${sub}"\n${USAGE}`);
-  const p = parseArgs(rest, CHANGES.includes(sub) ? [{ name: "message", short: "m", value: true }] : []);
+  if (sub !== "list" && sub !== "status" && !CHANGES.includes(sub)) throw usage(`unknown subcommand "${sub}"\n${USAGE}`);
+  const p = parseArgs(rest, SPEC.subcommands[sub as keyof typeof SPEC.subcommands]);
   const [name, ...extra] = p.positionals;
   if (extra.length > 0 || (sub === "list" && name !== undefined)) throw usage(USAGE);
   return withDaemon(io, async (client) => {

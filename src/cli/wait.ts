@@ -1,12 +1,20 @@
 /**
- * `jobtap wait ID...`: waits for each job to become inactive; exits with the largest of
- * their exit statuses (0 when all completed), printing a line for each job that did not.
+ * `jobtap wait ID...` or `jobtap wait --all`: waits for each job to become inactive; exits
+ * with the largest of their exit statuses (0 when all completed), printing a line for each
+ * job that did not. `--all` waits for every active job of yours, as `flux job wait --all`.
  */
-import { parseArgs, usage } from "./args.js";
-import { exitStatusOf, withDaemon } from "./common.js";
+import { optFlag, parseArgs, usage, type CommandSpec } from "./args.js";
+import { activeJobIds, exitStatusOf, withDaemon } from "./common.js";
 import { jobIdArg } from "./jobid.js";
 import type { Subcommand } from "./io.js";
 import type { JobView } from "../server/protocol.js";
+
+/** The option table of `jobtap wait` (parser and --help). */
+export const SPEC: CommandSpec = {
+  usage: ["wait ID...", "wait --all"],
+  summary: "Waits for jobs to finish; the exit status is the largest of theirs (0: all completed).",
+  options: [{ name: "all", short: "a", help: "wait for all your active jobs; non-zero if any of them did not complete" }],
+};
 
 /** "CANCELED (cancel: no longer needed)", "FAILED (exit 3)", ... */
 export function describeEnd(job: JobView): string {
@@ -20,10 +28,13 @@ export function describeEnd(job: JobView): string {
 
 /** Waits for jobs to finish and reports how they ended. */
 export const wait: Subcommand = async (argv, io) => {
-  const p = parseArgs(argv, []);
-  if (p.positionals.length === 0) throw usage("usage: jobtap wait ID...");
-  const ids = p.positionals.map(jobIdArg);
+  const p = parseArgs(argv, SPEC);
+  const all = optFlag(p, "all");
+  if (all && p.positionals.length > 0) throw usage("give job IDs or --all, not both");
+  if (!all && p.positionals.length === 0) throw usage("usage: jobtap wait ID... | wait --all");
+  const given = p.positionals.map(jobIdArg);
   return withDaemon(io, async (client) => {
+    const ids = all ? await activeJobIds(client, undefined) : given;
     const views = await Promise.all(ids.map((id) => client.call("wait", { id })));
     let status = 0;
     for (const { job } of views) {
