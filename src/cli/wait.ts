@@ -11,9 +11,12 @@ import type { JobView } from "../server/protocol.js";
 
 /** The option table of `jobtap wait` (parser and --help). */
 export const SPEC: CommandSpec = {
-  usage: ["wait ID...", "wait --all"],
+  usage: ["wait [-v] ID...", "wait --all [-v]"],
   summary: "Waits for jobs to finish; the exit status is the largest of theirs (0: all completed).",
-  options: [{ name: "all", short: "a", help: "wait for all your active jobs; non-zero if any of them did not complete" }],
+  options: [
+    { name: "all", short: "a", help: "wait for all your active jobs; non-zero if any of them did not complete" },
+    { name: "verbose", short: "v", help: "say how many jobs are waited for, and how every job ended, not only the failed" },
+  ],
 };
 
 /** "CANCELED (cancel: no longer needed)", "FAILED (exit 3)", ... */
@@ -35,11 +38,13 @@ export const wait: Subcommand = async (argv, io) => {
   const given = p.positionals.map(jobIdArg);
   return withDaemon(io, async (client) => {
     const ids = all ? await activeJobIds(client, undefined) : given;
-    const views = await Promise.all(ids.map((id) => client.call("wait", { id })));
+    const verbose = optFlag(p, "verbose");
+    const views = Promise.all(ids.map((id) => client.call("wait", { id })));
+    if (verbose) io.stderr(`waiting for ${ids.length} job${ids.length === 1 ? "" : "s"}\n`);
     let status = 0;
-    for (const { job } of views) {
+    for (const { job } of await views) {
       const s = exitStatusOf(job);
-      if (s !== 0) io.stderr(`${job.id}: ${describeEnd(job)}\n`);
+      if (s !== 0 || verbose) io.stderr(`${job.id}: ${describeEnd(job)}\n`);
       status = Math.max(status, s);
     }
     return status;
