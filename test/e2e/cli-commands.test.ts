@@ -3,6 +3,8 @@
  * jobs' default count, job output / attach, version.
  */
 import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BIN, daemonForSuite, waitFor, type DaemonUnderTest } from "./harness.js";
 
@@ -75,5 +77,21 @@ describe("cancel --all, wait --all, jobs --count, job output", { timeout: 120_00
     const v = d.cli(["version"]);
     expect(v).toMatchObject({ status: 0, stdout: expect.stringMatching(/^jobtap \d+\.\d+\.\d+/) });
     expect(d.cli(["--version"]).stdout).toBe(v.stdout);
+  });
+
+  it("plugin load names a JS plugin's syntax error FILE:LINE:COL, and lists a plugin by its exported name", () => {
+    const bad = join(d.statedir, "broken.mjs");
+    const line3 = "  p.on('job.new', () => { return x +; });";
+    writeFileSync(bad, `export default (p) => {\n  const x = 1;\n${line3}\n};\n`);
+    const r = d.cli(["plugin", "load", bad]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(`jobtap plugin: ${bad}:3:${line3.indexOf(";") + 1}: Unexpected token ';'\n`);
+    const named = join(d.statedir, "fair-1.mjs");
+    writeFileSync(named, 'export default { name: "fair", setup: (p) => p.on("plugin.query", () => ({ mine: true })) };\n');
+    expect(d.cli(["plugin", "load", named])).toMatchObject({ status: 0, stderr: "" });
+    expect(d.cli(["plugin", "list"]).stdout).toBe("fair\n");
+    expect(JSON.parse(d.cli(["plugin", "query", "fair"]).stdout)).toMatchObject({ name: "fair", path: named, mine: true });
+    expect(d.cli(["plugin", "remove", "fa*"])).toMatchObject({ status: 0, stderr: "" });
+    expect(d.cli(["plugin", "list"]).stdout).toBe("");
   });
 });
