@@ -94,4 +94,13 @@ describe("cancel --all, wait --all, jobs --count, job output", { timeout: 120_00
     expect(d.cli(["plugin", "remove", "fa*"])).toMatchObject({ status: 0, stderr: "" });
     expect(d.cli(["plugin", "list"]).stdout).toBe("");
   });
+
+  it("logs a plugin's message with its name once", async () => {
+    const path = join(d.statedir, "says.mjs");
+    writeFileSync(path, 'export default { name: "says", setup: (p) => p.log.warn("hello from setup") };\n');
+    expect(d.cli(["plugin", "load", path]).status).toBe(0);
+    await waitFor(() => d.log.includes("hello from setup"), 30_000, "the plugin's log line");
+    expect(d.log).toMatch(/warn: says: hello from setup\n/);
+    expect(d.cli(["plugin", "remove", "says"]).status).toBe(0);
+  });
 });
