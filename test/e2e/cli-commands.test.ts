@@ -103,4 +103,19 @@ describe("cancel --all, wait --all, jobs --count, job output", { timeout: 120_00
     expect(d.log).toMatch(/warn: says: hello from setup\n/);
     expect(d.cli(["plugin", "remove", "says"]).status).toBe(0);
   });
+
+  it("queue stop/start/disable/enable act on the default queue when no queues are configured", async () => {
+    expect(d.cli(["queue", "stop", "-m", "maintenance"])).toMatchObject({ status: 0, stderr: "" });
+    expect(d.cli(["queue", "status"]).stdout).toBe("Job submission is enabled\nScheduling is stopped: maintenance\n");
+    const id = d.submit(["true"]);
+    await waitFor(() => d.job(id)?.state === "SCHED", 30_000, "the job to reach SCHED");
+    expect(d.cli(["queue", "stop", "batch"])).toMatchObject({ status: 1, stderr: expect.stringContaining('unknown queue "batch" (no named queues are configured') });
+    expect(d.cli(["queue", "start"]).status).toBe(0);
+    expect(d.cli(["wait", id]).status).toBe(0);
+    expect(d.cli(["queue", "disable", "-m", "closed"]).status).toBe(0);
+    expect(d.cli(["submit", "true"])).toMatchObject({ status: 1, stderr: expect.stringContaining("job submission is disabled: closed") });
+    expect(d.cli(["queue", "enable"]).status).toBe(0);
+    expect(d.cli(["queue", "list"]).stdout).toBe("QUEUE    EN ST\ndefault  ✔  ✔\n");
+    expect(d.cli(["submit", "--wait", "true"]).status).toBe(0);
+  });
 });
