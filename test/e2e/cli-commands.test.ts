@@ -1,6 +1,7 @@
 /**
- * The Flux-user commands of issue 32 against the real daemon: cancel --all, wait --all,
- * jobs' default count, job output / attach, version.
+ * Issue 32's CLI items against the real daemon: cancel --all, wait --all, jobs' default
+ * count, job output / attach, version, the default queue's stop/start, and the plugin
+ * loader's exported names, syntax-error positions and log prefixes.
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
