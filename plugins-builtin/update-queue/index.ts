@@ -75,7 +75,9 @@ export default function updateQueue(p: PluginContext): void {
     return withRead(p.state.get<StatusTable>(STATE_KEY), (saved) => {
       stopOnRestart = flag;
       restored ??= saved !== undefined;
-      status = reconcile(saved, names);
+      // No [queues]: one anonymous queue, "", that start/stop/enable/disable act on (Flux's
+      // default queue); admission still knows no queue names.
+      status = reconcile(saved, names.length === 0 ? [""] : names);
       save();
       applyToManager();
       return undefined;
@@ -123,7 +125,11 @@ export default function updateQueue(p: PluginContext): void {
 
   /** Admission: a message if the job's queue refuses it. */
   const admission = (q: string | undefined): string | undefined => {
-    if (cfg.names.length === 0) return q === undefined ? undefined : `queue "${q}" does not exist (no queues are configured)`;
+    if (cfg.names.length === 0) {
+      if (q !== undefined) return `queue "${q}" does not exist (no queues are configured)`;
+      const anon = status[""];
+      return anon?.enabled === false ? `job submission is disabled${anon.disableReason ? `: ${anon.disableReason}` : ""}` : undefined;
+    }
     if (q === undefined) return "no queue specified";
     const s = status[q];
     if (s === undefined) return `queue "${q}" does not exist`;
@@ -145,7 +151,7 @@ export default function updateQueue(p: PluginContext): void {
     if (args.state === "RUN" || args.state === "CLEANUP") return p.reject("update of queue for running job not supported");
     if (typeof q !== "string") return p.reject(`queue must be a string, got ${JSON.stringify(q)}`);
     if (q === queueOf(args)) return p.reject(`job queue is already set to ${q}`);
-    if (status[q] === undefined) return p.reject(`queue "${q}" does not exist`);
+    if (status[q] === undefined || cfg.names.length === 0) return p.reject(`queue "${q}" does not exist`);
     if (!status[q].enabled) return p.reject(`queue ${q} is currently disabled`);
     // Not validated: the limits of the new queue apply through job.validate.
     return { feasibility: true };

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import TOML from "@iarna/toml";
 import { ErrorCode, JobtapError } from "../errors.js";
-import { optFlag, optString, parseArgs, usage, type OptionSpec } from "./args.js";
+import { optFlag, optString, parseArgs, usage, type CommandSpec } from "./args.js";
 import { withDaemon } from "./common.js";
 import type { CliIO, Subcommand } from "./io.js";
 import { callService } from "./plugin.js";
@@ -28,14 +28,21 @@ export const ACCOUNT_USAGE = [
 
 const PLUGIN = "accounting";
 const LIMITS = ["max-running-jobs", "max-active-jobs", "max-cores"];
-const SPECS: OptionSpec[] = [
-  { name: "json" },
-  { name: "parent", value: true },
-  { name: "bank", value: true },
-  { name: "shares", value: true },
-  { name: "default" },
-  ...LIMITS.map((name) => ({ name, value: true })),
-];
+/** The option table of `jobtap account` (parser and --help); one table serves every subcommand. */
+export const SPEC: CommandSpec = {
+  usage: ACCOUNT_USAGE.split("\n").filter((l) => !l.startsWith("LIMITS")).map((l) => l.replace(/^jobtap /, "")),
+  summary: "Fair-share banks, users, shares, usage and limits of the accounting plugin (docs/accounting.md).",
+  options: [
+    { name: "json", help: "print the service's answer as JSON" },
+    { name: "parent", value: "BANK", help: "the bank's parent in the bank tree (add-bank, edit-bank)" },
+    { name: "bank", value: "BANK", help: "the user's bank (add-user; edit-user and delete-user: which of the user's banks)" },
+    { name: "shares", value: "N", help: "the bank's or user's shares (a positive integer)" },
+    { name: "default", help: "make this bank the user's default bank (edit-user)" },
+    { name: "max-running-jobs", value: "N", help: "limit: running jobs at once (-1: no limit); over it a job waits in DEPEND" },
+    { name: "max-active-jobs", value: "N", help: "limit: active jobs (-1: no limit); over it a submission is rejected" },
+    { name: "max-cores", value: "N", help: "limit: cores in use at once (-1: no limit); over it a job waits in DEPEND" },
+  ],
+};
 
 type Req = Record<string, unknown>;
 
@@ -71,7 +78,7 @@ const CHANGES = ["add-bank", "edit-bank", "delete-bank", "add-user", "edit-user"
 export const account: Subcommand = async (argv, io) => {
   const [sub, ...rest] = argv;
   if (sub === undefined) throw usage(`usage:\n${ACCOUNT_USAGE}`);
-  const p = parseArgs(rest, SPECS);
+  const p = parseArgs(rest, SPEC);
   const json = optFlag(p, "json");
   const [arg, ...extra] = p.positionals;
   if (extra.length > 0) throw usage(`account ${sub}: unexpected argument "${extra[0]}"`);

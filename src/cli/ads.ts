@@ -3,11 +3,21 @@
  * shows them: a table of the slot ads by default, `-l` the whole ads (`Name = value` lines
  * sorted by name, a blank line between ads), `--json` a JSON array.
  */
-import { optFlag, optInt, parseArgs, usage } from "./args.js";
+import { optFlag, optInt, parseArgs, usage, type CommandSpec } from "./args.js";
 import { withDaemon } from "./common.js";
 import type { Subcommand } from "./io.js";
 
-const OPTIONS = [{ name: "machine" }, { name: "slot", value: true }, { name: "long", short: "l" }, { name: "json" }];
+/** The option table of `jobtap ads` (parser and --help). */
+export const SPEC: CommandSpec = {
+  usage: ["ads [--machine | --slot N] [-l | --json]"],
+  summary: "Prints the host's slot ads as a table, like condor_status, or whole ads.",
+  options: [
+    { name: "machine", help: "the machine ad instead of the slot ads" },
+    { name: "slot", value: "N", help: "only slot N's ad" },
+    { name: "long", short: "l", help: "whole ads, Name = value lines sorted by name (condor_status -l)" },
+    { name: "json", help: "the ads as a JSON array" },
+  ],
+};
 
 /** The `condor_status` columns: Name, OpSys, Arch, State, Activity, LoadAv, Mem (MiB), Cpus. */
 const COLUMNS: Array<[header: string, attr: string, width: number]> = [
@@ -22,11 +32,11 @@ const COLUMNS: Array<[header: string, attr: string, width: number]> = [
 ];
 
 export const ads: Subcommand = async (argv, io) => {
-  const p = parseArgs(argv, OPTIONS);
-  if (p.positionals.length > 0) throw usage(`ads: unexpected argument "${p.positionals[0]}"`);
+  const p = parseArgs(argv, SPEC);
+  if (p.positionals.length > 0) throw usage(`unexpected argument "${p.positionals[0]}"`);
   const slot = optInt(p, "slot");
   const machine = optFlag(p, "machine");
-  if (machine && slot !== undefined) throw usage("ads: give --machine or --slot N, not both");
+  if (machine && slot !== undefined) throw usage("give --machine or --slot N, not both");
   return withDaemon(io, async (client) => {
     const { ads: list } = await client.call("ads", { ...(machine ? { machine: true } : {}), ...(slot === undefined ? {} : { slot }) });
     if (optFlag(p, "json")) io.stdout(JSON.stringify(list.map((a) => a.json), null, 2) + "\n");

@@ -9,10 +9,24 @@ export interface OptionSpec {
   /** Long name without dashes; also the key in the parsed result. */
   name: string;
   short?: string;
-  /** Takes a value (otherwise it is a flag). */
-  value?: boolean;
+  /** Takes a value, shown by `--help` as this placeholder (`N`, `FILE`); a flag otherwise. */
+  value?: string;
   /** May be given more than once; values collect in order. */
   repeat?: boolean;
+  /** One line for `--help`: what the option does. */
+  help: string;
+}
+
+/**
+ * One command's (or subcommand's) option table with its usage lines: the parser reads the
+ * options, `--help` prints all of it (help.ts), so the two cannot drift apart.
+ */
+export interface CommandSpec {
+  /** Usage forms after "jobtap ", one per line. */
+  usage: string[];
+  /** One line saying what the command does. */
+  summary: string;
+  options: OptionSpec[];
 }
 
 export interface ParsedArgs {
@@ -26,8 +40,12 @@ export interface ParseMode {
   stopAtPositional?: boolean;
 }
 
-/** Parses `argv` against `specs`; throws USAGE naming the offending option. */
-export function parseArgs(argv: string[], specs: OptionSpec[], mode: ParseMode = {}): ParsedArgs {
+/**
+ * Parses `argv` against a command's option table; throws USAGE naming the offending option
+ * (its details list the options the table knows: tests check `--help` describes them all).
+ */
+export function parseArgs(argv: string[], command: Pick<CommandSpec, "options">, mode: ParseMode = {}): ParsedArgs {
+  const specs = command.options;
   const options: ParsedArgs["options"] = {};
   const positionals: string[] = [];
   let i = 0;
@@ -58,7 +76,7 @@ function takeLong(argv: string[], i: number, specs: OptionSpec[], out: ParsedArg
   const eq = arg.indexOf("=");
   const name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
   const spec = specs.find((s) => s.name === name);
-  if (!spec) throw usage(`unknown option --${name}`);
+  if (!spec) throw unknownOption(`--${name}`, specs);
   if (!spec.value) {
     if (eq >= 0) throw usage(`option --${name} takes no value`);
     out[spec.name] = true;
@@ -77,7 +95,7 @@ function takeShort(argv: string[], i: number, specs: OptionSpec[], out: ParsedAr
   for (let k = 1; k < arg.length; k++) {
     const letter = arg[k] as string;
     const spec = specs.find((s) => s.short === letter);
-    if (!spec) throw usage(`unknown option -${letter}`);
+    if (!spec) throw unknownOption(`-${letter}`, specs);
     if (!spec.value) {
       out[spec.name] = true;
       continue;
@@ -106,6 +124,10 @@ function store(out: ParsedArgs["options"], spec: OptionSpec, value: string): voi
   }
   const prev = out[spec.name];
   out[spec.name] = Array.isArray(prev) ? [...prev, value] : [value];
+}
+
+function unknownOption(shown: string, specs: OptionSpec[]): JobtapError {
+  return new JobtapError(ErrorCode.USAGE, `unknown option ${shown}`, { known: specs.map((s) => s.name) });
 }
 
 /** A USAGE error: bad command-line input. */
@@ -178,7 +200,7 @@ export function takeGlobalOption(
 
 /** True if option word `arg` takes the next word as its value under `specs`. */
 function takesNextValue(arg: string, specs: OptionSpec[]): boolean {
-  if (arg.startsWith("--")) return !arg.includes("=") && specs.some((s) => s.name === arg.slice(2) && s.value === true);
+  if (arg.startsWith("--")) return !arg.includes("=") && specs.some((s) => s.name === arg.slice(2) && s.value !== undefined);
   for (let k = 1; k < arg.length; k++) {
     const spec = specs.find((s) => s.short === arg[k]);
     if (spec?.value) return k === arg.length - 1;

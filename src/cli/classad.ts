@@ -26,45 +26,35 @@ import {
   unparseValue,
 } from "../classad/index.js";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
-import { optString, parseArgs, usage } from "./args.js";
+import { optString, parseArgs, usage, type CommandSpec } from "./args.js";
 import type { CliIO, Subcommand } from "./io.js";
 
-const USAGE_TEXT = `usage: jobtap classad eval [--ad FILE|-] [--target FILE|-] [--old|--new] EXPR...
-       jobtap classad eval --jsonl [--old|--new]   (one {"ad","target","expr"} per stdin line)
-`;
-
-const EVAL_OPTIONS = [
-  { name: "ad", value: true },
-  { name: "target", value: true },
-  { name: "old" },
-  { name: "new" },
-  { name: "jsonl" },
-  { name: "help", short: "h" },
-];
+/** The option table of `jobtap classad eval` (parser and --help). */
+export const SPEC = {
+  subcommands: {
+    eval: {
+      usage: ["classad eval [--ad FILE|-] [--target FILE|-] [--old|--new] EXPR...", 'classad eval --jsonl [--old|--new]   (one {"ad","target","expr"} per stdin line)'],
+      summary: "evaluates ClassAd expressions, in the context of an ad and a target ad",
+      options: [
+        { name: "ad", value: "FILE|-", help: "the ad MY refers to (condor_q -l form; - for stdin)" },
+        { name: "target", value: "FILE|-", help: "the ad TARGET refers to" },
+        { name: "old", help: "old ClassAd syntax (the default)" },
+        { name: "new", help: "new ClassAd syntax" },
+        { name: "jsonl", help: "read {ad, target, expr} JSON lines from stdin, print one result each" },
+      ],
+    },
+  } satisfies Record<string, CommandSpec>,
+};
 
 /** The `classad` subcommand: dispatches `eval`; returns the exit status. */
 export const classad: Subcommand = async (argv, io) => {
-  try {
-    const [verb, ...rest] = argv;
-    if (verb === undefined || verb === "help" || verb === "--help" || verb === "-h") {
-      io.stdout(USAGE_TEXT);
-      return verb === undefined ? 2 : 0;
-    }
-    if (verb !== "eval") throw usage(`unknown classad command "${verb}"`);
-    return await evalCommand(rest, io);
-  } catch (e) {
-    if (!isJobtapError(e)) throw e;
-    io.stderr(`jobtap classad: ${e.message}\n`);
-    return e.code === ErrorCode.USAGE ? 2 : 1;
-  }
+  const [verb, ...rest] = argv;
+  if (verb !== "eval") throw usage(verb === undefined ? "missing subcommand (known: eval)" : `unknown subcommand "${verb}" (known: eval)`);
+  return evalCommand(rest, io);
 };
 
 async function evalCommand(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, EVAL_OPTIONS);
-  if (p.options.help === true) {
-    io.stdout(USAGE_TEXT);
-    return 0;
-  }
+  const p = parseArgs(argv, SPEC.subcommands.eval);
   if (p.options.old === true && p.options.new === true) throw usage("--old and --new are exclusive");
   const old = p.options.new !== true;
   const ev = new Evaluator();

@@ -6,7 +6,10 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { connectDaemon, type DaemonClient } from "../server/client.js";
 import type { JobView } from "../server/protocol.js";
+import { ACTIVE } from "../manager/base/states.js";
+import { usage } from "./args.js";
 import type { CliIO } from "./io.js";
+import { loadUserTable } from "../manager/base/users.js";
 
 /** `$JOBTAP_STATEDIR`, else `${XDG_STATE_HOME:-~/.local/state}/jobtap`. */
 export function defaultStatedir(env: NodeJS.ProcessEnv): string {
@@ -47,4 +50,19 @@ export function exitStatusOf(job: JobView): number {
     return signal !== 0 ? 128 + signal : (ws >> 8) & 0xff || 1;
   }
   return 1;
+}
+
+/**
+ * The ids of the active jobs of `user` (a name or uid; "all" for every user's; undefined
+ * for the caller's own), for `cancel --all` and `wait --all`.
+ */
+export async function activeJobIds(client: DaemonClient, user: string | undefined): Promise<string[]> {
+  let userid: number | undefined = currentUserid();
+  if (user === "all") userid = undefined;
+  else if (user !== undefined) {
+    userid = loadUserTable().uid(user);
+    if (userid === undefined) throw usage(`--user: no such user "${user}"`);
+  }
+  const { jobs } = await client.call("list", { states: [...ACTIVE], ...(userid === undefined ? {} : { userid }) });
+  return (jobs as JobView[]).map((j) => j.id);
 }

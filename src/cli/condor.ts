@@ -21,7 +21,7 @@ import { formatSource } from "../condor/config.js";
 import { readRouterConfig } from "../../plugins-builtin/condor-router/routes-condor.js";
 import { parseTransform, type Transform } from "../condor/transform.js";
 import { ErrorCode, isJobtapError, JobtapError } from "../errors.js";
-import { parseArgs } from "./args.js";
+import { parseArgs, type CommandSpec } from "./args.js";
 import type { CliIO, Subcommand } from "./io.js";
 
 const USAGE_TEXT = `usage: jobtap condor transform --rules FILE [--ad FILE|-] [--config FILE]
@@ -76,12 +76,7 @@ const EXIT_TRANSFORMED = 1;
 const EXIT_TRANSFORM_FAILED = 255;
 
 async function transformCommand(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, [
-    { name: "rules", value: true },
-    { name: "ad", value: true },
-    { name: "config", value: true },
-    { name: "route", value: true },
-  ]);
+  const p = parseArgs(argv, SPEC.subcommands.transform);
   if (p.positionals.length > 0) throw usage(`unexpected argument ${p.positionals[0]}`);
   const config = typeof p.options.config === "string" ? readConfig(p.options.config, io) : undefined;
   const transforms = await chosenTransforms(p.options, io, config);
@@ -111,7 +106,7 @@ async function transformCommand(argv: string[], io: CliIO): Promise<number> {
 }
 
 async function configCommand(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, []);
+  const p = parseArgs(argv, SPEC.subcommands.config);
   const [file, ...names] = p.positionals;
   if (file === undefined) throw usage("config needs a FILE");
   const config = readConfig(file, io);
@@ -135,7 +130,7 @@ async function configCommand(argv: string[], io: CliIO): Promise<number> {
 }
 
 async function routesCommand(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, [{ name: "json" }]);
+  const p = parseArgs(argv, SPEC.subcommands.routes);
   const [file] = p.positionals;
   if (file === undefined) throw usage("routes needs a FILE");
   const router = readRouterConfig(readConfig(file, io));
@@ -160,14 +155,30 @@ async function routesCommand(argv: string[], io: CliIO): Promise<number> {
 /** `jobtap condor ...`: dispatches to transform, config or routes. */
 export const condor: Subcommand = async (argv, io) => {
   const [sub, ...rest] = argv;
-  try {
-    if (sub === "transform") return await transformCommand(rest, io);
-    if (sub === "config") return await configCommand(rest, io);
-    if (sub === "routes") return await routesCommand(rest, io);
-    throw usage(sub === undefined ? "missing subcommand" : `unknown subcommand "${sub}"`);
-  } catch (e) {
-    if (!isJobtapError(e)) throw e;
-    io.stderr(`jobtap condor: ${e.message}\n`);
-    return e.code === ErrorCode.USAGE ? 2 : 1;
-  }
+  if (sub === "transform") return transformCommand(rest, io);
+  if (sub === "config") return configCommand(rest, io);
+  if (sub === "routes") return routesCommand(rest, io);
+  throw usage(`${sub === undefined ? "missing subcommand" : `unknown subcommand "${sub}"`} (known: transform, config, routes)`);
+};
+
+/** The option tables of `jobtap condor`'s subcommands (parser and --help). */
+export const SPEC = {
+  subcommands: {
+    transform: {
+      usage: ["condor transform --rules FILE [--ad FILE|-] [--config FILE]", "condor transform --config FILE --route NAME [--ad FILE|-]"],
+      summary: "applies transform rules, or a job router route's transforms, to ads (condor_transform_ads)",
+      options: [
+        { name: "rules", value: "FILE", help: "the transform rules (HTCondor transform language)" },
+        { name: "ad", value: "FILE|-", help: "the ads to transform, condor_q -l form (default: stdin)" },
+        { name: "config", value: "FILE", help: "an HTCondor config file: its macros, and its JOB_ROUTER routes for --route" },
+        { name: "route", value: "NAME", help: "apply this route of --config (with its pre- and post-route transforms)" },
+      ],
+    },
+    config: { usage: ["condor config FILE [NAME...]"], summary: "prints an HTCondor config file's values and where each is set (condor_config_val -v)", options: [] },
+    routes: {
+      usage: ["condor routes FILE [--json]"],
+      summary: "prints the job router routes an HTCondor config file defines",
+      options: [{ name: "json", help: "the parsed router config as JSON" }],
+    },
+  } satisfies Record<string, CommandSpec>,
 };

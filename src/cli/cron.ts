@@ -4,12 +4,23 @@
  * over the plugin's `list` service. Times are printed in UTC; `--json` prints the service's
  * answer as it is (times in seconds since the epoch).
  */
-import { optFlag, parseArgs, usage } from "./args.js";
+import { optFlag, parseArgs, usage, type CommandSpec } from "./args.js";
 import { withDaemon } from "./common.js";
 import type { Subcommand } from "./io.js";
 import { callService } from "./plugin.js";
 
 const USAGE = "usage: jobtap cron list [--json]";
+
+/** The option table of `jobtap cron list` (parser and --help). */
+export const SPEC = {
+  subcommands: {
+    list: {
+      usage: ["cron list [--json]"],
+      summary: "the condor-cron plugin's jobs: mode, period, state, last run and exit, next run",
+      options: [{ name: "json", help: "the plugin's list service's answer as JSON (times in epoch seconds)" }],
+    },
+  } satisfies Record<string, CommandSpec>,
+};
 
 interface Row {
   manager: string;
@@ -31,8 +42,8 @@ interface Listing {
 /** Dispatches `cron list`. */
 export const cron: Subcommand = async (argv, io) => {
   const [sub, ...rest] = argv;
-  if (sub !== "list") throw usage(sub === undefined ? USAGE : `cron: unknown subcommand "${sub}"\n${USAGE}`);
-  const p = parseArgs(rest, [{ name: "json" }]);
+  if (sub !== "list") throw usage(sub === undefined ? USAGE : `unknown subcommand "${sub}"\n${USAGE}`);
+  const p = parseArgs(rest, SPEC.subcommands.list);
   if (p.positionals.length > 0) throw usage(USAGE);
   return withDaemon(io, async (client) => {
     const listing = (await callService(client, "condor-cron", "list", {})) as Listing;

@@ -4,20 +4,25 @@
  */
 import { resolve } from "node:path";
 import { runDaemonUntilSignal } from "../server/daemon.js";
-import { optString, parseArgs, usage } from "./args.js";
+import { optString, parseArgs, usage, type CommandSpec } from "./args.js";
 import { defaultStatedir } from "./common.js";
 import type { Subcommand } from "./io.js";
 
-const OPTIONS = [
-  { name: "config", value: true },
-  { name: "statedir", value: true },
-  { name: "socket", value: true },
-];
+/** The option table of `jobtap daemon` (parser and --help). */
+export const SPEC: CommandSpec = {
+  usage: ["daemon [--config FILE] [--statedir DIR] [--socket PATH]"],
+  summary: "Runs the daemon in the foreground, logging to stderr, until SIGTERM or SIGINT (Ctrl-C).",
+  options: [
+    { name: "config", value: "FILE", help: "the TOML configuration (docs/configuration.md); default: the embedded defaults" },
+    { name: "statedir", value: "DIR", help: "where jobs, output and the socket live (default $JOBTAP_STATEDIR, else ~/.local/state/jobtap)" },
+    { name: "socket", value: "PATH", help: "the socket to listen on (default STATEDIR/jobtap.sock)" },
+  ],
+};
 
 /** Runs the daemon; returns its exit status after a clean shutdown. */
 export const daemon: Subcommand = async (argv, io) => {
-  const p = parseArgs(argv, OPTIONS);
-  if (p.positionals.length > 0) throw usage(`daemon: unexpected argument "${p.positionals[0]}"`);
+  const p = parseArgs(argv, SPEC);
+  if (p.positionals.length > 0) throw usage(`unexpected argument "${p.positionals[0]}"`);
   const at = (v: string | undefined) => (v === undefined ? undefined : resolve(io.cwd, v));
   const statedir = at(optString(p, "statedir")) ?? defaultStatedir(io.env);
   const configPath = at(optString(p, "config"));

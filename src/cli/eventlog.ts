@@ -4,16 +4,24 @@
  * `--follow` keeps printing new events until the job is inactive.
  */
 import type { EventEntry } from "../manager/port/records.js";
-import { optFlag, parseArgs, usage } from "./args.js";
+import { optFlag, parseArgs, usage, type CommandSpec } from "./args.js";
 import { withDaemon } from "./common.js";
 import { jobIdArg } from "./jobid.js";
 import type { Subcommand } from "./io.js";
 
-const OPTIONS = [{ name: "json" }, { name: "follow", short: "f" }];
+/** The option table of `jobtap eventlog` (parser and --help). */
+export const SPEC: CommandSpec = {
+  usage: ["eventlog ID [--json] [--follow]"],
+  summary: "Prints a job's eventlog, one readable line per event (time, name, context).",
+  options: [
+    { name: "json", help: "print RFC 18 JSON lines" },
+    { name: "follow", short: "f", help: "keep printing new events until the job is inactive" },
+  ],
+};
 
 /** Prints (and with --follow, streams) one job's eventlog. */
 export const eventlog: Subcommand = async (argv, io) => {
-  const p = parseArgs(argv, OPTIONS);
+  const p = parseArgs(argv, SPEC);
   if (p.positionals.length !== 1) throw usage("usage: jobtap eventlog ID [--json] [--follow]");
   const id = jobIdArg(p.positionals[0] as string);
   const print = (e: EventEntry) => io.stdout((optFlag(p, "json") ? JSON.stringify(e) : readable(e)) + "\n");

@@ -4,30 +4,91 @@
  *   R, as one JSON object, or just one of them; `info --classad ID [--json]`: the job's
  *   ad, printed like `condor_q -l`;
  * - `kill [-s SIG] ID...`: a signal (name or number, default SIGTERM) to running jobs;
- * - `purge [--force] [--age-limit=FSD] [--num-limit=N] [ID...]`: drop inactive jobs.
+ * - `purge [--force] [--age-limit=FSD] [--num-limit=N] [ID...]`: drop inactive jobs;
+ * - `output [-f] ID`: what the job wrote to stdout and stderr; `attach ID` follows it until
+ *   the job ends and exits with the job's status, as `flux job attach` does.
  */
 import { constants } from "node:os";
 import { ErrorCode, JobtapError } from "../errors.js";
 import { parseFSD } from "../manager/base/fsd.js";
-import { optFlag, optInt, optString, parseArgs, usage } from "./args.js";
-import { withDaemon } from "./common.js";
+import { optFlag, optInt, optString, parseArgs, usage, type CommandSpec } from "./args.js";
+import { exitStatusOf, withDaemon } from "./common.js";
 import { jobIdArg } from "./jobid.js";
 import type { CliIO, Subcommand } from "./io.js";
 
 const KEYS = ["job", "jobspec", "R"] as const;
 
-/** `job info|kill|purge ...`. */
+const FOLLOW = { name: "follow", short: "f", help: "keep copying until the job has ended" };
+
+/** The option tables of `jobtap job`'s subcommands (parser and --help). */
+export const SPEC = {
+  subcommands: {
+    info: {
+      usage: ["job info ID [job|jobspec|R]", "job info --classad ID [--json]"],
+      summary: "prints the job's view, jobspec and R as JSON, or one of them; or its job ad",
+      options: [
+        { name: "classad", help: "print the job's ClassAd (its job ad) like condor_q -l" },
+        { name: "json", help: "with --classad: print the ad as JSON" },
+      ],
+    },
+    kill: {
+      usage: ["job kill [-s SIG] ID..."],
+      summary: "sends a signal to running jobs",
+      options: [{ name: "signal", short: "s", value: "SIG", help: "the signal, a name (TERM, SIGUSR1) or number (default SIGTERM)" }],
+    },
+    purge: {
+      usage: ["job purge [--force] [--age-limit=FSD] [--num-limit=N] [ID...]"],
+      summary: "drops inactive jobs (says how many it would without --force)",
+      options: [
+        { name: "force", short: "f", help: "purge; without it only say how many jobs would be" },
+        { name: "age-limit", value: "FSD", help: "purge inactive jobs older than this duration (10m, 7d)" },
+        { name: "num-limit", value: "N", help: "purge the oldest inactive jobs beyond the newest N" },
+      ],
+    },
+    output: {
+      usage: ["job output [-f] ID"],
+      summary: "prints what the job wrote to stdout and stderr (on ours)",
+      options: [FOLLOW],
+    },
+    attach: {
+      usage: ["job attach ID"],
+      summary: "copies the job's output until it ends, then exits with its status (flux job attach)",
+      options: [],
+    },
+  } satisfies Record<string, CommandSpec>,
+};
+
+const RUN: Record<keyof typeof SPEC.subcommands, (argv: string[], io: CliIO) => Promise<number>> = {
+  info: (a, io) => info(a, io),
+  kill: (a, io) => kill(a, io),
+  purge: (a, io) => purge(a, io),
+  output: (a, io) => output(a, io, false),
+  attach: (a, io) => output(a, io, true),
+};
+
+/** `job info|kill|purge|output|attach ...`. */
 export const job: Subcommand = async (argv, io) => {
   const [sub, ...rest] = argv;
-  if (sub === "info") return info(rest, io);
-  if (sub === "kill") return kill(rest, io);
-  if (sub === "purge") return purge(rest, io);
-  throw usage(`job: unknown subcommand "${sub ?? ""}" (known: info, kill, purge)`);
+  if (sub !== undefined && Object.hasOwn(RUN, sub)) return RUN[sub as keyof typeof RUN](rest, io);
+  throw usage(`${sub === undefined ? "missing subcommand" : `unknown subcommand "${sub}"`} (known: ${Object.keys(RUN).join(", ")})`);
 };
+
+/** `job output [-f] ID` and `job attach ID`: the job's output; attach returns the job's status. */
+async function output(argv: string[], io: CliIO, attach: boolean): Promise<number> {
+  const spec = attach ? SPEC.subcommands.attach : SPEC.subcommands.output;
+  const p = parseArgs(argv, spec);
+  if (p.positionals.length !== 1) throw usage(`usage: jobtap ${spec.usage[0]}`);
+  const id = jobIdArg(p.positionals[0] as string);
+  return withDaemon(io, async (client) => {
+    const { copyOutput } = await import("./output.js");
+    await copyOutput(client, io, id, attach || optFlag(p, "follow"));
+    return attach ? exitStatusOf((await client.call("wait", { id })).job) : 0;
+  });
+}
 
 /** `job info ID [job|jobspec|R]` prints `{job, jobspec, R?}`, or one of them, as JSON. */
 async function info(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, [{ name: "classad" }, { name: "json" }]);
+  const p = parseArgs(argv, SPEC.subcommands.info);
   const [idArg, key, extra] = p.positionals;
   if (optFlag(p, "classad")) {
     if (idArg === undefined || key !== undefined) throw usage("usage: jobtap job info --classad ID [--json]");
@@ -40,7 +101,7 @@ async function info(argv: string[], io: CliIO): Promise<number> {
   }
   if (idArg === undefined || extra !== undefined) throw usage("usage: jobtap job info ID [job|jobspec|R] | job info --classad ID [--json]");
   if (key !== undefined && !(KEYS as readonly string[]).includes(key)) {
-    throw usage(`job info: unknown key "${key}" (known: ${KEYS.join(", ")})`);
+    throw usage(`info: unknown key "${key}" (known: ${KEYS.join(", ")})`);
   }
   const id = jobIdArg(idArg);
   return withDaemon(io, async (client) => {
@@ -62,12 +123,12 @@ export function signalNumber(text: string): number {
     const n = (constants.signals as Record<string, number>)[name];
     if (n !== undefined) return n;
   }
-  throw usage(`job kill: invalid signal "${text}" (a name like TERM or SIGUSR1, or a number 1-64)`);
+  throw usage(`invalid signal "${text}" (a name like TERM or SIGUSR1, or a number 1-64)`);
 }
 
 /** Sends the signal to each job; every failure is reported and makes the status 1. */
 async function kill(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, [{ name: "signal", short: "s", value: true }]);
+  const p = parseArgs(argv, SPEC.subcommands.kill);
   if (p.positionals.length === 0) throw usage("usage: jobtap job kill [-s SIG] ID...");
   const signum = signalNumber(optString(p, "signal") ?? "SIGTERM");
   const ids = p.positionals.map(jobIdArg);
@@ -87,20 +148,16 @@ async function kill(argv: string[], io: CliIO): Promise<number> {
 
 /** Purges inactive jobs; without --force says how many it would purge, as Flux does. */
 async function purge(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, [
-    { name: "force", short: "f" },
-    { name: "age-limit", value: true },
-    { name: "num-limit", value: true },
-  ]);
+  const p = parseArgs(argv, SPEC.subcommands.purge);
   const age = optString(p, "age-limit");
   const numLimit = optInt(p, "num-limit");
-  if (numLimit !== undefined && numLimit < 0) throw usage("job purge: --num-limit must be >= 0");
+  if (numLimit !== undefined && numLimit < 0) throw usage("--num-limit must be >= 0");
   let ageLimit: number | undefined;
   if (age !== undefined) {
     try {
       ageLimit = parseFSD(age);
     } catch (e) {
-      throw usage(`job purge: --age-limit: ${(e as Error).message}`);
+      throw usage(`--age-limit: ${(e as Error).message}`);
     }
   }
   const ids = p.positionals.map(jobIdArg);

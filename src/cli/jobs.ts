@@ -1,27 +1,35 @@
 /**
- * `jobtap jobs [-a] [-A] [--filter=STATES] [--user U] [--constraint EXPR] [--json] [-o FORMAT] [-n]`: the queue,
- * like `flux jobs`. Default: your active jobs; `-a` adds inactive ones, `-A` every user's. `--json` prints the
- * documented array of job objects (docs/cli.md).
+ * `jobtap jobs [-a] [-A] [--filter=STATES] [--user U] [--constraint EXPR] [-c N] [--json] [-o FORMAT] [-n]`:
+ * the queue, like `flux jobs`. Default: your active jobs, at most 1000 (`-c 0` for all); `-a` adds inactive
+ * ones, `-A` every user's. `--json` prints the documented array of job objects (docs/cli.md).
  */
 import { ACTIVE, PENDING, RESULTS, RUNNING, STATES } from "../manager/base/states.js";
-import { optFlag, optInt, optString, parseArgs, usage } from "./args.js";
+import { optFlag, optInt, optString, parseArgs, usage, type CommandSpec } from "./args.js";
 import { currentUserid, withDaemon } from "./common.js";
 import { DEFAULT_FORMAT, formatTable, type FormatEnv } from "./format.js";
 import type { CliIO, Subcommand } from "./io.js";
 import type { JobView } from "../server/protocol.js";
 import { loadUserTable } from "../manager/base/users.js";
 
-const OPTIONS = [
-  { name: "all", short: "a" },
-  { name: "filter", short: "f", value: true },
-  { name: "user", short: "u", value: true },
-  { name: "all-users", short: "A" },
-  { name: "json" },
-  { name: "format", short: "o", value: true },
-  { name: "no-header", short: "n" },
-  { name: "count", value: true },
-  { name: "constraint", value: true },
-];
+/** How many jobs a listing shows when `--count` is not given, as `flux jobs`. */
+export const DEFAULT_COUNT = 1000;
+
+/** The option table of `jobtap jobs` (parser and --help). */
+export const SPEC: CommandSpec = {
+  usage: ["jobs [-a] [-A] [-f STATES] [-u USER] [--constraint EXPR] [-c N] [--json | -o FORMAT] [-n]"],
+  summary: "Lists jobs, like flux jobs: by default your active jobs, at most 1000.",
+  options: [
+    { name: "all", short: "a", help: "list inactive jobs too (same as --filter=active,inactive)" },
+    { name: "filter", short: "f", value: "STATES", help: "list jobs in these states or results, comma-separated (pending, running, active, inactive, DEPEND ... CLEANUP, COMPLETED, FAILED, CANCELED, TIMEOUT)" },
+    { name: "user", short: "u", value: "USER", help: "list this user's jobs (a name or uid; \"all\" for everyone's)" },
+    { name: "all-users", short: "A", help: "list every user's jobs (same as --user=all)" },
+    { name: "constraint", value: "EXPR", help: "list only jobs whose job ad matches this ClassAd expression" },
+    { name: "count", short: "c", value: "N", help: `list at most N jobs (default ${DEFAULT_COUNT}; 0 lists all)` },
+    { name: "json", help: "print the jobs as one JSON array (docs/cli.md)" },
+    { name: "format", short: "o", value: "FORMAT", help: "the table's columns, as a flux jobs format string ({id} {name} ...)" },
+    { name: "no-header", short: "n", help: "leave out the header line" },
+  ],
+};
 
 /** States and results a `--filter` list selects; an unknown word is a USAGE error. */
 export function parseStateFilter(text: string): { states: string[]; results: string[] } {
@@ -42,15 +50,17 @@ export function parseStateFilter(text: string): { states: string[]; results: str
 
 /** Lists jobs as a table or as JSON. */
 export const jobs: Subcommand = async (argv, io) => {
-  const p = parseArgs(argv, OPTIONS);
-  if (p.positionals.length > 0) throw usage(`jobs: unexpected argument "${p.positionals[0]}"`);
+  const p = parseArgs(argv, SPEC);
+  if (p.positionals.length > 0) throw usage(`unexpected argument "${p.positionals[0]}"`);
   const users = loadUserTable();
   const filterText = optString(p, "filter") ?? (optFlag(p, "all") ? "active,inactive" : "active");
   const filter = parseStateFilter(filterText);
   const user = optString(p, "user") ?? (optFlag(p, "all-users") ? "all" : String(currentUserid()));
   const userid = user === "all" ? undefined : users.uid(user);
   if (user !== "all" && userid === undefined) throw usage(`--user: no such user "${user}"`);
-  const limit = optInt(p, "count");
+  const count = optInt(p, "count", DEFAULT_COUNT) as number;
+  if (count < 0) throw usage(`--count: must be 0 (no limit) or more, got ${count}`);
+  const limit = count === 0 ? undefined : count;
   const format = optString(p, "format") ?? DEFAULT_FORMAT;
   const constraint = optString(p, "constraint");
   return withDaemon(io, async (client) => {

@@ -3,167 +3,106 @@
  * `process` is adapted to CliIO and errors become messages and exit statuses.
  */
 import { ErrorCode, isJobtapError } from "../errors.js";
-import { parseArgs, takeGlobalOption, usage } from "./args.js";
+import { parseArgs, takeGlobalOption, usage, type CommandSpec } from "./args.js";
+import { renderHelp, renderSpec, subcommandSpec, type CommandHelp } from "./help.js";
 import type { CliIO, Subcommand } from "./io.js";
 
-type Loader = () => Promise<Subcommand>;
+/** A loaded command: what runs it and the option table(s) its parser and `--help` share. */
+interface Command {
+  run: Subcommand;
+  help: CommandHelp;
+}
 
-/** One subcommand: its one-line summary, its usage (printed by `--help`), its loader. */
+/** One subcommand: its one-line summary (the command list) and its loader. */
 interface SubcommandEntry {
   summary: string;
-  /** Usage lines, without the leading "usage: ". A command without one gets a default
-   *  built from its name and summary, so `--help` works on every command. */
-  usage?: string;
-  /** The command prints its own, richer help for `--help` (submit). */
-  ownHelp?: true;
-  load: Loader;
+  load: () => Promise<Command>;
 }
 
 /**
- * Subcommands load lazily so a quick `jobtap jobs` never pulls in the job manager. classad
- * and condor are written by their own areas (src/cli/classad.ts, src/cli/condor.ts).
+ * Subcommands load lazily so a quick `jobtap jobs` never pulls in the job manager; each
+ * module exports its runner and its option table(s) (`SPEC`).
  */
-const SUBCOMMANDS: Record<string, SubcommandEntry> = {
-  submit: { summary: "submit a job", ownHelp: true, load: async () => (await import("./submit.js")).submit },
-  jobs: {
-    summary: "list jobs",
-    usage: "jobtap jobs [-a] [-A] [--filter=STATES] [--user U] [--json] [-o FORMAT] [-n] [--count N]",
-    load: async () => (await import("./jobs.js")).jobs,
-  },
-  job: {
-    summary: "job info | kill | purge",
-    usage: [
-      "jobtap job info ID [job|jobspec|R]",
-      "jobtap job kill [-s SIG] ID...",
-      "jobtap job purge [--force] [--age-limit=FSD] [--num-limit=N] [ID...]",
-    ].join("\n"),
-    load: async () => (await import("./job.js")).job,
-  },
-  top: {
-    summary: "a live view of the queue and the running jobs",
-    usage: "jobtap top [--interval SECONDS]   (q quits; one listing when not on a terminal)",
-    load: async () => (await import("./top.js")).top,
-  },
-  eventlog: {
-    summary: "print a job's eventlog",
-    usage: "jobtap eventlog ID [--json] [--follow]",
-    load: async () => (await import("./eventlog.js")).eventlog,
-  },
-  wait: { summary: "wait for jobs to finish", usage: "jobtap wait ID...", load: async () => (await import("./wait.js")).wait },
-  cancel: { summary: "cancel jobs", usage: "jobtap cancel ID... [-m MESSAGE]", load: async () => (await import("./cancel.js")).cancel },
-  urgency: {
-    summary: "change a job's urgency",
-    usage: "jobtap urgency ID N|hold|expedite|default",
-    load: async () => (await import("./urgency.js")).urgency,
-  },
-  update: {
-    summary: "update jobspec keys of a job",
-    usage: "jobtap update [-n] [-v] ID KEY=VALUE...",
-    load: async () => (await import("./update.js")).update,
-  },
-  raise: {
-    summary: "raise an exception on jobs",
-    usage: "jobtap raise ID... [--type T] [--severity S] [-m MSG]",
-    load: async () => (await import("./raise.js")).raise,
-  },
-  plugin: {
-    summary: "list/load/remove/query plugins",
-    usage: [
-      "jobtap plugin list [--all] [--json]",
-      "jobtap plugin load [-r NAME|GLOB|all] [--isolate] PATH|NAME [KEY=VAL...]   (owner only)",
-      "jobtap plugin remove NAME|GLOB|all                             (owner only)",
-      "jobtap plugin query NAME",
-      "jobtap plugin call NAME METHOD [JSON]",
-    ].join("\n"),
-    load: async () => (await import("./plugin.js")).plugin,
-  },
-  queue: {
-    summary: "queue list|status|start|stop|enable|disable",
-    usage: "jobtap queue list | status [QUEUE] | start|stop|enable|disable [QUEUE] [-m REASON]",
-    load: async () => (await import("./queue.js")).queue,
-  },
-  account: {
-    summary: "fair-share banks, users, shares, usage and limits (the accounting plugin)",
-    usage: "jobtap account add-bank|edit-bank|delete-bank|add-user|edit-user|delete-user|show|usage|export|import|recompute ... [--json]",
-    load: async () => (await import("./account.js")).account,
-  },
+export const SUBCOMMANDS: Record<string, SubcommandEntry> = {
+  submit: { summary: "submit a job", load: () => import("./submit.js").then((m) => ({ run: m.submit, help: m.SPEC })) },
+  jobs: { summary: "list jobs", load: () => import("./jobs.js").then((m) => ({ run: m.jobs, help: m.SPEC })) },
+  job: { summary: "job info | kill | purge | output | attach", load: () => import("./job.js").then((m) => ({ run: m.job, help: m.SPEC })) },
+  top: { summary: "a live view of the queue and the running jobs", load: () => import("./top.js").then((m) => ({ run: m.top, help: m.SPEC })) },
+  eventlog: { summary: "print a job's eventlog", load: () => import("./eventlog.js").then((m) => ({ run: m.eventlog, help: m.SPEC })) },
+  wait: { summary: "wait for jobs to finish", load: () => import("./wait.js").then((m) => ({ run: m.wait, help: m.SPEC })) },
+  cancel: { summary: "cancel jobs", load: () => import("./cancel.js").then((m) => ({ run: m.cancel, help: m.SPEC })) },
+  urgency: { summary: "change a job's urgency", load: () => import("./urgency.js").then((m) => ({ run: m.urgency, help: m.SPEC })) },
+  update: { summary: "update jobspec keys of a job", load: () => import("./update.js").then((m) => ({ run: m.update, help: m.SPEC })) },
+  raise: { summary: "raise an exception on jobs", load: () => import("./raise.js").then((m) => ({ run: m.raise, help: m.SPEC })) },
+  plugin: { summary: "list/load/remove/query plugins", load: () => import("./plugin.js").then((m) => ({ run: m.plugin, help: m.SPEC })) },
+  queue: { summary: "queue list|status|start|stop|enable|disable", load: () => import("./queue.js").then((m) => ({ run: m.queue, help: m.SPEC })) },
+  account: { summary: "fair-share banks, users, shares, usage and limits (the accounting plugin)", load: () => import("./account.js").then((m) => ({ run: m.account, help: m.SPEC })) },
   cron: {
     summary: "the condor-cron plugin's jobs (mode, period, last and next run)",
-    usage: "jobtap cron list [--json]",
-    load: async () => (await import("./cron.js")).cron,
+    load: () => import("./cron.js").then((m) => ({ run: m.cron, help: m.SPEC })),
   },
   router: {
     summary: "the condor-router plugin's routes and routed jobs (like condor_router_q, condor_router_history)",
-    usage: "jobtap router q [--json] | router history [--json] [--show-records] [--age DAYS]",
-    load: async () => (await import("./router.js")).router,
+    load: () => import("./router.js").then((m) => ({ run: m.router, help: m.SPEC })),
   },
-  ads: { summary: "machine and slot ads (like condor_status)", load: async () => (await import("./ads.js")).ads },
-  history: { summary: "your recent job ids, newest first", usage: "jobtap history [SLICE]", load: async () => (await import("./history.js")).history },
+  ads: { summary: "machine and slot ads (like condor_status)", load: () => import("./ads.js").then((m) => ({ run: m.ads, help: m.SPEC })) },
+  history: { summary: "your recent job ids, newest first", load: () => import("./history.js").then((m) => ({ run: m.history, help: m.SPEC })) },
   "job-exec-override": {
     summary: "start or finish a test-executor job in override mode",
-    usage: "jobtap job-exec-override start ID | finish ID STATUS",
-    load: async () => (await import("./exec-override.js")).execOverride,
+    load: () => import("./exec-override.js").then((m) => ({ run: m.execOverride, help: m.SPEC })),
   },
-  "post-event": {
-    summary: "post an event to a job (owner)",
-    usage: "jobtap post-event ID NAME [CONTEXT-JSON]",
-    load: async () => (await import("./post-event.js")).postEvent,
-  },
-  config: {
-    summary: "config check FILE | config reload",
-    usage: "jobtap config check FILE\njobtap config reload   (owner only)",
-    load: async () => (await import("./config.js")).config,
-  },
-  daemon: {
-    summary: "run the daemon in the foreground",
-    usage: "jobtap daemon [--config FILE] [--statedir DIR] [--socket PATH]",
-    load: async () => (await import("./daemon.js")).daemon,
-  },
-  classad: {
-    summary: "ClassAd tools (classad eval ...)",
-    usage: [
-      "jobtap classad eval [--ad FILE|-] [--target FILE|-] [--old|--new] EXPR...",
-      'jobtap classad eval --jsonl [--old|--new]   (one {"ad","target","expr"} per stdin line)',
-    ].join("\n"),
-    load: async () => (await import("./classad.js")).classad },
-  condor: {
-    summary: "HTCondor config and transform tools",
-    usage: [
-      "jobtap condor transform --rules FILE [--ad FILE|-] [--config FILE]",
-      "jobtap condor transform --config FILE --route NAME [--ad FILE|-]",
-      "jobtap condor config FILE [NAME...]",
-      "jobtap condor routes FILE",
-    ].join("\n"),
-    load: async () => (await import("./condor.js")).condor },
+  "post-event": { summary: "post an event to a job (owner)", load: () => import("./post-event.js").then((m) => ({ run: m.postEvent, help: m.SPEC })) },
+  config: { summary: "config check FILE | config reload", load: () => import("./config.js").then((m) => ({ run: m.config, help: m.SPEC })) },
+  daemon: { summary: "run the daemon in the foreground", load: () => import("./daemon.js").then((m) => ({ run: m.daemon, help: m.SPEC })) },
+  classad: { summary: "ClassAd tools (classad eval ...)", load: () => import("./classad.js").then((m) => ({ run: m.classad, help: m.SPEC })) },
+  condor: { summary: "HTCondor config and transform tools", load: () => import("./condor.js").then((m) => ({ run: m.condor, help: m.SPEC })) },
+  version: { summary: "print jobtap's version", load: async () => ({ run: printVersion, help: VERSION_SPEC }) },
+};
+
+const VERSION_SPEC: CommandSpec = { usage: ["version", "--version"], summary: "Prints jobtap's version.", options: [] };
+
+/** `jobtap version` (and `jobtap --version`), as `flux version` prints its own. */
+const printVersion: Subcommand = async (argv, io) => {
+  const p = parseArgs(argv, VERSION_SPEC);
+  if (p.positionals.length > 0) throw usage(`unexpected argument "${p.positionals[0]}"`);
+  io.stdout(`jobtap ${(await import("../version.js")).packageVersion()}\n`);
+  return 0;
 };
 
 /** The top-level help text. */
 export function helpText(): string {
   const lines = Object.entries(SUBCOMMANDS).map(([name, s]) => `  ${name.padEnd(10)} ${s.summary}`);
-  return `usage: jobtap [--socket PATH] COMMAND [ARGS...]\n       jobtap --version\n\ncommands:\n${lines.join("\n")}\n\n\`jobtap COMMAND --help\` describes one command.\n`;
+  return `usage: jobtap [--socket PATH] COMMAND [ARGS...]\n       jobtap --version\n\ncommands:\n${lines.join("\n")}\n\n\`jobtap COMMAND --help\` describes one command and its options.\n`;
 }
 
 /**
- * `jobtap COMMAND [SUB] --help` (or `-h`) anywhere before a `--`: the command's usage.
- * submit prints its own help: its arguments end in the job's own command line, where a
- * `--help` belongs to the job.
+ * `jobtap COMMAND [SUB] --help` (or `-h`) anywhere before a `--` (for submit, before its
+ * command line starts: a `--help` there belongs to the job).
  */
-function wantsHelp(entry: SubcommandEntry, args: string[]): boolean {
-  if (entry.ownHelp) return false;
+function wantsHelp(name: string, args: string[]): boolean {
   for (const a of args) {
     if (a === "--") return false;
     if (a === "--help" || a === "-h") return true;
+    if (name === "submit" && !a.startsWith("-")) return false;
   }
   return false;
 }
 
-function commandHelp(name: string, entry: SubcommandEntry): string {
-  const lines = (entry.usage ?? `${name} [ARGS...]`).split("\n");
-  const text = lines.map((l, i) => (i === 0 ? "usage: " : "       ") + l).join("\n");
-  return `${text}\n\n${name}: ${entry.summary}\n`;
+/** The help of `jobtap NAME [SUB]`: the subcommand's alone when SUB names one. */
+function commandHelp(name: string, entry: SubcommandEntry, help: CommandHelp, sub: string | undefined): string {
+  const one = subcommandSpec(help, sub);
+  return one ? renderSpec(one) : renderHelp(`jobtap ${name}`, entry.summary, help);
 }
 
-const GLOBAL_OPTIONS = [{ name: "socket", value: true }, { name: "help", short: "h" }, { name: "version", short: "V" }];
+const GLOBAL_OPTIONS: CommandSpec = {
+  usage: ["[--socket PATH] COMMAND [ARGS...]"],
+  summary: "jobtap",
+  options: [
+    { name: "socket", value: "PATH", help: "the daemon's socket (default: $JOBTAP_SOCKET, else the statedir's)" },
+    { name: "help", short: "h", help: "list the commands" },
+    { name: "version", short: "V", help: "print jobtap's version" },
+  ],
+};
 
 /**
  * Runs one jobtap command line (without the program name) and returns the exit status:
@@ -174,10 +113,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   try {
     const p = parseArgs(argv, GLOBAL_OPTIONS, { stopAtPositional: true });
     const [sub, ...args] = p.positionals;
-    if (p.options.version === true) {
-      io.stdout(`jobtap ${(await import("../version.js")).packageVersion()}\n`);
-      return 0;
-    }
+    if (p.options.version === true) return await printVersion([], io);
     if (p.options.help === true || sub === undefined || sub === "help") {
       io.stdout(helpText());
       return sub === undefined && p.options.help !== true ? 2 : 0;
@@ -185,15 +121,15 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     const entry = SUBCOMMANDS[sub];
     if (!entry) throw usage(`unknown command "${sub}" (try: jobtap --help)`);
     name = `jobtap ${sub}`;
-    if (wantsHelp(entry, args)) {
-      io.stdout(commandHelp(name, entry));
+    if (wantsHelp(sub, args)) {
+      io.stdout(commandHelp(sub, entry, (await entry.load()).help, args[0]));
       return 0;
     }
     const { value, rest } = await socketAfterCommand(sub, args);
     const socket = value ?? p.options.socket;
     // Object.create keeps io's getters (a lazy stdin) instead of calling them as a spread would.
     const subIo: CliIO = typeof socket === "string" ? Object.assign(Object.create(io) as CliIO, { env: { ...io.env, JOBTAP_SOCKET: socket } }) : io;
-    return await (await entry.load())(rest, subIo);
+    return await (await entry.load()).run(rest, subIo);
   } catch (e) {
     return reportError(name, e, io);
   }
@@ -205,7 +141,7 @@ const OWN_SOCKET = new Set(["daemon", "classad", "condor"]);
 /** `jobtap COMMAND ... --socket PATH`: the global option, accepted after the command too. */
 async function socketAfterCommand(sub: string, rest: string[]): Promise<{ value?: string; rest: string[] }> {
   if (OWN_SOCKET.has(sub)) return { rest };
-  const stopAt = sub === "submit" ? (await import("./submit.js")).SUBMIT_OPTIONS : undefined;
+  const stopAt = sub === "submit" ? (await import("./submit.js")).SPEC.options : undefined;
   return takeGlobalOption(rest, "socket", stopAt);
 }
 

@@ -10,7 +10,7 @@
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { optFlag, optString, parseArgs, usage } from "./args.js";
+import { optFlag, optString, parseArgs, usage, type CommandSpec } from "./args.js";
 import { withDaemon } from "./common.js";
 import type { DaemonClient } from "../server/client.js";
 import type { PluginView } from "../server/protocol.js";
@@ -20,25 +20,60 @@ import { jsonOrString } from "./jobspec.js";
 
 const USAGE = "usage: jobtap plugin list [--all] [--json] | load [-r NAME] [--isolate] PATH|NAME [KEY=VAL...] | remove NAME|GLOB|all | query NAME | call NAME METHOD [JSON] | trace [--plugin NAME] [--topic GLOB] [--job ID] [--json]";
 
+/** The option tables of `jobtap plugin`'s subcommands (parser and --help). */
+export const SPEC = {
+  subcommands: {
+    list: {
+      usage: ["plugin list [--all] [--json]"],
+      summary: "the loaded plugins' names in load order",
+      options: [
+        { name: "all", short: "a", help: "include the dot-named builtins" },
+        { name: "json", help: "one JSON array of plugin records" },
+      ],
+    },
+    load: {
+      usage: ["plugin load [-r NAME|GLOB|all] [--isolate] PATH|NAME [KEY=VAL...]"],
+      summary: "loads a plugin; KEY=VAL pairs (dotted keys nest, values JSON where they parse) are its conf (owner only)",
+      options: [
+        { name: "remove", short: "r", value: "NAME|GLOB|all", help: "first remove these plugins, as flux jobtap load --remove" },
+        { name: "isolate", help: "run the plugin in its own worker thread (docs/plugins.md)" },
+      ],
+    },
+    remove: { usage: ["plugin remove NAME|GLOB|all"], summary: "removes plugins (owner only)", options: [] },
+    query: { usage: ["plugin query NAME"], summary: "prints the plugin's plugin.query answer as JSON", options: [] },
+    call: { usage: ["plugin call NAME METHOD [JSON]"], summary: "calls a plugin's service as you (owner only unless the plugin opened it)", options: [] },
+    trace: {
+      usage: ["plugin trace [--plugin NAME] [--topic GLOB] [--job ID] [--json]"],
+      summary: "prints the daemon's plugin calls as they happen, until interrupted",
+      options: [
+        { name: "plugin", value: "NAME", help: "only this plugin's calls" },
+        { name: "topic", value: "GLOB", help: "only topics matching GLOB (job.state.*)" },
+        { name: "job", value: "ID", help: "only calls about this job" },
+        { name: "json", help: "one JSON trace record per line" },
+      ],
+    },
+  } satisfies Record<string, CommandSpec>,
+};
+
 /** `a.b=1 c=x` → `{a: {b: 1}, c: "x"}`; a key set twice, or both leaf and table, is an error. */
 export function confFromPairs(pairs: string[]): Record<string, unknown> {
   const conf: Record<string, unknown> = {};
   for (const pair of pairs) {
     const eq = pair.indexOf("=");
-    if (eq <= 0) throw usage(`plugin load: "${pair}" is not KEY=VALUE`);
+    if (eq <= 0) throw usage(`"${pair}" is not KEY=VALUE`);
     const keys = pair.slice(0, eq).split(".");
-    if (keys.some((k) => k === "")) throw usage(`plugin load: "${pair}" has an empty key part`);
+    if (keys.some((k) => k === "")) throw usage(`"${pair}" has an empty key part`);
     let node = conf;
     for (const k of keys.slice(0, -1)) {
       const next = node[k];
       if (next === undefined) node[k] = {};
       else if (typeof next !== "object" || next === null || Array.isArray(next)) {
-        throw usage(`plugin load: "${pair}": "${k}" is already a value, not a table`);
+        throw usage(`"${pair}": "${k}" is already a value, not a table`);
       }
       node = node[k] as Record<string, unknown>;
     }
     const leaf = keys[keys.length - 1] as string;
-    if (leaf in node) throw usage(`plugin load: key "${pair.slice(0, eq)}" given twice`);
+    if (leaf in node) throw usage(`key "${pair.slice(0, eq)}" given twice`);
     node[leaf] = jsonOrString(pair.slice(eq + 1));
   }
   return conf;
@@ -71,12 +106,12 @@ export const plugin: Subcommand = async (argv, io) => {
     case "trace":
       return trace(rest, io);
     default:
-      throw usage(sub === undefined ? USAGE : `plugin: unknown subcommand "${sub}"\n${USAGE}`);
+      throw usage(sub === undefined ? USAGE : `unknown subcommand "${sub}"\n${USAGE}`);
   }
 };
 
 async function list(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, [{ name: "all", short: "a" }, { name: "json" }]);
+  const p = parseArgs(argv, SPEC.subcommands.list);
   if (p.positionals.length > 0) throw usage("usage: jobtap plugin list [--all] [--json]");
   return withDaemon(io, async (client) => {
     const { plugins } = await client.call("plugin.list", { all: optFlag(p, "all") });
@@ -94,7 +129,7 @@ function isolation(pl: PluginView): string {
 }
 
 async function load(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, [{ name: "remove", short: "r", value: true }, { name: "isolate" }]);
+  const p = parseArgs(argv, SPEC.subcommands.load);
   const [target, ...pairs] = p.positionals;
   if (target === undefined) throw usage("usage: jobtap plugin load [--remove=NAME|GLOB|all] [--isolate] PATH|NAME [KEY=VAL...]");
   const conf = confFromPairs(pairs);
@@ -112,7 +147,7 @@ async function load(argv: string[], io: CliIO): Promise<number> {
 }
 
 async function remove(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, []);
+  const p = parseArgs(argv, SPEC.subcommands.remove);
   if (p.positionals.length !== 1) throw usage("usage: jobtap plugin remove NAME|GLOB|all");
   return withDaemon(io, async (client) => {
     await client.call("plugin.remove", { name: p.positionals[0] as string });
@@ -121,7 +156,7 @@ async function remove(argv: string[], io: CliIO): Promise<number> {
 }
 
 async function query(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, []);
+  const p = parseArgs(argv, SPEC.subcommands.query);
   if (p.positionals.length !== 1) throw usage("usage: jobtap plugin query NAME");
   return withDaemon(io, async (client) => {
     const out = await client.call("plugin.query", { name: p.positionals[0] as string });
@@ -132,7 +167,7 @@ async function query(argv: string[], io: CliIO): Promise<number> {
 
 /** Prints the daemon's plugin trace until interrupted (or the daemon goes away). */
 async function trace(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, [{ name: "plugin", value: true }, { name: "topic", value: true }, { name: "job", value: true }, { name: "json" }]);
+  const p = parseArgs(argv, SPEC.subcommands.trace);
   if (p.positionals.length > 0) throw usage("usage: jobtap plugin trace [--plugin NAME] [--topic GLOB] [--job ID] [--json]");
   const json = optFlag(p, "json");
   const req = {
@@ -151,10 +186,10 @@ async function trace(argv: string[], io: CliIO): Promise<number> {
 }
 
 async function call(argv: string[], io: CliIO): Promise<number> {
-  const p = parseArgs(argv, []);
+  const p = parseArgs(argv, SPEC.subcommands.call);
   const [name, method, json, ...extra] = p.positionals;
   if (name === undefined || method === undefined || extra.length > 0) throw usage("usage: jobtap plugin call NAME METHOD [JSON]");
-  const payload = json === undefined ? {} : parseJsonArg(json, "plugin call: JSON payload");
+  const payload = json === undefined ? {} : parseJsonArg(json, "the JSON payload");
   return withDaemon(io, async (client) => {
     const out = await callService(client, name, method, payload);
     io.stdout(JSON.stringify(out ?? {}, null, 2) + "\n");

@@ -2,20 +2,25 @@
  * `jobtap raise ID... [--type T] [--severity S] [-m MSG]`: posts an exception, as
  * `flux job raise` does (type defaults to "cancel", severity to 0).
  */
-import { optInt, optString, parseArgs, usage } from "./args.js";
+import { optInt, optString, parseArgs, usage, type CommandSpec } from "./args.js";
 import { withDaemon } from "./common.js";
 import { jobIdArg } from "./jobid.js";
 import type { Subcommand } from "./io.js";
 
-const OPTIONS = [
-  { name: "type", short: "t", value: true },
-  { name: "severity", short: "s", value: true },
-  { name: "message", short: "m", value: true },
-];
+/** The option table of `jobtap raise` (parser and --help). */
+export const SPEC: CommandSpec = {
+  usage: ["raise [-t TYPE] [-s SEVERITY] [-m MESSAGE] ID..."],
+  summary: "Raises an exception on jobs, as flux job raise does.",
+  options: [
+    { name: "type", short: "t", value: "TYPE", help: "the exception type (default cancel)" },
+    { name: "severity", short: "s", value: "N", help: "0 (fatal: the job ends) to 7 (default 0)" },
+    { name: "message", short: "m", value: "MESSAGE", help: "the exception's note" },
+  ],
+};
 
 /** Raises an exception on each given job. */
 export const raise: Subcommand = async (argv, io) => {
-  const p = parseArgs(argv, OPTIONS);
+  const p = parseArgs(argv, SPEC);
   if (p.positionals.length === 0) throw usage("usage: jobtap raise ID... [--type T] [--severity S] [-m MSG]");
   const ids = p.positionals.map(jobIdArg);
   const type = optString(p, "type") ?? "cancel";

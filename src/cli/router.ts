@@ -8,13 +8,31 @@
  * columns of `condor_router_history`: wall-clock hours of completed copies, completed
  * copies, others (removed, failed).
  */
-import { optFlag, optString, parseArgs, usage } from "./args.js";
+import { optFlag, optString, parseArgs, usage, type CommandSpec } from "./args.js";
 import { withDaemon } from "./common.js";
 import type { Subcommand } from "./io.js";
 import { callService } from "./plugin.js";
 import type { JobView } from "../server/protocol.js";
 
 const USAGE = "usage: jobtap router q [--json] | router history [--json] [--show-records] [--age DAYS]";
+
+const JSON_OPTION = { name: "json", help: "the answer as JSON" };
+
+/** The option tables of `jobtap router`'s subcommands (parser and --help). */
+export const SPEC = {
+  subcommands: {
+    q: { usage: ["router q [--json]"], summary: "the routes and the routed jobs, like condor_router_q", options: [JSON_OPTION] },
+    history: {
+      usage: ["router history [--json] [--show-records] [--age DAYS]"],
+      summary: "what each route did, like condor_router_history",
+      options: [
+        JSON_OPTION,
+        { name: "show-records", help: "one line per routed job instead of the per-route summary" },
+        { name: "age", value: "DAYS", help: "look back this many days (default 1)" },
+      ],
+    },
+  } satisfies Record<string, CommandSpec>,
+};
 
 /** A status line of `q`: count of copies per (status letter, route, GridResource). */
 interface StatusRow {
@@ -50,7 +68,7 @@ interface Q {
 export const router: Subcommand = async (argv, io) => {
   const [sub, ...rest] = argv;
   if (sub === "q") {
-    const p = parseArgs(rest, [{ name: "json" }]);
+    const p = parseArgs(rest, SPEC.subcommands.q);
     if (p.positionals.length > 0) throw usage(USAGE);
     return withDaemon(io, async (client) => {
       const q = (await callService(client, "condor-router", "q", {})) as Q;
@@ -59,7 +77,7 @@ export const router: Subcommand = async (argv, io) => {
     });
   }
   if (sub === "history") {
-    const p = parseArgs(rest, [{ name: "json" }, { name: "show-records" }, { name: "age", value: true }]);
+    const p = parseArgs(rest, SPEC.subcommands.history);
     if (p.positionals.length > 0) throw usage(USAGE);
     const ageText = optString(p, "age") ?? "1";
     const age = Number(ageText);
@@ -82,7 +100,7 @@ export const router: Subcommand = async (argv, io) => {
       return 0;
     });
   }
-  throw usage(sub === undefined ? USAGE : `router: unknown subcommand "${sub}"\n${USAGE}`);
+  throw usage(sub === undefined ? USAGE : `unknown subcommand "${sub}"\n${USAGE}`);
 };
 
 /** The `-S` summary, then the per-route table. */

@@ -5,8 +5,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Jobspec } from "../manager/port/records.js";
-import { ErrorCode, isJobtapError } from "../errors.js";
-import { optFlag, optInt, optList, optString, parseArgs, usage, type OptionSpec, type ParsedArgs } from "./args.js";
+import { optFlag, optInt, optList, optString, parseArgs, usage, type CommandSpec, type ParsedArgs } from "./args.js";
 import { exitStatusOf, withDaemon } from "./common.js";
 import { termSignal } from "./endstatus.js";
 import type { DaemonClient } from "../server/client.js";
@@ -24,49 +23,41 @@ import {
   type Dependency,
 } from "./jobspec.js";
 
-/** submit's options (main.ts also reads them to find a `--socket` among them). */
-export const SUBMIT_OPTIONS: OptionSpec[] = [
-  { name: "ntasks", short: "n", value: true },
-  { name: "cores-per-task", short: "c", value: true },
-  { name: "gpus-per-task", short: "g", value: true },
-  { name: "time-limit", short: "t", value: true },
-  { name: "urgency", value: true },
-  { name: "dependency", value: true, repeat: true },
-  { name: "begin-time", value: true },
-  { name: "job-name", value: true },
-  { name: "queue", short: "q", value: true },
-  { name: "bank", value: true },
-  { name: "exec", value: true },
-  { name: "setattr", short: "S", value: true, repeat: true },
-  { name: "classad", value: true, repeat: true },
-  { name: "slot", value: true },
-  { name: "env", value: true, repeat: true },
-  { name: "cwd", value: true },
-  { name: "output", value: true },
-  { name: "error", value: true },
-  { name: "cc", value: true },
-  { name: "jobspec", value: true },
-  { name: "wait" },
-  { name: "watch" },
-  { name: "progress" },
-  { name: "jps" },
-  { name: "help", short: "h" },
-];
-
-export const SUBMIT_USAGE = `usage: jobtap submit [-n NTASKS] [-c CORES] [-g GPUS] [-t DURATION] [--urgency N|hold|expedite]
-       [--dependency=SCHEME[:VALUE]]... [--begin-time=T] [--job-name NAME] [--queue Q] [--bank B]
-       [--exec NAME] [--setattr K=V]... [--classad 'Name = EXPR']... [--slot N] [--env RULE]...
-       [--cwd DIR] [--output F] [--error F]
-       [--cc IDSET] [--jobspec FILE] [--wait] [--watch] [--progress [--jps]] [--] COMMAND...
-`;
+/** submit's option table, for its parser and --help (main.ts also reads it to find a `--socket` among them). */
+export const SPEC: CommandSpec = {
+  usage: ["submit [OPTIONS] [--] COMMAND..."],
+  summary: "Submits a job running COMMAND (options end at COMMAND's first word) and prints its f58 id, as flux submit.",
+  options: [
+    { name: "ntasks", short: "n", value: "N", help: "the number of tasks (default 1)" },
+    { name: "cores-per-task", short: "c", value: "N", help: "cores for each task (default 1)" },
+    { name: "gpus-per-task", short: "g", value: "N", help: "GPUs for each task (default 0)" },
+    { name: "time-limit", short: "t", value: "DURATION", help: "the job's duration limit, an FSD (60, 10m, 1.5h)" },
+    { name: "urgency", value: "N", help: "0 (hold) to 31 (expedite), or hold, expedite, default (16)" },
+    { name: "dependency", value: "SCHEME:VALUE", repeat: true, help: "an RFC 26 dependency, e.g. afterok:ID, afterany:ID, afternotok:ID, begin-time:T" },
+    { name: "begin-time", value: "T", help: "do not start before T (+DURATION, a timestamp or a date)" },
+    { name: "job-name", value: "NAME", help: "the job's name (default: the command's first word)" },
+    { name: "queue", short: "q", value: "QUEUE", help: "submit to this named queue" },
+    { name: "bank", value: "BANK", help: "charge the job to this bank of the accounting plugin (attributes.system.bank)" },
+    { name: "exec", value: "NAME", help: "the executor that runs the job (local, slurm, test, ...)" },
+    { name: "setattr", short: "S", value: "KEY=VALUE", repeat: true, help: "set a jobspec attribute (under attributes.system. unless the key starts with user. or system.)" },
+    { name: "classad", value: "'NAME=EXPR'", repeat: true, help: "add an attribute to the job's ClassAd (attributes.user.classad)" },
+    { name: "slot", value: "N", help: "run in slot N of the host's slot ads (2 or slot2)" },
+    { name: "env", value: "RULE", repeat: true, help: "environment rule as flux submit's: VAR=VAL, VAR (copy), -PATTERN (remove)" },
+    { name: "cwd", value: "DIR", help: "the job's working directory (default: the current one)" },
+    { name: "output", value: "FILE", help: "write the job's stdout to FILE ({{id}} is the job id; default STATEDIR/jobs/ID/stdout)" },
+    { name: "error", value: "FILE", help: "write the job's stderr to FILE (default STATEDIR/jobs/ID/stderr)" },
+    { name: "cc", value: "IDSET", help: "submit one copy per id in IDSET (0-9); {cc} in the command is replaced by it" },
+    { name: "jobspec", value: "FILE", help: "submit this JSON jobspec file instead of building one from COMMAND" },
+    { name: "wait", help: "wait for the job to end; exit with its status" },
+    { name: "watch", help: "copy the job's output here while it runs; exit with its status" },
+    { name: "progress", help: "show a progress bar (with --wait, also of the jobs ending)" },
+    { name: "jps", help: "with --progress: show jobs per second" },
+  ],
+};
 
 /** Submits one job (or `--cc` copies) and prints the ids; with `--wait`, the job's status. */
 export const submit: Subcommand = async (argv, io) => {
-  const p = parseArgs(argv, SUBMIT_OPTIONS, { stopAtPositional: true });
-  if (optFlag(p, "help")) {
-    io.stdout(SUBMIT_USAGE);
-    return 0;
-  }
+  const p = parseArgs(argv, SPEC, { stopAtPositional: true });
   const base = await jobspecFrom(p, io);
   const cc = optString(p, "cc");
   const progress = optFlag(p, "progress");
@@ -253,41 +244,12 @@ function readJobspec(file: string, p: ParsedArgs, io: CliIO): Jobspec {
 }
 
 /**
- * `--watch`: copies what the job writes to its stdout and stderr to ours while it runs
- * (polling the daemon), then returns its exit status as `--wait` does.
+ * `--watch`: copies what the job writes to its stdout and stderr to ours while it runs,
+ * then returns its exit status as `--wait` does.
  */
 async function watch(client: DaemonClient, io: CliIO, id: string): Promise<number> {
-  const offsets = { stdout: 0, stderr: 0 };
-  for (;;) {
-    let ended = false;
-    let got = false;
-    for (const stream of ["stdout", "stderr"] as const) {
-      const r = await readOutput(client, id, stream, offsets[stream]);
-      offsets[stream] = r.offset;
-      // Ended before the first read of this round: both files are complete now.
-      if (stream === "stdout") ended = r.done;
-      if (r.data.length > 0) {
-        got = true;
-        (stream === "stdout" ? io.stdout : io.stderr)(r.data);
-      }
-    }
-    if (ended && !got) break;
-    if (!got) await new Promise((r) => setTimeout(r, WATCH_POLL_MS));
-  }
+  await (await import("./output.js")).copyOutput(client, io, id, true);
   const { job } = await client.call("wait", { id });
   if (termSignal(job.waitstatus) !== 0) io.stderr(`${job.id}: ${(await import("./wait.js")).describeEnd(job)}\n`);
   return exitStatusOf(job);
 }
-
-/** One `output` call; a job that ended without starting (BAD_STATE) has nothing more to show. */
-async function readOutput(client: DaemonClient, id: string, stream: "stdout" | "stderr", offset: number) {
-  try {
-    return await client.call("output", { id, stream, offset });
-  } catch (e) {
-    if (isJobtapError(e, ErrorCode.BAD_STATE)) return { data: "", offset, done: true };
-    throw e;
-  }
-}
-
-/** How often `--watch` asks for new output while a job is quiet. */
-const WATCH_POLL_MS = 100;

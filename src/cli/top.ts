@@ -9,7 +9,7 @@
 import { PENDING, RUNNING } from "../manager/base/states.js";
 import type { JobView } from "../server/protocol.js";
 import type { DaemonClient } from "../server/client.js";
-import { optString, parseArgs, usage } from "./args.js";
+import { optString, parseArgs, usage, type CommandSpec } from "./args.js";
 import { withDaemon } from "./common.js";
 import { formatTable } from "./format.js";
 import type { CliIO, Subcommand } from "./io.js";
@@ -48,13 +48,20 @@ async function activeJobs(client: DaemonClient): Promise<JobView[]> {
   return (await client.call("list", { states: ACTIVE_STATES })).jobs;
 }
 
+/** The option table of `jobtap top` (parser and --help). */
+export const SPEC: CommandSpec = {
+  usage: ["top [-d SECONDS]"],
+  summary: "A live view of the queue and the running jobs (q quits); one listing when not on a terminal.",
+  options: [{ name: "interval", short: "d", value: "SECONDS", help: "redraw every SECONDS (default 2, at least 0.1)" }],
+};
+
 /** Prints the view once (no terminal) or runs the live view until `q` or a hang-up. */
 export const top: Subcommand = async (argv, io) => {
-  const p = parseArgs(argv, [{ name: "interval", short: "d", value: true }]);
-  if (p.positionals.length > 0) throw usage(`top: unexpected argument "${p.positionals[0]}"`);
+  const p = parseArgs(argv, SPEC);
+  if (p.positionals.length > 0) throw usage(`unexpected argument "${p.positionals[0]}"`);
   const text = optString(p, "interval") ?? "2";
   const interval = Number(text);
-  if (!Number.isFinite(interval) || interval < 0.1) throw usage(`top: --interval must be a number of seconds >= 0.1, got "${text}"`);
+  if (!Number.isFinite(interval) || interval < 0.1) throw usage(`--interval must be a number of seconds >= 0.1, got "${text}"`);
   const users = loadUserTable();
   return withDaemon(io, async (client) => {
     if (io.terminal === undefined) {

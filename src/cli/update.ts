@@ -12,7 +12,7 @@
 import { ErrorCode, JobtapError } from "../errors.js";
 import { parseFSD } from "../manager/base/fsd.js";
 import type { DaemonClient } from "../server/client.js";
-import { optFlag, parseArgs, usage } from "./args.js";
+import { optFlag, parseArgs, usage, type CommandSpec } from "./args.js";
 import { withDaemon } from "./common.js";
 import { jobIdArg } from "./jobid.js";
 import type { Subcommand } from "./io.js";
@@ -45,9 +45,9 @@ export function parseUpdatePairs(pairs: string[]): ParsedUpdates {
   const out: ParsedUpdates = { updates: {} };
   for (const pair of pairs) {
     const eq = pair.indexOf("=");
-    if (eq <= 0) throw usage(`update: "${pair}" is not KEY=VALUE`);
+    if (eq <= 0) throw usage(`"${pair}" is not KEY=VALUE`);
     const key = updateKey(pair.slice(0, eq));
-    if (key in out.updates) throw usage(`update: key "${key}" given twice`);
+    if (key in out.updates) throw usage(`key "${key}" given twice`);
     const value = pair.slice(eq + 1);
     if (key !== DURATION) {
       out.updates[key] = jsonOrString(value);
@@ -69,7 +69,7 @@ function fsd(text: string, pair: string): number {
   try {
     return parseFSD(text);
   } catch {
-    throw usage(`update: "${pair}": "${text}" is not a duration (e.g. 60, 10m, 1.5h, inf, +1m, -30s)`);
+    throw usage(`"${pair}": "${text}" is not a duration (e.g. 60, 10m, 1.5h, inf, +1m, -30s)`);
   }
 }
 
@@ -92,9 +92,19 @@ async function currentDuration(client: DaemonClient, id: string): Promise<number
   return typeof d === "number" ? d : 0;
 }
 
+/** The option table of `jobtap update` (parser and --help). */
+export const SPEC: CommandSpec = {
+  usage: ["update [-n] [-v] ID KEY=VALUE..."],
+  summary: "Changes jobspec keys of an active job, all or nothing, as flux update (plugins decide which may change).",
+  options: [
+    { name: "dry-run", short: "n", help: "print the updated jobspec keys instead of sending them" },
+    { name: "verbose", short: "v", help: "print what was updated" },
+  ],
+};
+
 /** Sends the updates (or prints them with `--dry-run`). */
 export const update: Subcommand = async (argv, io) => {
-  const p = parseArgs(argv, [{ name: "dry-run", short: "n" }, { name: "verbose", short: "v" }]);
+  const p = parseArgs(argv, SPEC);
   const [idText, ...pairs] = p.positionals;
   if (idText === undefined || pairs.length === 0) throw usage("usage: jobtap update [-n] [-v] ID KEY=VALUE...");
   const id = jobIdArg(idText);

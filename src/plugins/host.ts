@@ -21,7 +21,7 @@ import { BUILTINS, SHIPPED, type BuiltinEntry, type ShippedEntry } from "./built
 import { readPluginConfig, type PluginDirective } from "./config.js";
 import { createContext, type ContextHost, type PluginContext } from "./context.js";
 import { Dispatcher, msg, type HostLogger } from "./dispatch.js";
-import { fileListName, importPlugin, internalName, pluginShape, resolvePlugin } from "./loader.js";
+import { fileListName, importPlugin, internalName, ownListName, pluginShape, resolvePlugin } from "./loader.js";
 import {
   DEFAULT_HEAP_MB,
   DEFAULT_RESTART,
@@ -268,16 +268,24 @@ export class JobtapHost implements PluginPort {
     iso?: Isolation,
     restartOf?: PluginRecord,
   ): Promise<PluginInfo> {
-    const shape = pluginShape(mod, path === "builtin" || path === "shipped" ? listName : path);
+    const file = !["builtin", "shipped", "inline"].includes(path);
+    const shape = pluginShape(mod, file ? path : listName);
+    // A file plugin is listed by the name its module exports, if any (an isolated one's
+    // module is read in its worker: its name is known after setup).
+    const name = file ? ownListName(listName, shape.name, path) : listName;
+    if (name !== listName && restartOf === undefined) this.checkUnique(name);
     const deadline = opts.deadlineMs ?? this.defaultDeadlineMs;
-    const rec = newRecord(listName, shape.name, path, conf, deadline);
+    const rec = newRecord(name, shape.name, path, conf, deadline);
     if (iso !== undefined) rec.isolation = iso;
     try {
       await this.setup(rec, shape.setup);
-      if (iso?.ownName !== undefined) rec.internalName = internalName(listName, iso.ownName);
+      if (iso?.ownName !== undefined) {
+        rec.internalName = internalName(listName, iso.ownName);
+        rec.name = pluginName(ownListName(listName, iso.ownName, path));
+      }
       await this.confUpdate(rec, this.config, "load");
       // setup may have awaited while another load finished
-      if (restartOf === undefined) this.checkUnique(listName);
+      if (restartOf === undefined) this.checkUnique(rec.name);
       // A restarted worker takes calls again only once its replay is answered: until then
       // the dead record stays in place and its handlers fail fast, so a worker that hangs
       // again in the replay costs no job a second deadline.
@@ -292,6 +300,7 @@ export class JobtapHost implements PluginPort {
       this.registry.add(rec);
       // Loaded again (isolated or not): no longer listed as failed.
       this.failed.delete(listName);
+      this.failed.delete(rec.name);
     }
     else {
       this.registry.replace(restartOf, rec);
@@ -318,7 +327,8 @@ export class JobtapHost implements PluginPort {
       seq: ++this.loads,
     };
     const died = (reason: string) => {
-      const rec = this.find(listName);
+      // By its isolation, not its name: a module that exports a name is listed by it.
+      const rec = this.registry.plugins.find((p) => p.isolation === iso);
       if (rec?.isolation !== iso) return;
       if (iso.state === "running") this.isolatedDied(rec, reason, opts);
       // While a restart is under way its own failure counts: replayRestart reports it.

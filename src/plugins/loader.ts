@@ -82,9 +82,23 @@ function withExtension(base: string): string | undefined {
   return undefined;
 }
 
-/** The list name of a file plugin: its basename, as Flux lists `args.so`. */
+/** The list name of a file plugin until its module says otherwise: its basename, as Flux lists `args.so`. */
 export function fileListName(path: string): string {
   return basename(path);
+}
+
+/**
+ * The list name of a loaded file plugin: the `name` its module exports (`{ name, setup }`),
+ * else `listName` (its file's basename), as a Flux plugin that sets its own name is listed,
+ * removed and queried by it. A dot-name (the builtins') and `all` (remove's word for every
+ * plugin) cannot be exported; nor a `/`.
+ */
+export function ownListName(listName: string, own: string | undefined, where: string): string {
+  if (own === undefined) return listName;
+  if (own === "" || own.includes("/") || own.startsWith(".") || own === "all") {
+    throw badShape(where, `exported name ${JSON.stringify(own)} is not a plugin name (non-empty, no "/", not starting with ".", not "all")`);
+  }
+  return own;
 }
 
 /** Flux's internal name: the plugin's own name if it has no `/` or `.`, else the basename
@@ -110,7 +124,32 @@ export async function importPlugin(source: PluginSource, seq: number): Promise<P
   } catch (e) {
     if (isJobtapError(e)) throw e;
     const why = e instanceof Error ? e.message : String(e);
-    throw new JobtapError(ErrorCode.PLUGIN_LOAD, `${path}: ${why}`, { path });
+    const at = (e as Error | undefined)?.name === "SyntaxError" ? await syntaxErrorAt(path) : undefined;
+    throw new JobtapError(ErrorCode.PLUGIN_LOAD, `${at ?? path}: ${why}`, { path });
+  }
+}
+
+/**
+ * `FILE:LINE:COL` of the first syntax error in a JS plugin, or undefined. Node's SyntaxError
+ * from import() carries no position (only its printed stack shows one), so the source is
+ * parsed again with TypeScript's parser (a dependency already, loaded only on this path),
+ * which puts the error where V8 does for the common cases (an unexpected token, an
+ * unterminated string or block).
+ */
+async function syntaxErrorAt(path: string): Promise<string | undefined> {
+  try {
+    const ts = (await import("typescript")).default;
+    const out = ts.transpileModule(readFileSync(path, "utf8"), {
+      fileName: path,
+      reportDiagnostics: true,
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, allowJs: true },
+    });
+    const diag = out.diagnostics?.[0];
+    if (diag?.file === undefined || diag.start === undefined) return undefined;
+    const pos = diag.file.getLineAndCharacterOfPosition(diag.start);
+    return `${path}:${pos.line + 1}:${pos.character + 1}`;
+  } catch {
+    return undefined;
   }
 }
 

@@ -127,7 +127,8 @@ async function launch(
     config: config.raw,
     env: opts.env,
     owner,
-    log: (level, message, plugin) => log(level, plugin ? `${plugin}: ${message}` : message),
+    // A plugin's messages already start with its name (`NAME: ...`, `plugin NAME: ...`).
+    log: (level, message) => log(level, message),
   });
   const manager = await createJobManager({
     statedir: opts.statedir,

@@ -4,7 +4,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { classad } from "../../src/cli/classad.js";
 import { runCli } from "../../src/cli/main.js";
 import type { CliIO } from "../../src/cli/io.js";
 
@@ -29,7 +28,7 @@ async function run(argv: string[], stdin = ""): Promise<{ status: number; out: s
     env: {},
     cwd: dir,
   };
-  const status = await classad(argv, io);
+  const status = await runCli(["classad", ...argv], io);
   return { status, out, err };
 }
 

@@ -3,12 +3,13 @@ import { ErrorCode } from "../../src/errors.js";
 import { parseArgs, takeGlobalOption } from "../../src/cli/args.js";
 import { parseIdset } from "../../src/cli/idset.js";
 
-const SPECS = [
-  { name: "ntasks", short: "n", value: true },
-  { name: "wait" },
-  { name: "all", short: "a" },
-  { name: "env", value: true, repeat: true },
+const OPTIONS = [
+  { name: "ntasks", short: "n", value: "N", help: "tasks" },
+  { name: "wait", help: "wait" },
+  { name: "all", short: "a", help: "all" },
+  { name: "env", value: "RULE", repeat: true, help: "env" },
 ];
+const SPECS = { options: OPTIONS };
 
 describe("parseArgs", () => {
   it("reads long, long=, short, glued short, bundled flags and repeats", () => {
@@ -59,10 +60,10 @@ describe("takeGlobalOption", () => {
     expect(takeGlobalOption(["a"], "socket")).toEqual({ rest: ["a"] });
   });
   it("with option specs, stops at the first positional, skipping option values", () => {
-    expect(takeGlobalOption(["-n", "--socket", "--wait", "--socket", "/s", "cmd", "--socket", "y"], "socket", SPECS)).toEqual({
+    expect(takeGlobalOption(["-n", "--socket", "--wait", "--socket", "/s", "cmd", "--socket", "y"], "socket", OPTIONS)).toEqual({
       value: "/s",
       rest: ["-n", "--socket", "--wait", "cmd", "--socket", "y"],
     });
-    expect(takeGlobalOption(["-n4", "cmd", "--socket", "y"], "socket", SPECS)).toEqual({ rest: ["-n4", "cmd", "--socket", "y"] });
+    expect(takeGlobalOption(["-n4", "cmd", "--socket", "y"], "socket", OPTIONS)).toEqual({ rest: ["-n4", "cmd", "--socket", "y"] });
   });
 });

@@ -4,8 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { condor } from "../../src/cli/condor.js";
 import type { CliIO } from "../../src/cli/io.js";
+import { runCli } from "../../src/cli/main.js";
+
+/** `jobtap condor ARGV`, errors printed as the command line prints them. */
+const condor = (argv: string[], io: CliIO) => runCli(["condor", ...argv], io);
 
 const FIXTURES = fileURLToPath(new URL("./fixtures", import.meta.url));
 

@@ -23,7 +23,7 @@ function example(slots: number): string {
   writeFileSync(
     toml,
     readFileSync(toml, "utf8")
-      .replace("[resources]", `[resources]\ncores = ${slots}`)
+      .replace("cores = 4", `cores = ${slots}`)
       .replace("count = 4", `count = ${slots}`)
       .replace("/srv/fetch-work/50-fetch-work", condor),
   );
@@ -40,6 +40,16 @@ const lines = (path: string) => (existsSync(path) ? readFileSync(path, "utf8").s
 const done = () => (existsSync(join(ex, "spool", "done")) ? readdirSync(join(ex, "spool", "done")).length : 0);
 
 describe("condor-fetch: the example work source through bin/jobtap daemon", () => {
+  it("the example's jobtap.toml, as shipped, passes config check on this machine", () => {
+    const toml = example(4);
+    const d = new DaemonUnderTest();
+    try {
+      expect(d.cli(["config", "check", toml])).toMatchObject({ status: 0, stdout: `${toml}: ok\n` });
+    } finally {
+      rmSync(d.statedir, { recursive: true, force: true });
+    }
+  });
+
   it("drains 200 jobs from the spool: each runs once, and JOB_EXIT records its exit", async () => {
     requireBuild();
     const toml = example(4);

@@ -52,7 +52,9 @@ describe("plugin services from the command line", { timeout: 90_000 }, () => {
     await waitFor(() => d.job(ran)?.state === "INACTIVE", 20_000, "the debug job to finish");
     // Pending, never scheduled, while its queue is stopped (SCHED without an alloc request).
     expect(["PRIORITY", "SCHED"]).toContain(d.job(held)?.state);
-    expect(d.cli(["queue", "start"]).status).toBe(0);
+    // As flux queue: with named queues a change names its queue or says --all.
+    expect(d.cli(["queue", "start"])).toMatchObject({ status: 2, stderr: "jobtap queue: named queues are configured: give a QUEUE or --all\n" });
+    expect(d.cli(["queue", "start", "--all"]).status).toBe(0);
     await waitFor(() => d.job(held)?.result === "COMPLETED", 20_000, "the batch job after start");
 
     const unknown = d.cli(["queue", "stop", "gpu"]);

@@ -142,7 +142,7 @@ describe("plugin context", () => {
     ).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
     await host.callService("prioritywait", "release", { id: "3", priority: 8 }, owner);
     expect(mgr.calls).toContain("reprioritize 3 8");
-    host.remove("priority-wait.ts");
+    host.remove("prioritywait");
     await expect(host.callService("prioritywait", "release", {}, owner)).rejects.toMatchObject({
       code: "PLUGIN_NOT_FOUND",
     });

@@ -22,7 +22,7 @@ describe("fairshare example plugin", () => {
       (a, b) => startTime(t!, a) - startTime(t!, b),
     );
     expect(started).toEqual([heavy[0], light, heavy[1], heavy[2]]);
-    expect(await t.plugins.query("fairshare.ts")).toMatchObject({ active: { 1001: 0, 1002: 0 } });
+    expect(await t.plugins.query("fairshare")).toMatchObject({ active: { 1001: 0, 1002: 0 } });
   });
 
   it("refuses a bad config, keeping the old one", async () => {
@@ -30,7 +30,7 @@ describe("fairshare example plugin", () => {
     await expect(t.plugins.reloadConfig({ fairshare: { penalty: "high" } })).rejects.toMatchObject({
       message: "fairshare.penalty must be a number >= 0",
     });
-    expect(await t.plugins.query("fairshare.ts")).toMatchObject({ penalty: 100 });
+    expect(await t.plugins.query("fairshare")).toMatchObject({ penalty: 100 });
   });
 });
 

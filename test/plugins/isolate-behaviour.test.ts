@@ -32,10 +32,10 @@ describe.each([
     expect(h.job(id).annotations).toMatchObject({ behave: "new", phase: "PLUGIN_PHASE", frozen: "yes", aux: true });
     // An isolated plugin gets "aux gone" over its port and the query as a pool task: two
     // channels, so the query may overtake the notification; give the worker a moment.
-    let q = await h.plugins.query("iso-behaviour.js");
+    let q = await h.plugins.query("behave");
     for (let i = 0; i < 100 && q.destroyed !== 1; i++) {
       await new Promise((r) => setTimeout(r, 20));
-      q = await h.plugins.query("iso-behaviour.js");
+      q = await h.plugins.query("behave");
     }
     expect(q.events).toEqual(expect.arrayContaining(["job.event.alloc", "job.event.prolog-start", "job.event.prolog-finish", "job.event.start", "job.event.finish"]));
     // The aux destructor ran when the job went inactive, and wrote persistent state.

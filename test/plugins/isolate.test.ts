@@ -126,7 +126,7 @@ describe("isolate in [job-manager.plugins]", () => {
     const h = await createTestHost({});
     try {
       await applyDirectives(h.plugins, at({ load: fixture("iso-behaviour.js"), isolate: true })().directives);
-      expect(h.plugins.list()).toEqual([expect.objectContaining({ name: "iso-behaviour.js", isolated: "running" })]);
+      expect(h.plugins.list()).toEqual([expect.objectContaining({ name: "behave", isolated: "running" })]);
     } finally {
       await h.close();
     }
@@ -149,7 +149,7 @@ describe("jobs waiting on a dead isolated plugin", () => {
     expect(h.eventlog(waiting)).toEqual(expect.arrayContaining([
       expect.objectContaining({
         name: "exception",
-        context: expect.objectContaining({ type: "dependency", severity: 0, note: 'plugin iso-waits.js was unloaded: dependency "iso-wait" can never be resolved' }),
+        context: expect.objectContaining({ type: "dependency", severity: 0, note: 'plugin iso-waits was unloaded: dependency "iso-wait" can never be resolved' }),
       }),
     ]));
   });

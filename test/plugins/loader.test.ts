@@ -153,6 +153,23 @@ describe("loading", () => {
     expect(logged.filter((l) => l.includes("boom")).length).toBe(2); // job.create, job.new
   });
 
+  it("lists, queries and removes a plugin by the name its module exports", async () => {
+    const { host } = makeHost();
+    const mod = (name: string) => `export default { name: ${JSON.stringify(name)}, setup: (p) => p.on("plugin.query", () => ({ mine: true })) };\n`;
+    writeFileSync(join(dir, "fair-1.js"), mod("fair"));
+    writeFileSync(join(dir, "other.js"), mod("fair"));
+    writeFileSync(join(dir, "dotted.js"), mod(".sneaky"));
+    expect(await host.load(join(dir, "fair-1.js"))).toEqual({ name: "fair", path: join(dir, "fair-1.js"), builtin: false });
+    expect(host.list().map((p) => p.name)).toEqual(["fair"]);
+    expect(await host.query("fair")).toEqual({ name: "fair", path: join(dir, "fair-1.js"), mine: true });
+    await expect(host.load(join(dir, "other.js"))).rejects.toMatchObject({ code: "PLUGIN_ALREADY_LOADED", message: "fair already loaded" });
+    await expect(host.load(join(dir, "dotted.js"))).rejects.toMatchObject({ code: "PLUGIN_BAD_SHAPE", message: expect.stringContaining('exported name ".sneaky"') });
+    // The file's name is no longer the plugin's: a glob on it matches nothing.
+    expect(() => host.remove("fair-*")).toThrow(expect.objectContaining({ code: "PLUGIN_NOT_FOUND" }));
+    expect(host.remove("fa*")).toEqual(["fair"]);
+    expect(host.list()).toEqual([]);
+  });
+
   it("derives the service namespace from the plugin's own name or its basename", async () => {
     const { internalName } = await import("../../src/plugins/loader.js");
     expect(internalName("foo.bar.js", undefined)).toBe("foo");

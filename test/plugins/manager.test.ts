@@ -44,7 +44,7 @@ describe("plugin host with the job manager", () => {
     const call = t.plugins.callService("service-post", "post", { id: String(id) }, { userid: 0, owner: true });
     await expect(call).rejects.toMatchObject({
       code: ErrorCode.JOB_INACTIVE,
-      message: `plugin service-post.ts: service post: job ${f}: postEvent: job ${f} is inactive`,
+      message: `plugin service-post: service post: job ${f}: postEvent: job ${f} is inactive`,
     });
   });
 

@@ -31,8 +31,9 @@ export class QueueGate {
   holds(jobspec: Jobspec): boolean {
     if (this.stopped.size === 0) return false;
     const q = jobspec.attributes.system?.queue;
-    const queue = typeof q === "string" ? q : this.defaultQueue;
-    return queue !== undefined && this.stopped.has(queue);
+    // No queue named and no default: the anonymous queue, "" (Flux's single unnamed queue).
+    const queue = typeof q === "string" ? q : (this.defaultQueue ?? "");
+    return this.stopped.has(queue);
   }
 
   /** Stopped queue names, sorted (listings, tests). */
