@@ -28,20 +28,46 @@ export const ACCOUNT_USAGE = [
 
 const PLUGIN = "accounting";
 const LIMITS = ["max-running-jobs", "max-active-jobs", "max-cores"];
-/** The option table of `jobtap account` (parser and --help); one table serves every subcommand. */
-export const SPEC: CommandSpec = {
-  usage: ACCOUNT_USAGE.split("\n").filter((l) => !l.startsWith("LIMITS")).map((l) => l.replace(/^jobtap /, "")),
-  summary: "Fair-share banks, users, shares, usage and limits of the accounting plugin (docs/accounting.md).",
-  options: [
-    { name: "json", help: "print the service's answer as JSON" },
-    { name: "parent", value: "BANK", help: "the bank's parent in the bank tree (add-bank, edit-bank)" },
-    { name: "bank", value: "BANK", help: "the user's bank (add-user; edit-user and delete-user: which of the user's banks)" },
-    { name: "shares", value: "N", help: "the bank's or user's shares (a positive integer)" },
-    { name: "default", help: "make this bank the user's default bank (edit-user)" },
-    { name: "max-running-jobs", value: "N", help: "limit: running jobs at once (-1: no limit); over it a job waits in DEPEND" },
-    { name: "max-active-jobs", value: "N", help: "limit: active jobs (-1: no limit); over it a submission is rejected" },
-    { name: "max-cores", value: "N", help: "limit: cores in use at once (-1: no limit); over it a job waits in DEPEND" },
-  ],
+const JSON_OPT = { name: "json", help: "print the service's answer as JSON" };
+const LIMIT_OPTS = [
+  { name: "max-running-jobs", value: "N", help: "limit: running jobs at once (-1: no limit); over it a job waits in DEPEND" },
+  { name: "max-active-jobs", value: "N", help: "limit: active jobs (-1: no limit); over it a submission is rejected" },
+  { name: "max-cores", value: "N", help: "limit: cores in use at once (-1: no limit); over it a job waits in DEPEND" },
+];
+const SHARES = { name: "shares", value: "N", help: "shares (a positive integer)" };
+const PARENT = { name: "parent", value: "BANK", help: "the bank's parent in the bank tree" };
+const sub = (usageLine: string, summary: string, options: CommandSpec["options"]): CommandSpec => ({
+  usage: [usageLine],
+  summary,
+  options: [...options, JSON_OPT],
+});
+
+/** The option tables of `jobtap account`'s subcommands (parser and --help). */
+export const SPEC = {
+  subcommands: {
+    "add-bank": sub("account add-bank NAME [--parent BANK] [--shares N] [LIMITS]", "adds a bank (owner only)", [PARENT, SHARES, ...LIMIT_OPTS]),
+    "edit-bank": sub("account edit-bank NAME [--parent BANK] [--shares N] [LIMITS]", "changes a bank's parent, shares or limits (owner only)", [PARENT, SHARES, ...LIMIT_OPTS]),
+    "delete-bank": sub("account delete-bank NAME", "deletes an empty bank (owner only)", []),
+    "add-user": sub("account add-user USER --bank BANK [--shares N] [LIMITS]", "adds USER to BANK (owner only)", [
+      { name: "bank", value: "BANK", help: "the bank the user is added to (required)" },
+      SHARES,
+      ...LIMIT_OPTS,
+    ]),
+    "edit-user": sub("account edit-user USER [--bank BANK] [--shares N] [--default] [LIMITS]", "changes a user's association (owner only)", [
+      { name: "bank", value: "BANK", help: "which of the user's banks (default: the user's default bank)" },
+      SHARES,
+      { name: "default", help: "make BANK the user's default bank" },
+      ...LIMIT_OPTS,
+    ]),
+    "delete-user": sub("account delete-user USER [--bank BANK]", "removes a user's association (owner only)", [
+      { name: "bank", value: "BANK", help: "which of the user's banks (default: the user's default bank)" },
+    ]),
+    show: sub("account show", "the bank tree with shares, usage, fair-share factors, counts and limits", []),
+    usage: sub("account usage USER", "a user's associations and decayed usage", []),
+    export: sub("account export", "prints the associations as TOML (for import)", []),
+    import: sub("account import FILE.toml", "replaces the associations with those of FILE (owner only)", []),
+    recompute: sub("account recompute", "recomputes the fair-share factors and reprioritizes now (owner only)", []),
+  } satisfies Record<string, CommandSpec>,
 };
 
 type Req = Record<string, unknown>;
@@ -77,18 +103,17 @@ const CHANGES = ["add-bank", "edit-bank", "delete-bank", "add-user", "edit-user"
 /** Dispatches the `account` subcommands. */
 export const account: Subcommand = async (argv, io) => {
   const [sub, ...rest] = argv;
-  if (sub === undefined) throw usage(`usage:\n${ACCOUNT_USAGE}`);
-  const p = parseArgs(rest, SPEC);
+  if (sub === undefined) throw usage(`missing subcommand\nusage:\n${ACCOUNT_USAGE}`);
+  if (!Object.hasOwn(SPEC.subcommands, sub)) throw usage(`unknown subcommand "${sub}"\nusage:\n${ACCOUNT_USAGE}`);
+  const p = parseArgs(rest, SPEC.subcommands[sub as keyof typeof SPEC.subcommands]);
   const json = optFlag(p, "json");
   const [arg, ...extra] = p.positionals;
-  if (extra.length > 0) throw usage(`account ${sub}: unexpected argument "${extra[0]}"`);
+  if (extra.length > 0) throw usage(`${sub}: unexpected argument "${extra[0]}"`);
   const users = loadUserTable();
   const needArg = CHANGES.includes(sub) || sub === "usage" || sub === "import";
-  if (needArg && arg === undefined) throw usage(`account ${sub}: missing ${sub.endsWith("-bank") ? "NAME" : sub === "import" ? "FILE" : "USER"}`);
-  if (!needArg && arg !== undefined) throw usage(`account ${sub}: unexpected argument "${arg}"`);
-  if (sub === "add-user" && optString(p, "bank") === undefined) throw usage("account add-user: --bank BANK is required");
-  const known = [...CHANGES, "show", "usage", "export", "import", "recompute"];
-  if (!known.includes(sub)) throw usage(`account: unknown subcommand "${sub}"\nusage:\n${ACCOUNT_USAGE}`);
+  if (needArg && arg === undefined) throw usage(`${sub}: missing ${sub.endsWith("-bank") ? "NAME" : sub === "import" ? "FILE" : "USER"}`);
+  if (!needArg && arg !== undefined) throw usage(`${sub}: unexpected argument "${arg}"`);
+  if (sub === "add-user" && optString(p, "bank") === undefined) throw usage("add-user: --bank BANK is required");
   const payload = CHANGES.includes(sub) ? changeOf(p, users, sub, arg as string)
     : sub === "usage" ? { uid: changeOf(p, users, sub, arg as string).uid }
     : sub === "import" ? importFile(resolve(io.cwd, arg as string))
