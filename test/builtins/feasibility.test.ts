@@ -40,7 +40,7 @@ describe("feasibility at submit", () => {
     h = await host({}, { resources: { cores: 2, gpus: 1, memory: 1024 } });
     expect(await rejected(h, { cores: 100 })).toBe("unsatisfiable request: 100 cores requested, 2 available");
     expect(await refusal(sized({ gpus: 2 }))).toBe("unsatisfiable request: 2 gpus requested, 1 available");
-    expect(await refusal(sized({ memory: 4096 }))).toBe("unsatisfiable request: 4096 bytes of memory requested");
+    expect(await refusal(sized({ memory: 4096 }))).toBe("unsatisfiable request: 4096 bytes of memory requested, 1024 available");
     // Held or not, an impossible job is refused (Flux checks before the job is queued).
     expect(await rejected(h, { cores: 3, urgency: 0 })).toBe("unsatisfiable request: 3 cores requested, 2 available");
     expect(h.manager.jobs({})).toEqual([]);

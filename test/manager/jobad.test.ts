@@ -121,7 +121,7 @@ describe("job ads: attributes in every state", () => {
   });
 
   it("takes the request, command, arguments and output paths from the jobspec", async () => {
-    const s = await simManager({ resources: { cores: 4, gpus: 2, memory: 8 << 30 } });
+    const s = await simManager({ resources: { cores: 4, gpus: 2, memory: 8 * 2 ** 30 } });
     const js = jobspec(["/bin/echo", "one", "two words", "it's"], { cwd: "/data", exec: { test: { run_duration: "1h" } } }, { cores: 2, gpus: 1 });
     (js.resources[0] as { with: unknown[] }).with.push({ type: "memory", count: 1536, unit: "MB" });
     js.attributes.system!.shell = { options: { output: { stdout: { path: "out/{{id}}.log" } } } };

@@ -352,7 +352,7 @@ export class Scheduler {
     if (this.slots.length === 1) {
       if (r.cores > this.pool.cores) return `unsatisfiable request: ${r.cores} cores requested, ${this.pool.cores} available`;
       if (r.gpus > this.pool.gpus) return `unsatisfiable request: ${r.gpus} gpus requested, ${this.pool.gpus} available`;
-      if (r.memory > this.pool.memory) return `unsatisfiable request: ${r.memory} bytes of memory requested`;
+      if (r.memory > this.pool.memory) return `unsatisfiable request: ${r.memory} bytes of memory requested, ${this.pool.memory} available`;
       return undefined;
     }
     if (this.slots.some((slot) => tooBig(r, slot, "") === undefined)) return undefined;
