@@ -13,6 +13,8 @@
  * terminated; `process.exit`, an uncaught error, a heap past `heapMb` end it. Every call in
  * flight then fails with a labelled error (the job gets what a failing handler of that topic
  * gets), the death is logged with the plugin's name and the host applies the restart policy.
+ * After a missed deadline the plugin is on probation (isolate-probation.ts): shorter call
+ * deadlines for a window, and a second miss unloads it.
  */
 import { MessageChannel, type MessagePort, type Worker } from "node:worker_threads";
 import Tinypool from "tinypool";
