@@ -57,6 +57,11 @@ describe("isolated plugin in an endless loop", () => {
     await complete(h, ok);
     expect(h.job(ok).annotations).toBeFalsy();
     expect(h.job(bad).state).toBe("RUN");
+    // Looping again in the replay missed the probation deadline: unloaded, not restarted
+    // again and again while the policy allows.
+    await until(h, () => state(h) === "failed", 20_000);
+    expect(h.plugins.list()[0]?.reason).toMatch(/missed a deadline again on probation .*last: job\.new did not settle within 1000 ms \(probation/);
+    expect(h.log.join("\n")).not.toMatch(/looping in job\.new \(3\)/);
   });
 
   it("counts a worker that loops again in its replay as a death: past the policy, unloaded", async () => {
