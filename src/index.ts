@@ -57,6 +57,7 @@ export {
   DEFAULT_DEADLINE_MS,
   DEFAULT_HEAP_MB,
   DEFAULT_RESTART,
+  DEFAULT_PROBATION_MS,
 } from "./plugins/index.js";
 export type {
   JobtapPluginsOptions,

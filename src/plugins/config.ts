@@ -7,7 +7,7 @@
  *   plugins = [
  *     { remove = "all" },
  *     { load = "fairshare.ts", conf = { decay = 0.5 }, deadline = "5s" },
- *     { load = "policy.js", isolate = true, heap-mb = 256, restart = { max = 3, window = "60s" } },
+ *     { load = "policy.js", isolate = true, heap-mb = 256, restart = { max = 3, window = "60s", probation = "1s" } },
  *   ]
  *
  * Directives are processed once, in order, at start (remove before load within one entry).
@@ -152,6 +152,13 @@ function duration(v: unknown, where: string): number {
   }
 }
 
+/** A probation deadline: a positive duration (a missed one unloads the plugin). */
+function probation(v: unknown, where: string): number {
+  const ms = duration(v, where);
+  if (!(ms > 0 && Number.isFinite(ms))) throw configError(where, "must be a positive duration such as \"1s\"");
+  return ms;
+}
+
 function readDirective(entry: unknown, i: number): PluginDirective {
   const at = `[job-manager.plugins][${i}]`;
   if (!isTable(entry)) throw configError(at, "must be a table such as { load = \"name\" }");
@@ -206,7 +213,7 @@ function readIsolate(entry: Record<string, unknown>, at: string): IsolateOptions
   if (restart !== undefined) {
     if (!isTable(restart)) throw configError(`${at}.restart`, "must be a table such as { max = 3, window = \"60s\" }");
     for (const k of Object.keys(restart)) {
-      if (k !== "max" && k !== "window") throw configError(`${at}.restart.${k}`, "unknown key (expected max, window)");
+      if (!["max", "window", "probation"].includes(k)) throw configError(`${at}.restart.${k}`, "unknown key (expected max, window, probation)");
     }
     const max = restart.max ?? 3;
     if (typeof max !== "number" || !Number.isInteger(max) || max < 0) {
@@ -214,6 +221,7 @@ function readIsolate(entry: Record<string, unknown>, at: string): IsolateOptions
     }
     const windowMs = restart.window === undefined ? 60_000 : duration(restart.window, `${at}.restart.window`);
     out.restart = { max, windowMs };
+    if (restart.probation !== undefined) out.restart.probationMs = probation(restart.probation, `${at}.restart.probation`);
   }
   return out;
 }

@@ -29,6 +29,7 @@ import {
   type IsolateOptions,
   type Isolation,
 } from "./isolate.js";
+import { probationVerdict, type MissedDeadline } from "./isolate-probation.js";
 import type { PluginDefinition, PluginModule } from "./loader.js";
 import type { PluginRecord, ServiceCred } from "./record.js";
 import { destroyJobAux, pluginName } from "./record.js";
@@ -326,13 +327,13 @@ export class JobtapHost implements PluginPort {
       deadlineMs: opts.deadlineMs ?? this.defaultDeadlineMs,
       seq: ++this.loads,
     };
-    const died = (reason: string) => {
+    const died = (reason: string, missed?: MissedDeadline) => {
       // By its isolation, not its name: a module that exports a name is listed by it.
       const rec = this.registry.plugins.find((p) => p.isolation === iso);
       if (rec?.isolation !== iso) return;
-      if (iso.state === "running") this.isolatedDied(rec, reason, opts);
+      if (iso.state === "running") this.isolatedDied(rec, reason, opts, missed);
       // While a restart is under way its own failure counts: replayRestart reports it.
-      else iso.restartDeath ??= reason;
+      else iso.restartDeath ??= { reason, missed };
     };
     return isolatedDefinition(spec, { clock: this.clock, log: this.log, died }, iso);
   }
@@ -340,16 +341,20 @@ export class JobtapHost implements PluginPort {
   /**
    * An isolated plugin's worker died: restart it (a fresh worker, its persistent state
    * kept, job.new replayed to it as a runtime load does) unless it died more than its
-   * restart policy's `max` times within the window; then it is unloaded and listed as failed.
+   * restart policy's `max` times within the window, or missed a deadline on probation
+   * (isolate-probation.ts); then it is unloaded and listed as failed.
    * One restart at a time: a failed restart counts as the next death.
    */
-  private isolatedDied(rec: PluginRecord, reason: string, opts: LoadOptions): void {
+  private isolatedDied(rec: PluginRecord, reason: string, opts: LoadOptions, missed?: MissedDeadline): void {
     const iso = rec.isolation!;
     const now = this.clock.now();
     iso.deaths = iso.deaths.filter((t) => now - t < iso.restart.windowMs);
     iso.deaths.push(now);
-    if (iso.deaths.length > iso.restart.max) {
-      const why = `isolated worker died ${iso.deaths.length} times within ${iso.restart.windowMs / 1000} s (restart max ${iso.restart.max}); last: ${reason}`;
+    const onProbation = probationVerdict(iso, now, reason, missed);
+    if (iso.deaths.length > iso.restart.max || onProbation !== undefined) {
+      const why = iso.deaths.length > iso.restart.max
+        ? `isolated worker died ${iso.deaths.length} times within ${iso.restart.windowMs / 1000} s (restart max ${iso.restart.max}); last: ${reason}`
+        : onProbation!;
       this.unload(rec);
       this.failed.set(rec.name, { name: rec.name, path: rec.path, builtin: false, isolated: "failed", reason: why });
       this.report("error", `plugin ${rec.name}: unloaded: ${why}`, rec.name);
@@ -361,7 +366,8 @@ export class JobtapHost implements PluginPort {
     this.report("warn", `plugin ${rec.name}: restarting its worker (${iso.deaths.length} of ${iso.restart.max} restarts within ${iso.restart.windowMs / 1000} s)`, rec.name);
     const def = this.isolated(rec.name, rec.path, rec.conf, opts, iso);
     this.install(rec.name, rec.path, { default: def }, rec.conf, { ...opts, replay: true }, iso, rec).catch((e: unknown) => {
-      if (this.find(rec.name) === rec) this.isolatedDied(rec, iso.restartDeath ?? `restart failed: ${msg(e)}`, opts);
+      const death = iso.restartDeath ?? { reason: `restart failed: ${msg(e)}` };
+      if (this.find(rec.name) === rec) this.isolatedDied(rec, death.reason, opts, death.missed);
     });
   }
 
@@ -370,7 +376,7 @@ export class JobtapHost implements PluginPort {
     if (this.mgr !== undefined) await this.replayJobs(rec);
     else await this.callOne(rec, "plugin.replay-done", { reason: "load" }, undefined);
     if (iso.restartDeath !== undefined) {
-      throw new JobtapError(ErrorCode.PLUGIN_CALL, `the worker died during the replay: ${iso.restartDeath}`);
+      throw new JobtapError(ErrorCode.PLUGIN_CALL, `the worker died during the replay: ${iso.restartDeath.reason}`);
     }
   }
 

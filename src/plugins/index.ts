@@ -80,6 +80,7 @@ export { parseToml, readPluginConfig, reapplyPlugins } from "./config.js";
 export type { HostLogger } from "./dispatch.js";
 export type { HandlerRecord, HandlerOutcome } from "./stack.js";
 export { DEFAULT_HEAP_MB, DEFAULT_RESTART } from "./isolate.js";
+export { DEFAULT_PROBATION_MS } from "./isolate-probation.js";
 export type { IsolateOptions, RestartPolicy } from "./isolate.js";
 export type { TraceFilter, TraceRecord, TraceCall, TraceTransition } from "./trace.js";
 export { DEFAULT_DEADLINE_MS } from "./host.js";

@@ -13,6 +13,8 @@
  * terminated; `process.exit`, an uncaught error, a heap past `heapMb` end it. Every call in
  * flight then fails with a labelled error (the job gets what a failing handler of that topic
  * gets), the death is logged with the plugin's name and the host applies the restart policy.
+ * After a missed deadline the plugin is on probation (isolate-probation.ts): shorter call
+ * deadlines for a window, and a second miss unloads it.
  */
 import { MessageChannel, type MessagePort, type Worker } from "node:worker_threads";
 import Tinypool from "tinypool";
@@ -28,6 +30,7 @@ import type { PluginContext } from "./context.js";
 import { CONTEXT_METHODS, memberAt, type MethodRow, type Returns, type SessionMethod } from "./context-methods.js";
 import type { HostLogger } from "./dispatch.js";
 import type { PluginDefinition } from "./loader.js";
+import { callDeadline, type MissedDeadline } from "./isolate-probation.js";
 import type { ServiceCred } from "./record.js";
 import {
   errorData,
@@ -44,6 +47,11 @@ export interface RestartPolicy {
   /** Restarts allowed within `windowMs`; one more death unloads the plugin. */
   max: number;
   windowMs: number;
+  /**
+   * After a missed deadline, the deadline of every call within `windowMs` (default 1 s,
+   * capped at the plugin's deadline); missing it unloads the plugin (isolate-probation.ts).
+   */
+  probationMs?: number;
 }
 
 /** Per-load options of an isolated plugin (TOML: `isolate`, `heap-mb`, `restart`). */
@@ -65,7 +73,9 @@ export interface Isolation {
   /** `restarting` from a death until the new worker's setup and replay are done. */
   state: "running" | "restarting";
   /** Why the worker of a restart under way died (its restart then fails and counts). */
-  restartDeath?: string;
+  restartDeath?: { reason: string; missed?: MissedDeadline };
+  /** Host-clock time of the last missed deadline: the plugin is on probation for a window. */
+  lastMissed?: number;
   /** The plugin's own name (`{ name, setup }`), learnt when its worker is ready. */
   ownName?: string;
   /** Calls and services sent to the current worker and not yet answered. */
@@ -82,8 +92,8 @@ export interface Isolation {
 export interface SessionHooks {
   clock: Clock;
   log: HostLogger;
-  /** The worker died (not removed): apply the restart policy. */
-  died(reason: string): void;
+  /** The worker died (not removed): apply the restart policy; `missed`: it hung in a call. */
+  died(reason: string, missed?: MissedDeadline): void;
 }
 
 /** What identifies the plugin to its worker. */
@@ -248,18 +258,22 @@ export class IsolatedSession {
     });
   }
 
-  /** The per-call deadline: past it the worker is terminated (it may be in an endless loop). */
+  /**
+   * The per-call deadline: past it the worker is terminated (it may be in an endless loop).
+   * A plugin on probation (isolate-probation.ts) gets the shorter probation deadline.
+   */
   private deadline(seq: number, what: string): (() => void) | undefined {
-    const ms = this.spec.deadlineMs;
-    if (!(ms > 0 && Number.isFinite(ms))) return undefined;
+    if (!(this.spec.deadlineMs > 0 && Number.isFinite(this.spec.deadlineMs))) return undefined;
     const { clock } = this.hooks;
+    const { ms, kind } = callDeadline(this.iso, this.spec.deadlineMs, clock.now());
     const h = clock.setTimeout(() => {
       const p = this.pending.get(seq);
       if (p === undefined) return;
       this.pending.delete(seq);
-      const why = `${what} did not settle within ${ms} ms; the worker was terminated`;
+      const on = kind === "probation" ? " (probation after a missed deadline)" : "";
+      const why = `${what} did not settle within ${ms} ms${on}; the worker was terminated`;
       p.reject(new JobtapError(ErrorCode.PLUGIN_DEADLINE, why, { plugin: this.spec.name }));
-      this.die(why, ErrorCode.PLUGIN_CALL);
+      this.die(why, ErrorCode.PLUGIN_CALL, kind);
     }, ms);
     return () => clock.clearTimeout(h);
   }
@@ -432,7 +446,7 @@ export class IsolatedSession {
   }
 
   /** The worker is gone (not removed): fail what is in flight, log, tell the host. */
-  private die(reason: string, code: ErrorCode): void {
+  private die(reason: string, code: ErrorCode, missed?: MissedDeadline): void {
     if (this.ended !== undefined) return;
     this.ended = reason;
     if (this.loadFailed !== undefined) {
@@ -447,7 +461,7 @@ export class IsolatedSession {
     void this.terminate();
     this.hooks.log("error", `plugin ${this.spec.name}: isolated worker died: ${reason}`, this.spec.name);
     this.finishStarted(reason);
-    this.hooks.died(reason);
+    this.hooks.died(reason, missed);
   }
 
   private failAll(code: ErrorCode, why: string): void {

@@ -117,11 +117,17 @@ describe("isolate in [job-manager.plugins]", () => {
       load: "x.js",
       isolate: { heapMb: 64, restart: { max: 1, windowMs: 10_000 } },
     });
+    expect(at({ load: "x.js", isolate: true, restart: { probation: "2s" } })().directives[0]).toEqual({
+      index: 0,
+      load: "x.js",
+      isolate: { restart: { max: 3, windowMs: 60_000, probationMs: 2000 } },
+    });
+    expect(at({ load: "x.js", isolate: true, restart: { probation: 0 } })).toThrow("[job-manager.plugins][0].restart.probation: must be a positive duration such as \"1s\"");
     expect(at({ load: "x.js", isolate: "yes" })).toThrow("[job-manager.plugins][0].isolate: must be true or false");
     expect(at({ load: "x.js", "heap-mb": 64 })).toThrow("[job-manager.plugins][0].heap-mb: only valid with isolate = true");
     expect(at({ load: "x.js", isolate: true, "heap-mb": 1 })).toThrow("[job-manager.plugins][0].heap-mb: must be an integer number of MiB >= 16");
     expect(at({ load: "x.js", isolate: true, restart: { max: -1 } })).toThrow("[job-manager.plugins][0].restart.max: must be an integer >= 0");
-    expect(at({ load: "x.js", isolate: true, restart: { tries: 1 } })).toThrow("[job-manager.plugins][0].restart.tries: unknown key (expected max, window)");
+    expect(at({ load: "x.js", isolate: true, restart: { tries: 1 } })).toThrow("[job-manager.plugins][0].restart.tries: unknown key (expected max, window, probation)");
     // Applied at start: the plugin runs isolated.
     const h = await createTestHost({});
     try {
