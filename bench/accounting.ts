@@ -16,7 +16,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createJobManager, type JobManager } from "../src/manager/manager.js";
 import type { JobId } from "../src/manager/base/ids.js";
-import { jobtapPlugins, type JobtapHost } from "../src/plugins/index.js";
+import { type JobtapHost } from "../src/plugins/index.js";
+import { jobtapPlugins } from "../plugins-builtin/index.js";
 import { arg, testJobspec } from "./lib/common.js";
 
 const ACCOUNTING = { "job-manager": { plugins: [{ load: "accounting" }] } };

@@ -23,7 +23,7 @@ import type { JobId } from "../src/manager/base/ids.js";
 import { createJobManager } from "../src/manager/manager.js";
 import { arg, testJobspec as jobspec } from "./lib/common.js";
 import { JobtapHost } from "../src/plugins/host.js";
-import { jobtapPlugins } from "../src/plugins/index.js";
+import { jobtapPlugins } from "../plugins-builtin/index.js";
 
 const PLUGIN_COUNTS = [0, 1, 10, 50];
 

@@ -19,7 +19,8 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { HookRunner, hookSucceeded } from "../src/hooks/index.js";
 import { createJobManager } from "../src/manager/manager.js";
-import { jobtapPlugins, type JobtapHost } from "../src/plugins/index.js";
+import { type JobtapHost } from "../src/plugins/index.js";
+import { jobtapPlugins } from "../plugins-builtin/index.js";
 import { arg } from "./lib/common.js";
 
 const SPAWNS_PER_JOB = 4;

@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createJobManager, type JobManager } from "../src/manager/manager.js";
-import { jobtapPlugins } from "../src/plugins/index.js";
+import { jobtapPlugins } from "../plugins-builtin/index.js";
 import { connectDaemon } from "../src/server/client.js";
 import type { PluginPort, StackResult } from "../src/manager/port/port.js";
 import type { JobArgs } from "../src/manager/port/records.js";

@@ -15,7 +15,7 @@
  *   next poll, with the ads cached (the steady state).
  * Goal: ≤ 200 ms per poll. Last stdout line: JSON.
  */
-import { createTestHost, testJobspec } from "../src/plugins/testhost.js";
+import { createTestHost, testJobspec } from "../src/testhost.js";
 import { arg } from "./lib/common.js";
 
 interface Poll {

@@ -32,7 +32,7 @@ import { fileURLToPath } from "node:url";
 import type { JobId } from "../src/manager/base/ids.js";
 import { createJobManager } from "../src/manager/manager.js";
 import type { Jobspec } from "../src/manager/port/records.js";
-import { jobtapPlugins } from "../src/plugins/index.js";
+import { jobtapPlugins } from "../plugins-builtin/index.js";
 import { arg } from "./lib/common.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");

@@ -40,7 +40,7 @@ import { join } from "node:path";
 import v8 from "node:v8";
 import { runInNewContext } from "node:vm";
 import { createJobManager, JobManager } from "../src/manager/manager.js";
-import { jobtapPlugins } from "../src/plugins/index.js";
+import { jobtapPlugins } from "../plugins-builtin/index.js";
 import type { JobId } from "../src/manager/base/ids.js";
 import { arg, testJobspec as jobspec } from "./lib/common.js";
 import { measureStoreLimit } from "./lib/storelimit.js";

@@ -46,11 +46,10 @@ export { jobspecFromAd } from "./manager/ads/jobspec-from-ad.js";
 export type { JobspecFromAdOptions } from "./manager/ads/jobspec-from-ad.js";
 
 // --- plugin host ---
+export { jobtapPlugins, BUILTINS } from "../plugins-builtin/index.js";
 export {
-  jobtapPlugins,
   checkPluginConfig,
   JobtapHost,
-  BUILTINS,
   parseToml,
   readPluginConfig,
   reapplyPlugins,

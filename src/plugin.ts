@@ -43,8 +43,8 @@ export type {
   CustomArgs,
 } from "./plugins/topics.js";
 export type { Clock } from "./manager/base/clock.js";
-export { createTestHost, testJobspec } from "./plugins/testhost.js";
-export type { TestHost, TestHostOptions, TestJob } from "./plugins/testhost.js";
+export { createTestHost, testJobspec } from "./testhost.js";
+export type { TestHost, TestHostOptions, TestJob } from "./testhost.js";
 
 // --- builtins: pure helpers the builtin plugins (and any plugin) need ---
 export { parseJobId, formatJobId } from "./manager/base/ids.js";

@@ -17,7 +17,7 @@ import type { ManagerPort, PluginPort, PluginStateStore, StackResult } from "../
 import type { JobArgs } from "../manager/port/records.js";
 import { STATE_BIT } from "../manager/base/states.js";
 import type { JobTopic, OutOf } from "../manager/port/topics.js";
-import { BUILTINS, SHIPPED, type BuiltinEntry, type ShippedEntry } from "./builtins.js";
+import type { BuiltinEntry, ShippedEntry } from "./builtins.js";
 import { readPluginConfig, type PluginDirective } from "./config.js";
 import { createContext, type ContextHost, type PluginContext } from "./context.js";
 import { Dispatcher, msg, type HostLogger } from "./dispatch.js";
@@ -50,9 +50,10 @@ export interface JobtapHostOptions {
   config?: Record<string, unknown>;
   /** The instance owner's uid (`p.owner`); default: the manager's, else this process's. */
   owner?: number;
+  /** The builtin table (jobtap's: BUILTINS of plugins-builtin/index.ts); default: none. */
   builtins?: readonly BuiltinEntry[];
   /** Plugins shipped but not loaded by default, found by plain name after the search
-   *  path (default: SHIPPED, i.e. alloc-bypass and perilog). */
+   *  path (jobtap's: SHIPPED of plugins-builtin/index.ts); default: none. */
   shipped?: readonly ShippedEntry[];
   /** Directories searched for plugin names that are not paths. */
   searchPath?: readonly string[];
@@ -105,8 +106,8 @@ export class JobtapHost implements PluginPort {
   };
 
   constructor(opts: JobtapHostOptions) {
-    this.builtins = opts.builtins ?? BUILTINS;
-    this.shipped = opts.shipped ?? SHIPPED;
+    this.builtins = opts.builtins ?? [];
+    this.shipped = opts.shipped ?? [];
     this.searchPath = opts.searchPath ?? [];
     this.config = opts.config ?? {};
     this.clock = opts.clock;

@@ -9,7 +9,7 @@
 import type { Clock } from "../manager/base/clock.js";
 import { RealClock } from "../manager/base/clock.js";
 import type { ManagerPort } from "../manager/port/port.js";
-import type { BuiltinEntry } from "./builtins.js";
+import type { BuiltinEntry, ShippedEntry } from "./builtins.js";
 import { applyDirectives, readPluginConfig } from "./config.js";
 import { JobtapHost } from "./host.js";
 import type { HostLogger } from "./dispatch.js";
@@ -20,8 +20,10 @@ export interface JobtapPluginsOptions {
   config?: Record<string, unknown>;
   /** Overrides the search path built from JOBTAP_PLUGIN_PATH and `[job-manager] plugin-path`. */
   pluginPath?: readonly string[];
-  /** Builtin table; default: BUILTINS. */
+  /** Builtin table (jobtap's own: BUILTINS of plugins-builtin/index.ts); default: none. */
   builtins?: readonly BuiltinEntry[];
+  /** Plugins found by plain name after the search path (jobtap's: SHIPPED); default: none. */
+  shipped?: readonly ShippedEntry[];
   log?: HostLogger;
   /** Default async-handler deadline (ms); overrides `[job-manager] plugin-deadline`. */
   deadlineMs?: number;
@@ -34,11 +36,13 @@ export interface JobtapPluginsOptions {
 }
 
 /**
- * Returns the `plugins` factory for createJobManager. Config errors (with their TOML path)
- * reject the returned Promise, which stops startup. Validation happens when the factory
- * runs; call `checkPluginConfig` to validate earlier (e.g. `jobtap config check`).
+ * Returns the `plugins` factory for createJobManager, with the builtin and shipped tables it
+ * is handed (jobtap's own are plugins-builtin/index.ts's, whose `jobtapPlugins` fills them
+ * in). Config errors (with their TOML path) reject the returned Promise, which stops
+ * startup. Validation happens when the factory runs; call `checkPluginConfig` to validate
+ * earlier (e.g. `jobtap config check`).
  */
-export function jobtapPlugins(
+export function pluginHostFactory(
   opts: JobtapPluginsOptions = {},
 ): (mgr: ManagerPort) => Promise<JobtapHost> {
   return async (mgr) => {
@@ -55,7 +59,8 @@ export function jobtapPlugins(
       config,
       searchPath,
       ...(opts.log ? { log: opts.log } : {}),
-      ...(opts.builtins ? { builtins: opts.builtins } : {}),
+      builtins: opts.builtins ?? [],
+      shipped: opts.shipped ?? [],
       ...(deadlineMs !== undefined ? { deadlineMs } : {}),
       ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
     });
@@ -74,8 +79,8 @@ export function checkPluginConfig(config: Record<string, unknown>): void {
 
 export { JobtapHost } from "./host.js";
 export type { JobtapHostOptions, LoadOptions, PluginInfo } from "./host.js";
-export { BUILTINS, checkBuiltinConfig } from "./builtins.js";
-export type { BuiltinEntry } from "./builtins.js";
+export { checkBuiltinConfig } from "./builtins.js";
+export type { BuiltinEntry, ShippedEntry } from "./builtins.js";
 export { parseToml, readPluginConfig, reapplyPlugins } from "./config.js";
 export type { HostLogger } from "./dispatch.js";
 export type { HandlerRecord, HandlerOutcome } from "./stack.js";

@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
-import { SHIPPED, type BuiltinEntry, type ShippedEntry } from "./builtins.js";
+import type { BuiltinEntry, ShippedEntry } from "./builtins.js";
 import type { PluginContext } from "./context.js";
 
 /** A plugin's setup function. */
@@ -51,7 +51,7 @@ export function resolvePlugin(
   nameOrPath: string,
   builtins: readonly BuiltinEntry[],
   searchPath: readonly string[],
-  shipped: readonly ShippedEntry[] = SHIPPED,
+  shipped: readonly ShippedEntry[],
 ): PluginSource {
   if (nameOrPath.length === 0) {
     throw new JobtapError(ErrorCode.INVALID_ARGUMENT, "plugin name must not be empty");

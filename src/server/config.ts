@@ -35,7 +35,8 @@ import { carveSlots, type SlotType } from "../manager/scheduler/slots.js";
 import { dirname, resolve } from "node:path";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import { parseFSD } from "../manager/base/fsd.js";
-import { BUILTINS, checkBuiltinConfig, parseToml, readPluginConfig } from "../plugins/index.js";
+import { checkBuiltinConfig, parseToml, readPluginConfig } from "../plugins/index.js";
+import { BUILTINS, SHIPPED } from "../../plugins-builtin/index.js";
 import { resolvePlugin } from "../plugins/loader.js";
 import { DEFAULT_MAX_REQUEST_BYTES } from "./protocol.js";
 import { closest } from "./suggest.js";
@@ -130,7 +131,7 @@ export function checkConfigFile(
   const settings = readSettings(raw, errors);
   checkPlugins(raw, env, errors);
   // What the builtins' conf.update would refuse, so the daemon does not start and then fail.
-  for (const message of checkBuiltinConfig(raw)) errors.push(new JobtapError(ErrorCode.CONFIG, message));
+  for (const message of checkBuiltinConfig(raw, BUILTINS, SHIPPED)) errors.push(new JobtapError(ErrorCode.CONFIG, message));
   return { config: { source: path, raw, settings }, errors };
 }
 
@@ -387,7 +388,7 @@ function checkPlugins(raw: Record<string, unknown>, env: Record<string, string |
     const directives = guard(errors, () => readPluginConfig({ "job-manager": { plugins: probe } }).directives);
     const load = directives?.[i]?.load;
     if (load === undefined) return;
-    guard(errors, () => resolvePlugin(load, BUILTINS, [...envPath, ...searchPath]), `[job-manager.plugins][${i}].load`);
+    guard(errors, () => resolvePlugin(load, BUILTINS, [...envPath, ...searchPath], SHIPPED), `[job-manager.plugins][${i}].load`);
   });
 }
 

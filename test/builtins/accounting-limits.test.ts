@@ -114,8 +114,9 @@ describe("accounting: bad input", () => {
 describe("accounting: config check", () => {
   it("jobtap config check reports a bad [accounting] table when the plugin is listed", async () => {
     const { checkBuiltinConfig } = await import("../../src/plugins/builtins.js");
+    const { BUILTINS, SHIPPED } = await import("../../plugins-builtin/index.js");
     const { acctConfig } = await import("./accounting-helpers.js");
-    expect(checkBuiltinConfig(acctConfig({ "fair-share": "fifo" }))).toContain('[accounting].fair-share: must be "fair-tree" or "classic", got "fifo"');
-    expect(checkBuiltinConfig({ accounting: { "fair-share": "fifo" } })).toEqual([]);
+    expect(checkBuiltinConfig(acctConfig({ "fair-share": "fifo" }), BUILTINS, SHIPPED)).toContain('[accounting].fair-share: must be "fair-tree" or "classic", got "fifo"');
+    expect(checkBuiltinConfig({ accounting: { "fair-share": "fifo" } }, BUILTINS, SHIPPED)).toEqual([]);
   });
 });

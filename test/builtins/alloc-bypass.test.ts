@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import allocBypass, { checkR } from "../../plugins-builtin/alloc-bypass/index.js";
-import { SHIPPED } from "../../src/plugins/builtins.js";
+import { SHIPPED } from "../../plugins-builtin/index.js";
 import { host, rejected, type TestHost } from "./helpers.js";
 
 let h: TestHost;

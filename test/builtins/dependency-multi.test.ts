@@ -12,8 +12,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
-import { jobtapPlugins } from "../../src/plugins/index.js";
-import { testJobspec, type TestJob } from "../../src/plugins/testhost.js";
+import { jobtapPlugins } from "../../plugins-builtin/index.js";
+import { testJobspec, type TestJob } from "../../src/testhost.js";
 
 type Scheme = "afterok" | "afternotok" | "afterany";
 const SCHEMES: readonly Scheme[] = ["afterok", "afternotok", "afterany"];

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
-import { testJobspec } from "../../src/plugins/testhost.js";
+import { testJobspec } from "../../src/testhost.js";
 import { host, type TestHost } from "./helpers.js";
 
 let h: TestHost;

@@ -1,5 +1,5 @@
 /** Shared set-up for builtin plugin scenarios: a real in-memory manager with every builtin. */
-import { createTestHost, type TestHost, type TestHostOptions, type TestJob } from "../../src/plugins/testhost.js";
+import { createTestHost, type TestHost, type TestHostOptions, type TestJob } from "../../src/testhost.js";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ErrorCode, isJobtapError } from "../../src/errors.js";

@@ -6,8 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
-import { jobtapPlugins, type JobtapHost } from "../../src/plugins/index.js";
-import { testJobspec, type TestJob } from "../../src/plugins/testhost.js";
+import { type JobtapHost } from "../../src/plugins/index.js";
+import { jobtapPlugins } from "../../plugins-builtin/index.js";
+import { testJobspec, type TestJob } from "../../src/testhost.js";
 
 let dir: string;
 const open: JobManager[] = [];

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { closeAfterEach } from "../closing.js";
 import { RealClock } from "../../src/manager/base/clock.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
-import { jobtapPlugins } from "../../src/plugins/index.js";
-import { createTestHost, type TestHost } from "../../src/plugins/testhost.js";
+import { jobtapPlugins } from "../../plugins-builtin/index.js";
+import { createTestHost, type TestHost } from "../../src/testhost.js";
 import { jobspec, tempDir } from "./helpers.js";
 
 const DURATION = "attributes.system.duration";

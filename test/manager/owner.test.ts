@@ -3,7 +3,7 @@ import { closeAfterEach } from "../closing.js";
 import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
 import type { JobtapHost } from "../../src/plugins/host.js";
-import { jobtapPlugins } from "../../src/plugins/index.js";
+import { jobtapPlugins } from "../../plugins-builtin/index.js";
 
 let mgr: JobManager | undefined;
 closeAfterEach(() => mgr);

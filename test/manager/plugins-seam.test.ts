@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { isJobtapError } from "../../src/errors.js";
 import type { JobId } from "../../src/manager/base/ids.js";
 import { PRIORITY_UNAVAILABLE } from "../../src/manager/port/port.js";
-import { jobtapPlugins } from "../../src/plugins/index.js";
+import { jobtapPlugins } from "../../plugins-builtin/index.js";
 import { fakePort, type FakePort } from "./fake-port.js";
 import { jobspec, names, simManager, submitNow, testJob, tempDir } from "./helpers.js";
 import { JobManager } from "../../src/manager/manager.js";

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { createJobManager, JobManager } from "../../src/manager/manager.js";
 import type { JobtapHost } from "../../src/plugins/host.js";
-import { jobtapPlugins } from "../../src/plugins/index.js";
+import { jobtapPlugins } from "../../plugins-builtin/index.js";
 import { jobspec, names, simManager, submitNow, tempDir, type SimManager } from "./helpers.js";
 
 const job = (seconds: number, sys: Record<string, unknown> = {}, cores = 1) =>
@@ -139,7 +139,7 @@ async function drive(s: SimManager): Promise<void> {
 
 describe("moving a job out of a stopped queue", () => {
   it("a SCHED job of a stopped queue updated to a started queue gets its request and runs", async () => {
-    const { createTestHost } = await import("../../src/plugins/testhost.js");
+    const { createTestHost } = await import("../../src/testhost.js");
     const h = await createTestHost({ config });
     try {
       await h.plugins.callService("update-queue", "stop", { name: "batch" }, OWNER);

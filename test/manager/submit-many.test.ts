@@ -33,7 +33,7 @@ describe("submitMany with one shared jobspec object (the daemon's --cc)", () => 
 
 describe("jobs sharing one jobspec object with an environment", () => {
   it("plugins see it redacted; an update of one job changes only that job's view", async () => {
-    const { createTestHost, testJobspec } = await import("../../src/plugins/testhost.js");
+    const { createTestHost, testJobspec } = await import("../../src/testhost.js");
     const h = await createTestHost({ config: {} });
     try {
       const shared = testJobspec({ runDuration: 10, system: { duration: 100, environment: { SECRET: "x" } } });

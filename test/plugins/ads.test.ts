@@ -3,7 +3,7 @@ import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
 import type { JobtapHost } from "../../src/plugins/host.js";
-import { jobtapPlugins } from "../../src/plugins/index.js";
+import { jobtapPlugins } from "../../plugins-builtin/index.js";
 import { jobspec } from "../manager/helpers.js";
 import { fixture } from "./helpers.js";
 
@@ -52,7 +52,7 @@ describe("ads through the plugin context", () => {
 
 describe("ads in the plugin test host", () => {
   it("createTestHost takes slots and user attributes, so a plugin's ad logic is testable", async () => {
-    const { createTestHost } = await import("../../src/plugins/testhost.js");
+    const { createTestHost } = await import("../../src/testhost.js");
     const t = await createTestHost({
       resources: { cores: 2 },
       slots: [{ count: 2, cores: 1 }],

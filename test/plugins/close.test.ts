@@ -4,7 +4,7 @@
  * running aux destructors, so a daemon's event loop can end.
  */
 import { describe, expect, it } from "vitest";
-import { createTestHost } from "../../src/plugins/testhost.js";
+import { createTestHost } from "../../src/testhost.js";
 import type { PluginContext } from "../../src/plugin.js";
 
 describe("plugin teardown", () => {

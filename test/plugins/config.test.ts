@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { applyDirectives, parseToml, readPluginConfig } from "../../src/plugins/config.js";
-import { jobtapPlugins } from "../../src/plugins/index.js";
-import { BUILTINS } from "../../src/plugins/builtins.js";
+import { jobtapPlugins } from "../../plugins-builtin/index.js";
+import { BUILTINS } from "../../plugins-builtin/index.js";
 import { FakeManager } from "./fake-manager.js";
 import { fixture, makeHost } from "./helpers.js";
 

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { contextRows, crossingRows, memberAt } from "../../src/plugins/context-methods.js";
 import type { PluginContext } from "../../src/plugins/context.js";
-import { createTestHost } from "../../src/plugins/testhost.js";
+import { createTestHost } from "../../src/testhost.js";
 import { hostWith } from "./isolate-helpers.js";
 
 const OWNER = { userid: process.getuid?.() ?? 0, owner: true };

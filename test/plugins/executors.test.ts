@@ -12,7 +12,8 @@ import type { JobId } from "../../src/manager/base/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
 import type { Jobspec } from "../../src/manager/port/records.js";
 import type { PluginContext } from "../../src/plugins/context.js";
-import { BUILTINS, jobtapPlugins, parseToml, type BuiltinEntry, type JobtapHost } from "../../src/plugins/index.js";
+import { parseToml, type BuiltinEntry, type JobtapHost } from "../../src/plugins/index.js";
+import { BUILTINS, jobtapPlugins } from "../../plugins-builtin/index.js";
 import { jobspec, tempDir } from "../manager/helpers.js";
 import { fixture } from "./helpers.js";
 

@@ -15,7 +15,7 @@ import type { JobArgs, Jobspec } from "../../src/manager/port/records.js";
 import { replayJob } from "../../src/manager/restart.js";
 import type { JobtapHost } from "../../src/plugins/host.js";
 import type { PluginContext } from "../../src/plugins/context.js";
-import { jobtapPlugins } from "../../src/plugins/index.js";
+import { jobtapPlugins } from "../../plugins-builtin/index.js";
 import { closeAfterEach } from "../closing.js";
 import { tempDir } from "../manager/helpers.js";
 

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { JobId, PluginContext } from "../../src/plugin.js";
-import { createTestHost, type TestHost } from "../../src/plugins/testhost.js";
+import { createTestHost, type TestHost } from "../../src/testhost.js";
 
 let h: TestHost;
 afterEach(async () => {

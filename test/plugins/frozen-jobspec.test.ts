@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { closeAfterEach } from "../closing.js";
-import { createTestHost, type TestHost } from "../../src/plugins/testhost.js";
+import { createTestHost, type TestHost } from "../../src/testhost.js";
 import { withRead, type JobArgs, type PluginContext } from "../../src/plugin.js";
 
 let h: TestHost | undefined;

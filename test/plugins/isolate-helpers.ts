@@ -5,7 +5,7 @@
  */
 import { afterEach, expect } from "vitest";
 import type { JobId } from "../../src/manager/base/ids.js";
-import { createTestHost, type TestHost } from "../../src/plugins/testhost.js";
+import { createTestHost, type TestHost } from "../../src/testhost.js";
 import type { LoadOptions } from "../../src/plugins/host.js";
 
 export const fixture = (name: string) => new URL(`../fixtures/plugins/${name}`, import.meta.url).pathname;

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { applyDirectives, readPluginConfig } from "../../src/plugins/config.js";
-import { createTestHost } from "../../src/plugins/testhost.js";
+import { createTestHost } from "../../src/testhost.js";
 import { complete, fixture, isolatedHost, logged, realUntil, startSubmit, submit, until } from "./isolate-helpers.js";
 
 describe("isolated plugin containment", () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { BUILTINS } from "../../src/plugins/builtins.js";
+import { BUILTINS } from "../../plugins-builtin/index.js";
 
 const PRIORITY_DEFAULT = BUILTINS.find((b) => b.name === ".priority-default")!;
 import { fixture, makeHost } from "./helpers.js";

@@ -1,8 +1,8 @@
 /** Beyond Flux: re-applying a changed `[job-manager] plugins` list at runtime. */
 import { describe, expect, it } from "vitest";
-import { BUILTINS } from "../../src/plugins/builtins.js";
+import { BUILTINS } from "../../plugins-builtin/index.js";
 import { parseToml, reapplyPlugins } from "../../src/plugins/config.js";
-import { jobtapPlugins } from "../../src/plugins/index.js";
+import { jobtapPlugins } from "../../plugins-builtin/index.js";
 import { FakeManager } from "./fake-manager.js";
 import { fixture } from "./helpers.js";
 

@@ -7,8 +7,8 @@ import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
 import { parseToml } from "../../src/plugins/config.js";
 import type { JobtapHost } from "../../src/plugins/host.js";
-import { jobtapPlugins } from "../../src/plugins/index.js";
-import { testJobspec } from "../../src/plugins/testhost.js";
+import { jobtapPlugins } from "../../plugins-builtin/index.js";
+import { testJobspec } from "../../src/testhost.js";
 import { fixture } from "./helpers.js";
 
 let dir: string;

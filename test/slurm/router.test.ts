@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
 import type { Jobspec } from "../../src/manager/port/records.js";
-import { jobtapPlugins, type JobtapHost } from "../../src/plugins/index.js";
+import { type JobtapHost } from "../../src/plugins/index.js";
+import { jobtapPlugins } from "../../plugins-builtin/index.js";
 import { waitFor } from "../e2e/harness.js";
 import { skipSlurm, TestCluster } from "./cluster.js";
 

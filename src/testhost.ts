@@ -3,16 +3,15 @@
  * clock, with the test executor, so plugin authors can unit-test policies without a daemon
  * and without sleeping. Exported from `jobtap/plugin`.
  */
-import { SimulatedClock } from "../manager/base/clock.js";
-import type { JobId } from "../manager/base/ids.js";
-import { createJobManager, type JobManager } from "../manager/manager.js";
-import type { EventEntry, Jobspec } from "../manager/port/records.js";
-import type { JobInfo } from "../manager/engine/views.js";
-import type { SlotType } from "../manager/scheduler/slots.js";
-import { BUILTINS } from "./builtins.js";
-import type { JobtapHost } from "./host.js";
-import { jobtapPlugins } from "./index.js";
-import type { PluginDefinition } from "./loader.js";
+import { SimulatedClock } from "./manager/base/clock.js";
+import type { JobId } from "./manager/base/ids.js";
+import { createJobManager, type JobManager } from "./manager/manager.js";
+import type { EventEntry, Jobspec } from "./manager/port/records.js";
+import type { JobInfo } from "./manager/engine/views.js";
+import type { SlotType } from "./manager/scheduler/slots.js";
+import type { JobtapHost } from "./plugins/host.js";
+import { BUILTINS, jobtapPlugins } from "../plugins-builtin/index.js";
+import type { PluginDefinition } from "./plugins/loader.js";
 
 /** Options of `createTestHost`. */
 export interface TestHostOptions {
