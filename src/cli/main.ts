@@ -111,7 +111,7 @@ const SUBCOMMANDS: Record<string, SubcommandEntry> = {
   },
   daemon: {
     summary: "run the daemon in the foreground",
-    usage: "jobtap daemon [--config FILE] [--statedir DIR] [--socket PATH]",
+    usage: "jobtap daemon [--config FILE] [--statedir DIR] [--socket PATH] [--log-file FILE]",
     load: async () => (await import("./daemon.js")).daemon,
   },
   classad: {
