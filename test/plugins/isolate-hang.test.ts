@@ -9,7 +9,7 @@
  * deadline in total.
  */
 import { describe, expect, it } from "vitest";
-import type { TestHost } from "../../src/plugins/testhost.js";
+import type { TestHost } from "../../src/testhost.js";
 import { complete, isolatedHost, logged, realUntil, startSubmit, testSpec, until } from "./isolate-helpers.js";
 
 const state = (h: TestHost) => h.plugins.list()[0]?.isolated;
