@@ -12,6 +12,7 @@ import { optFlag, optString, parseArgs, usage, type CommandSpec } from "./args.j
 import { withDaemon } from "./common.js";
 import type { CliIO, Subcommand } from "./io.js";
 import { callService } from "./plugin.js";
+import { atLine, exportCsv, importCsv, type CsvImport } from "./account-csv.js";
 import { loadUserTable, type UserTable } from "../manager/base/users.js";
 
 export const ACCOUNT_USAGE = [
@@ -21,8 +22,10 @@ export const ACCOUNT_USAGE = [
   "jobtap account add-user USER --bank BANK [--shares N] [LIMITS]          (owner only)",
   "jobtap account edit-user USER [--bank BANK] [--shares N] [--default] [LIMITS]  (owner only)",
   "jobtap account delete-user USER [--bank BANK]                           (owner only)",
-  "jobtap account show | usage USER | export [--json]",
-  "jobtap account import FILE.toml | recompute                             (owner only)",
+  "jobtap account show | usage USER [--json]",
+  "jobtap account export [--format toml|csv] [--json]",
+  "jobtap account import FILE.toml|FILE.csv [--format toml|csv]            (owner only)",
+  "jobtap account recompute                                                (owner only)",
   "LIMITS: --max-running-jobs N --max-active-jobs N --max-cores N (-1: no limit)",
 ].join("\n");
 
@@ -34,6 +37,7 @@ export const SPEC: CommandSpec = {
   summary: "Fair-share banks, users, shares, usage and limits of the accounting plugin (docs/accounting.md).",
   options: [
     { name: "json", help: "print the service's answer as JSON" },
+    { name: "format", value: "FORMAT", help: "export and import: toml or csv (import: by default from the file's extension, .csv or else toml)" },
     { name: "parent", value: "BANK", help: "the bank's parent in the bank tree (add-bank, edit-bank)" },
     { name: "bank", value: "BANK", help: "the user's bank (add-user; edit-user and delete-user: which of the user's banks)" },
     { name: "shares", value: "N", help: "the bank's or user's shares (a positive integer)" },
@@ -89,23 +93,50 @@ export const account: Subcommand = async (argv, io) => {
   if (sub === "add-user" && optString(p, "bank") === undefined) throw usage("account add-user: --bank BANK is required");
   const known = [...CHANGES, "show", "usage", "export", "import", "recompute"];
   if (!known.includes(sub)) throw usage(`account: unknown subcommand "${sub}"\nusage:\n${ACCOUNT_USAGE}`);
+  const format = formatOf(p, sub, arg, json);
+  const path = sub === "import" ? resolve(io.cwd, arg as string) : "";
+  const csv: CsvImport | undefined = sub === "import" && format === "csv" ? importCsv(readText(path), arg as string, users) : undefined;
   const payload = CHANGES.includes(sub) ? changeOf(p, users, sub, arg as string)
     : sub === "usage" ? { uid: changeOf(p, users, sub, arg as string).uid }
-    : sub === "import" ? importFile(resolve(io.cwd, arg as string))
+    : sub === "import" ? (csv?.payload ?? importFile(path))
     : {};
   return withDaemon(io, async (client) => {
-    const out = (await callService(client, PLUGIN, sub, payload)) as Req;
+    let out: Req;
+    try {
+      out = (await callService(client, PLUGIN, sub, payload)) as Req;
+    } catch (e) {
+      throw csv ? atLine(e, arg as string, csv) : e;
+    }
     if (json) io.stdout(JSON.stringify(out, null, 2) + "\n");
+    else if (sub === "export" && format === "csv") io.stdout(exportCsv(out, users));
     else print(io, sub, out, users);
     return 0;
   });
 };
 
+/** `--format` of export and import; import's default comes from the file's extension. */
+function formatOf(p: ReturnType<typeof parseArgs>, sub: string, arg: string | undefined, json: boolean): "toml" | "csv" {
+  const f = optString(p, "format");
+  if (f !== undefined && sub !== "export" && sub !== "import") throw usage(`account ${sub}: --format applies to export and import only`);
+  if (f !== undefined && f !== "toml" && f !== "csv") throw usage(`--format: must be toml or csv, got "${f}"`);
+  if (f !== undefined && json) throw usage(`account ${sub}: --format and --json do not go together`);
+  return (f ?? (sub === "import" && arg?.toLowerCase().endsWith(".csv") ? "csv" : "toml")) as "toml" | "csv";
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `${path}: ${(e as Error).message}`);
+  }
+}
+
 /** Reads an export (TOML): `[[banks]]` and `[[users]]` tables; users by name or uid. */
 function importFile(path: string): Req {
+  const text = readText(path);
   let doc: Req;
   try {
-    doc = TOML.parse(readFileSync(path, "utf8")) as Req;
+    doc = TOML.parse(text) as Req;
   } catch (e) {
     throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `${path}: ${(e as Error).message.split("\n")[0]}`);
   }
