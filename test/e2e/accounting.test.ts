@@ -120,6 +120,9 @@ describe("jobtap account export and import as CSV", { timeout: 90_000 }, () => {
     writeFileSync(join(d.statedir, "head.csv"), "kind,name,colour\n");
     expect(d.cli(["account", "import", "head.csv"]).stderr).toContain('head.csv:1: column 3: unknown column "colour"');
     expect(d.cli(["account", "export", "--format", "xml"]).stderr).toContain('--format: must be toml or csv, got "xml"');
+    // the command line's own checks: an unknown login name, a non-integer option
+    expect(d.cli(["account", "edit-user", "nobody-jtacct", "--shares", "2"]).stderr).toContain('unknown user "nobody-jtacct" (not in /etc/passwd, not a uid)');
+    expect(d.cli(["account", "edit-bank", "lab", "--shares", "lots"]).stderr).toContain('--shares: "lots" is not an integer');
     expect(d.cli(["account", "export", "--json"]).stdout).toBe(before);
   });
 });
