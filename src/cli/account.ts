@@ -82,17 +82,18 @@ const CHANGES = ["add-bank", "edit-bank", "delete-bank", "add-user", "edit-user"
 export const account: Subcommand = async (argv, io) => {
   const [sub, ...rest] = argv;
   if (sub === undefined) throw usage(`usage:\n${ACCOUNT_USAGE}`);
-  const p = parseArgs(rest, SPEC);
+  // An option before any subcommand is checked as one (an unknown one is named as such).
+  const p = parseArgs(sub.startsWith("-") ? argv : rest, SPEC);
   const json = optFlag(p, "json");
   const [arg, ...extra] = p.positionals;
-  if (extra.length > 0) throw usage(`account ${sub}: unexpected argument "${extra[0]}"`);
+  if (extra.length > 0) throw usage(`${sub}: unexpected argument "${extra[0]}"`);
   const users = loadUserTable();
   const needArg = CHANGES.includes(sub) || sub === "usage" || sub === "import";
-  if (needArg && arg === undefined) throw usage(`account ${sub}: missing ${sub.endsWith("-bank") ? "NAME" : sub === "import" ? "FILE" : "USER"}`);
-  if (!needArg && arg !== undefined) throw usage(`account ${sub}: unexpected argument "${arg}"`);
-  if (sub === "add-user" && optString(p, "bank") === undefined) throw usage("account add-user: --bank BANK is required");
+  if (needArg && arg === undefined) throw usage(`${sub}: missing ${sub.endsWith("-bank") ? "NAME" : sub === "import" ? "FILE" : "USER"}`);
+  if (!needArg && arg !== undefined) throw usage(`${sub}: unexpected argument "${arg}"`);
+  if (sub === "add-user" && optString(p, "bank") === undefined) throw usage("add-user: --bank BANK is required");
   const known = [...CHANGES, "show", "usage", "export", "import", "recompute"];
-  if (!known.includes(sub)) throw usage(`account: unknown subcommand "${sub}"\nusage:\n${ACCOUNT_USAGE}`);
+  if (!known.includes(sub)) throw usage(`unknown subcommand "${sub}"\nusage:\n${ACCOUNT_USAGE}`);
   const format = formatOf(p, sub, arg, json);
   const path = sub === "import" ? resolve(io.cwd, arg as string) : "";
   const csv: CsvImport | undefined = sub === "import" && format === "csv" ? importCsv(readText(path), arg as string, users) : undefined;
@@ -117,9 +118,9 @@ export const account: Subcommand = async (argv, io) => {
 /** `--format` of export and import; import's default comes from the file's extension. */
 function formatOf(p: ReturnType<typeof parseArgs>, sub: string, arg: string | undefined, json: boolean): "toml" | "csv" {
   const f = optString(p, "format");
-  if (f !== undefined && sub !== "export" && sub !== "import") throw usage(`account ${sub}: --format applies to export and import only`);
+  if (f !== undefined && sub !== "export" && sub !== "import") throw usage(`${sub}: --format applies to export and import only`);
   if (f !== undefined && f !== "toml" && f !== "csv") throw usage(`--format: must be toml or csv, got "${f}"`);
-  if (f !== undefined && json) throw usage(`account ${sub}: --format and --json do not go together`);
+  if (f !== undefined && json) throw usage(`${sub}: --format and --json do not go together`);
   return (f ?? (sub === "import" && arg?.toLowerCase().endsWith(".csv") ? "csv" : "toml")) as "toml" | "csv";
 }
 
