@@ -45,7 +45,7 @@ export function combine(w: Weights, f: Factors): number {
   return Math.min(PRIORITY_MAX, Math.max(0, Math.round(sum)));
 }
 
-/** One job's priority explained factor by factor (plugin query, `jobtap account why`). */
+/** One job's priority explained factor by factor (`jobtap plugin query accounting`). */
 export function explain(w: Weights, f: Factors): Record<string, unknown> {
   const parts: Record<string, { factor: number; weight: number; value: number }> = {};
   for (const k of Object.keys(w) as (keyof Weights)[]) parts[k] = { factor: f[k], weight: w[k], value: w[k] * f[k] };

@@ -53,10 +53,7 @@ export function registerServices(a: Accounting): void {
   change("edit-bank", (r) => {
     const name = checkName(r.name, "name");
     bankOf(a.table, name, "name");
-    if (r.parent !== undefined) {
-      const busy = a.ledger.of(undefined, name).active;
-      if (busy > 0) throw new Error(`parent: bank "${name}" has ${busy} active jobs; a bank moves only when it has none`);
-    }
+    if (r.parent !== undefined) mayMove(a, name);
     editBank(a.table, name, { shares: r.shares, parent: r.parent, limits: limitsOf(r) });
     return { moved: r.parent !== undefined };
   });
@@ -81,6 +78,12 @@ export function registerServices(a: Accounting): void {
   p.serviceRegister("show", () => ({ rows: showRows(a), algorithm: a.cfg.algorithm }), { guests: true });
   p.serviceRegister("usage", (payload) => usageOf(a, checkUid(req(payload).uid)), { guests: true });
   p.serviceRegister("export", () => exportTable(a.table), { guests: true });
+}
+
+/** Refuses to move a bank with active jobs: their counts are charged along its old path. */
+function mayMove(a: Accounting, name: string): void {
+  const busy = a.ledger.of(undefined, name).active;
+  if (busy > 0) throw new Error(`parent: bank "${name}" has ${busy} active jobs; a bank moves only when it has none`);
 }
 
 /** The tree depth-first, banks then their users, as `show` prints it (sshare -l). */
@@ -155,7 +158,11 @@ function importTable(a: Accounting, r: Req): void {
   list("banks").forEach((b, i) => at(`banks[${i}]`, () => {
     const name = checkName(b.name, "name");
     if (t.banks[name] === undefined) addBank(t, name, b.parent, b.shares, b);
-    else editBank(t, name, { shares: b.shares, limits: b, ...(b.parent !== undefined && b.parent !== t.banks[name]!.parent ? { parent: b.parent } : {}) });
+    else {
+      const moves = b.parent !== undefined && b.parent !== t.banks[name]!.parent;
+      if (moves && a.table.banks[name] !== undefined) mayMove(a, name);
+      editBank(t, name, { shares: b.shares, limits: b, ...(moves ? { parent: b.parent } : {}) });
+    }
   }));
   list("users").forEach((u, i) => at(`users[${i}]`, () => {
     const uid = checkUid(u.uid);

@@ -12,6 +12,7 @@ import { optFlag, optString, parseArgs, usage, type CommandSpec } from "./args.j
 import { withDaemon } from "./common.js";
 import type { CliIO, Subcommand } from "./io.js";
 import { callService } from "./plugin.js";
+import { atLine, exportCsv, importCsv, type CsvImport } from "./account-csv.js";
 import { loadUserTable, type UserTable } from "../manager/base/users.js";
 
 export const ACCOUNT_USAGE = [
@@ -21,8 +22,10 @@ export const ACCOUNT_USAGE = [
   "jobtap account add-user USER --bank BANK [--shares N] [LIMITS]          (owner only)",
   "jobtap account edit-user USER [--bank BANK] [--shares N] [--default] [LIMITS]  (owner only)",
   "jobtap account delete-user USER [--bank BANK]                           (owner only)",
-  "jobtap account show | usage USER | export [--json]",
-  "jobtap account import FILE.toml | recompute                             (owner only)",
+  "jobtap account show | usage USER [--json]",
+  "jobtap account export [--format toml|csv] [--json]",
+  "jobtap account import FILE.toml|FILE.csv [--format toml|csv]            (owner only)",
+  "jobtap account recompute                                                (owner only)",
   "LIMITS: --max-running-jobs N --max-active-jobs N --max-cores N (-1: no limit)",
 ].join("\n");
 
@@ -35,6 +38,7 @@ const LIMIT_OPTS = [
   { name: "max-cores", value: "N", help: "limit: cores in use at once (-1: no limit); over it a job waits in DEPEND" },
 ];
 const SHARES = { name: "shares", value: "N", help: "shares (a positive integer)" };
+const FORMAT = { name: "format", value: "FORMAT", help: "toml or csv (import: by default from the file's extension, .csv or else toml)" };
 const PARENT = { name: "parent", value: "BANK", help: "the bank's parent in the bank tree" };
 const sub = (usageLine: string, summary: string, options: CommandSpec["options"]): CommandSpec => ({
   usage: [usageLine],
@@ -64,8 +68,8 @@ export const SPEC = {
     ]),
     show: sub("account show", "the bank tree with shares, usage, fair-share factors, counts and limits", []),
     usage: sub("account usage USER", "a user's associations and decayed usage", []),
-    export: sub("account export", "prints the associations as TOML (for import)", []),
-    import: sub("account import FILE.toml", "replaces the associations with those of FILE (owner only)", []),
+    export: sub("account export [--format toml|csv]", "prints the associations as TOML or CSV (for import)", [FORMAT]),
+    import: sub("account import [--format toml|csv] FILE", "replaces the associations with those of FILE (owner only)", [FORMAT]),
     recompute: sub("account recompute", "recomputes the fair-share factors and reprioritizes now (owner only)", []),
   } satisfies Record<string, CommandSpec>,
 };
@@ -114,23 +118,50 @@ export const account: Subcommand = async (argv, io) => {
   if (needArg && arg === undefined) throw usage(`${sub}: missing ${sub.endsWith("-bank") ? "NAME" : sub === "import" ? "FILE" : "USER"}`);
   if (!needArg && arg !== undefined) throw usage(`${sub}: unexpected argument "${arg}"`);
   if (sub === "add-user" && optString(p, "bank") === undefined) throw usage("add-user: --bank BANK is required");
+  const format = formatOf(p, sub, arg, json);
+  const path = sub === "import" ? resolve(io.cwd, arg as string) : "";
+  const csv: CsvImport | undefined = sub === "import" && format === "csv" ? importCsv(readText(path), arg as string, users) : undefined;
   const payload = CHANGES.includes(sub) ? changeOf(p, users, sub, arg as string)
     : sub === "usage" ? { uid: changeOf(p, users, sub, arg as string).uid }
-    : sub === "import" ? importFile(resolve(io.cwd, arg as string))
+    : sub === "import" ? (csv?.payload ?? importFile(path))
     : {};
   return withDaemon(io, async (client) => {
-    const out = (await callService(client, PLUGIN, sub, payload)) as Req;
+    let out: Req;
+    try {
+      out = (await callService(client, PLUGIN, sub, payload)) as Req;
+    } catch (e) {
+      throw csv ? atLine(e, arg as string, csv) : e;
+    }
     if (json) io.stdout(JSON.stringify(out, null, 2) + "\n");
+    else if (sub === "export" && format === "csv") io.stdout(exportCsv(out, users));
     else print(io, sub, out, users);
     return 0;
   });
 };
 
+/** `--format` of export and import; import's default comes from the file's extension. */
+function formatOf(p: ReturnType<typeof parseArgs>, sub: string, arg: string | undefined, json: boolean): "toml" | "csv" {
+  const f = optString(p, "format");
+  if (f !== undefined && sub !== "export" && sub !== "import") throw usage(`${sub}: --format applies to export and import only`);
+  if (f !== undefined && f !== "toml" && f !== "csv") throw usage(`--format: must be toml or csv, got "${f}"`);
+  if (f !== undefined && json) throw usage(`${sub}: --format and --json do not go together`);
+  return (f ?? (sub === "import" && arg?.toLowerCase().endsWith(".csv") ? "csv" : "toml")) as "toml" | "csv";
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `${path}: ${(e as Error).message}`);
+  }
+}
+
 /** Reads an export (TOML): `[[banks]]` and `[[users]]` tables; users by name or uid. */
 function importFile(path: string): Req {
+  const text = readText(path);
   let doc: Req;
   try {
-    doc = TOML.parse(readFileSync(path, "utf8")) as Req;
+    doc = TOML.parse(text) as Req;
   } catch (e) {
     throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `${path}: ${(e as Error).message.split("\n")[0]}`);
   }

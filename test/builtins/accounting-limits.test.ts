@@ -90,9 +90,16 @@ describe("accounting: bad input", () => {
     await expect(call(h, "edit-user", { uid: ALICE, limits: { "max-cores": "many" } })).rejects.toThrow('max-cores: must be an integer >= 0 (or -1 for no limit), got "many"');
     await expect(call(h, "delete-bank", { name: "theory" })).rejects.toThrow('bank: "theory" has users (1002, 1003): delete them first');
     await expect(call(h, "import", { banks: [{ name: "bio", parent: "root" }], users: [{ uid: 5, bank: "zoo" }] })).rejects.toThrow('users[0]: bank: unknown bank "zoo"');
+    // unknown user or bank, shares that are not a positive integer
+    await expect(call(h, "edit-user", { uid: 4242, shares: 2 })).rejects.toThrow("uid: user 4242 has no association");
+    await expect(call(h, "delete-user", { uid: ALICE, bank: "chem" })).rejects.toThrow('user 1001: no association with bank "chem" (banks: physics)');
+    await expect(call(h, "usage", { uid: 4242 })).rejects.toThrow("uid: user 4242 has no association");
+    await expect(call(h, "edit-bank", { name: "ghost", shares: 2 })).rejects.toThrow('name: unknown bank "ghost"');
+    await expect(call(h, "add-user", { uid: 4242, bank: "chem", shares: 1.5 })).rejects.toThrow("shares: must be an integer > 0, got 1.5");
     const held = await h.submit({ userid: ALICE, urgency: 0 });
     await expect(call(h, "delete-user", { uid: ALICE })).rejects.toThrow('uid: user 1001 has 1 active jobs in bank "physics"; cancel them or wait before deleting');
     await expect(call(h, "edit-bank", { name: "physics", parent: "chem" })).rejects.toThrow('parent: bank "physics" has 1 active jobs; a bank moves only when it has none');
+    await expect(call(h, "import", { banks: [{ name: "physics", parent: "chem" }] })).rejects.toThrow('banks[0]: parent: bank "physics" has 1 active jobs; a bank moves only when it has none');
     expect(await call(h, "export")).toEqual(before);
     // changes are the owner's: a guest may look, not touch
     await expect(call(h, "add-bank", { name: "mine", parent: "root" }, ALICE)).rejects.toThrow("Request requires owner credentials");

@@ -33,11 +33,21 @@ describe("accounting: multi-factor priority", () => {
     const now = h.clock.now() / 1000;
     for (const j of jobs) expect(h.job(j.id).priority).toBe(formula(j.fs, now - h.job(j.id).t_submit, j.urgency));
     // plugin query explains the same figure factor by factor
-    const q = (await h.plugins.query("accounting")) as { jobs: Record<string, { priority: number; factors: Record<string, { factor: number }> }> };
+    type Part = { factor: number; weight: number; value: number };
+    const q = (await h.plugins.query("accounting")) as { jobs: Record<string, { bank: string; priority: number; factors: Record<string, Part> }> };
     const dave = q.jobs[String(jobs[0]!.id)]!;
     expect(dave.priority).toBe(h.job(jobs[0]!.id).priority);
+    expect(dave.bank).toBe("chem");
     expect(dave.factors.fairShare!.factor).toBe(0.25);
     expect(dave.factors.urgency!.factor).toBeCloseTo(15 / 31, 12);
+    const weights = { fairShare: 100000, age: 100, urgency: 1000, queue: 10000, jobSize: 0 };
+    for (const j of jobs) {
+      const e = q.jobs[String(j.id)]!;
+      expect(Object.fromEntries(Object.entries(e.factors).map(([k, p]) => [k, p.weight]))).toEqual(weights);
+      for (const p of Object.values(e.factors)) expect(p.value).toBeCloseTo(p.weight * p.factor, 9);
+      // the contributions add up to the priority the job has
+      expect(Math.round(Object.values(e.factors).reduce((sum, p) => sum + p.value, 0))).toBe(h.job(j.id).priority);
+    }
     // they start in priority order once the blocker is done
     await h.advance(3600_000);
     await h.runToCompletion(blocker);
