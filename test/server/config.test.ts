@@ -132,6 +132,16 @@ describe("daemon configuration", () => {
     ]);
   });
 
+  it("reads [limits] jobspec-bytes-per-user as a size, 0 (no limit) included, naming a bad value", () => {
+    const read = (v: string) => loadConfigFile(write("stored.toml", `[limits]\njobspec-bytes-per-user = ${v}\n`), {}).settings.limits;
+    expect(read('"1G"')).toEqual({ jobspecBytesPerUser: 1024 ** 3 });
+    expect(read("0")).toEqual({ jobspecBytesPerUser: 0 });
+    const bad = write("stored-bad.toml", `[limits]\njobspec-bytes-per-user = "lots"\n`);
+    expect(checkConfigFile(bad, {}).errors.map((e) => e.message)).toEqual([
+      '[limits].jobspec-bytes-per-user: must be a byte count such as 1048576 or "16G", got "lots"',
+    ]);
+  });
+
   it("a huge integer, a BOM, a syntax error, binary garbage: each a clear one-line message", async () => {
     const big = write("big.toml", `[resources]\nmemory = 99999999999999999999\n[job-manager]\nplugins = [{ load = "x", conf = { n = 1 } }]\n`);
     expect(checkConfigFile(big, {}).errors.map((e) => e.message)).toEqual([
