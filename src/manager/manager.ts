@@ -597,6 +597,7 @@ function purgeRecord(e: Engine, jobAds: JobAds, r: InactiveRecord): void {
     }
   }
   e.batch.storePurge(r.id);
+  e.countStored(r.userid, -r.jobspecBytes);
   jobAds.forget(r.id);
 }
 

@@ -107,6 +107,7 @@ export function replayStore(d: ReplayDeps): Replay {
       }
       out.summaries.set(row.id, s);
       d.inactive.restore(recordOf(row.id, s));
+      d.engine.countStored(s.userid, s.jobspecBytes);
     }
   }
   // A summary that does not parse is not trusted: that job is replayed in full.
@@ -129,7 +130,7 @@ function replayTexts(d: ReplayDeps, out: Replay, texts: Iterable<StoredJobText>,
       continue;
     }
     try {
-      const s = admitReplayed(d, r);
+      const s = admitReplayed(d, r, Buffer.byteLength(text.jobspec));
       if (s === undefined) continue;
       out.summaries.set(text.id, s);
       fresh.push({ id: text.id, summary: JSON.stringify(s) });
@@ -159,18 +160,24 @@ function storeSummaries(d: ReplayDeps, out: Replay, fresh: Array<{ id: JobId; su
   d.inactive.sortById();
 }
 
-/** One replayed job into the inactive cache (returns its summary), or active with its resources reserved. */
-function admitReplayed(d: ReplayDeps, r: { core: JobCore; eventlog: EventEntry[] }): InactiveSummary | undefined {
+/**
+ * One replayed job into the inactive cache (returns its summary), or active with its
+ * resources reserved; either way its `jobspecBytes` count for its user.
+ */
+function admitReplayed(d: ReplayDeps, r: { core: JobCore; eventlog: EventEntry[] }, jobspecBytes: number): InactiveSummary | undefined {
   const job = newActiveJob(r.core);
   job.eventlog = r.eventlog;
+  job.jobspecBytes = jobspecBytes;
   if (r.core.state === "INACTIVE") {
     const s = summaryOf(job);
     d.inactive.restore(recordOf(r.core.id, s));
+    d.engine.countStored(r.core.userid, jobspecBytes);
     return s;
   }
   restoreRuntimeFlags(job);
   if (r.core.hasResources && !r.core.flags.includes("alloc-bypass")) d.scheduler.reserve(r.core.id, r.core.R);
   d.engine.admit(job);
+  d.engine.countStored(r.core.userid, jobspecBytes);
   return undefined;
 }
 
@@ -245,6 +252,7 @@ function setAside(d: RestartDeps, job: ActiveJob, err: unknown): void {
     e.log("error", `job ${formatJobId(id)}: cannot raise its exception either (${String(again)}): moved to lost+found`);
   }
   e.dismiss(job);
+  e.countStored(job.core.userid, -job.jobspecBytes);
   d.scheduler.free(id);
   d.store.setAside(id, why);
 }

@@ -9,7 +9,7 @@ import { SUBMIT_FLAG } from "./core/events.js";
 import type { FluidGenerator, JobId } from "./base/ids.js";
 import { newActiveJob, type ActiveJob } from "./engine/job.js";
 import { checkJobspec, isPlainObject, type ResourceRequest } from "./core/jobspec.js";
-import { checkJobLimits, checkJobsPerUser, DEFAULT_JOB_LIMITS, type JobLimits } from "./core/limits.js";
+import { checkJobLimits, checkJobsPerUser, checkJobspecBytesPerUser, DEFAULT_JOB_LIMITS, type JobLimits } from "./core/limits.js";
 import { parseUserAttributes } from "./ads/jobad.js";
 import type { StackResult } from "./port/port.js";
 import type { Jobspec } from "./port/records.js";
@@ -33,6 +33,8 @@ interface CheckedJobspec {
   jobspec: Jobspec;
   request: ResourceRequest;
   json: string;
+  /** Bytes of `json` (UTF-8), as the store keeps it. */
+  bytes: number;
   /** Set once the same text came again: what sameData compares the next jobspec with. */
   shape: Shape | undefined;
 }
@@ -237,7 +239,7 @@ export class Submitter {
     const known = typeof jobspecIn === "object" && jobspecIn !== null ? shared?.get(jobspecIn) : undefined;
     const checked = known ?? this.checked(jobspecIn);
     if (known === undefined) shared?.set(jobspecIn as object, checked);
-    const { jobspec, request, json } = checked;
+    const { jobspec, request, json, bytes } = checked;
     const urgency = checkUrgency(opts.urgency ?? URGENCY_DEFAULT);
     const userid = opts.userid ?? this.owner;
     const flags = submitFlags(opts.flags);
@@ -246,7 +248,9 @@ export class Submitter {
       this.guestRunnable?.(userid, jobspec);
     }
     checkJobsPerUser(userid, e.activeOf(userid), this.limits);
+    checkJobspecBytesPerUser(userid, e.storedBytesOf(userid), bytes, this.limits);
     const job = newActiveJob(newJobCore(this.ids.next(), jobspec));
+    job.jobspecBytes = bytes;
     job.request = request;
     job.unstoredFrom = 0;
     job.queue.push(e.entry("submit", this.submitContext(userid, urgency, flags)));
@@ -256,6 +260,9 @@ export class Submitter {
     job.hold++;
     // Admitted before the callbacks so plugins can look the job up and post to it.
     e.admit(job);
+    // Counted from admission on (a rejected job gives it back): jobs of one user under
+    // admission together cannot pass the limit between them.
+    e.countStored(userid, bytes);
     this.enteredJson = json;
     return job;
   }
@@ -290,13 +297,14 @@ export class Submitter {
     if (last?.shape !== undefined && sameData(jobspecIn, last.jobspec, last.shape)) return this.slotChecked(last);
     const { jobspec, request } = checkJobspec(jobspecIn);
     const json = JSON.stringify(jobspec);
-    checkJobLimits(jobspec, this.limits, Buffer.byteLength(json));
+    const bytes = Buffer.byteLength(json);
+    checkJobLimits(jobspec, this.limits, bytes);
     parseUserAttributes(jobspec);
     if (last !== undefined && last.json === json) {
       last.shape ??= shapeOf(last.jobspec);
       return this.slotChecked(last);
     }
-    const fresh: CheckedJobspec = { jobspec: frozenJobspec(jobspec), request: Object.freeze(request), json, shape: undefined };
+    const fresh: CheckedJobspec = { jobspec: frozenJobspec(jobspec), request: Object.freeze(request), json, bytes, shape: undefined };
     this.lastChecked = fresh;
     return this.slotChecked(fresh);
   }
@@ -390,6 +398,8 @@ export class Submitter {
     const pending = e.callJob(job, "job.destroy");
     if (pending) pending.catch(() => undefined);
     e.port.jobGone(job.core.id);
+    // Its bytes were counted at admission; a job dismissed already gave them back.
+    if (e.active.has(job.core.id)) e.countStored(job.core.userid, -job.jobspecBytes);
     e.dismiss(job);
   }
 }

@@ -13,6 +13,7 @@
  *   [limits]                           # docs/configuration.md
  *   jobspec-size = "2M"                # argument-size, exec-size: bytes too
  *   jobs-per-user = 100000             # active jobs of one user
+ *   jobspec-bytes-per-user = "1G"      # one user's stored jobspecs (0: no limit)
  *   eventlog-entries = 10000           # a job's eventlog, through requests
  *   connections = 1000                 # open socket connections
  *   connections-per-user = 64          # a guest's authenticated connections
@@ -82,6 +83,8 @@ const LIMIT_KEYS: Array<[string, keyof JobLimits]> = [
   ["argument-size", "argumentBytes"],
   ["exec-size", "execBytes"],
 ];
+/** `[limits]`: the jobspec bytes one user's stored jobs may hold (0: no limit). */
+const STORED_BYTES_KEY = "jobspec-bytes-per-user";
 /** `[limits]` keys that are counts, not byte sizes. */
 const LIMIT_COUNT_KEYS: Array<[string, "jobsPerUser" | "eventlogEntries"]> = [
   ["jobs-per-user", "jobsPerUser"],
@@ -208,7 +211,8 @@ function readSettings(raw: Record<string, unknown>, errors: JobtapError[]): Daem
 }
 
 function readLimits(t: Record<string, unknown>, s: DaemonSettings, errors: JobtapError[]): void {
-  unknownKeys(t, "limits", [...LIMIT_KEYS, ...LIMIT_COUNT_KEYS, ["connections"], ["connections-per-user"]].map(([k]) => k as string), errors);
+  const known = [...LIMIT_KEYS, [STORED_BYTES_KEY], ...LIMIT_COUNT_KEYS, ["connections"], ["connections-per-user"]];
+  unknownKeys(t, "limits", known.map(([k]) => k as string), errors);
   const limits: Partial<JobLimits> = {};
   for (const [key, field] of LIMIT_KEYS) {
     if (t[key] === undefined) continue;
@@ -219,6 +223,9 @@ function readLimits(t: Record<string, unknown>, s: DaemonSettings, errors: Jobta
       errors.push(configError(`[limits].${key}`, `${v} is more than Linux accepts for one argument (${KERNEL_ARGUMENT_MAX} bytes)`));
     } else limits[field] = v;
   }
+  // 0 is allowed here: no limit on a user's stored jobspecs.
+  const stored = t[STORED_BYTES_KEY] === undefined ? undefined : size(t[STORED_BYTES_KEY], `[limits].${STORED_BYTES_KEY}`, errors);
+  if (stored !== undefined) limits.jobspecBytesPerUser = stored;
   for (const [key, field] of LIMIT_COUNT_KEYS) {
     const v = count(t[key], `[limits].${key}`, errors);
     if (v !== undefined) limits[field] = v;

@@ -17,6 +17,7 @@ function record(i: number, id: JobId = asJobId(1000n + BigInt(i))): InactiveReco
     name: i % 10 === 0 ? `job-${i}` : "sleep",
     waitStatus: i % 11 === 0 ? -1 : i * 256 + 2 ** 31,
     annotations: i % 13 === 0 ? { user: { i } } : null,
+    jobspecBytes: i % 17 === 0 ? 4294967295 : 200 + i,
   };
 }
 

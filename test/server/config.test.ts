@@ -125,10 +125,20 @@ describe("daemon configuration", () => {
     expect(s.connectionsPerUser).toBe(8);
     const bad = write("counts-bad.toml", `[limits]\njobs-per-user = 0\neventlog-entries = "many"\nconnections = 1.5\nconnection = 3\n`);
     expect(checkConfigFile(bad, {}).errors.map((e) => e.message)).toEqual([
-      '[limits].connection: unknown key; did you mean "connections"? (expected jobspec-size, argument-size, exec-size, jobs-per-user, eventlog-entries, connections, connections-per-user)',
+      '[limits].connection: unknown key; did you mean "connections"? (expected jobspec-size, argument-size, exec-size, jobspec-bytes-per-user, jobs-per-user, eventlog-entries, connections, connections-per-user)',
       "[limits].jobs-per-user: must be a positive integer, got 0",
       '[limits].eventlog-entries: must be a positive integer, got "many"',
       "[limits].connections: must be a positive integer, got 1.5",
+    ]);
+  });
+
+  it("reads [limits] jobspec-bytes-per-user as a size, 0 (no limit) included, naming a bad value", () => {
+    const read = (v: string) => loadConfigFile(write("stored.toml", `[limits]\njobspec-bytes-per-user = ${v}\n`), {}).settings.limits;
+    expect(read('"1G"')).toEqual({ jobspecBytesPerUser: 1024 ** 3 });
+    expect(read("0")).toEqual({ jobspecBytesPerUser: 0 });
+    const bad = write("stored-bad.toml", `[limits]\njobspec-bytes-per-user = "lots"\n`);
+    expect(checkConfigFile(bad, {}).errors.map((e) => e.message)).toEqual([
+      '[limits].jobspec-bytes-per-user: must be a byte count such as 1048576 or "16G", got "lots"',
     ]);
   });
 
@@ -164,7 +174,7 @@ describe("daemon configuration", () => {
     expect(checkConfigFile(path, {}).errors.map((e) => e.message)).toEqual([
       "[job-manger]: unknown table; did you mean [job-manager]?",
       '[job-manager].queue_depth: unknown key; did you mean "queue-depth"? (expected plugins, plugin-path, plugin-deadline, queue-depth, inactive-age-limit, inactive-num-limit, batch-window, prolog, epilog, perilog, stop-queues-on-restart)',
-      '[limits].exec-sise: unknown key; did you mean "exec-size"? (expected jobspec-size, argument-size, exec-size, jobs-per-user, eventlog-entries, connections, connections-per-user)',
+      '[limits].exec-sise: unknown key; did you mean "exec-size"? (expected jobspec-size, argument-size, exec-size, jobspec-bytes-per-user, jobs-per-user, eventlog-entries, connections, connections-per-user)',
     ]);
   });
 });

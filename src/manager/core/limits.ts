@@ -20,6 +20,8 @@ export interface JobLimits {
   execBytes: number;
   /** Active (not yet inactive) jobs one user may have at once. */
   jobsPerUser: number;
+  /** Bytes of jobspecs one user's stored jobs hold, active and inactive (0: no limit). */
+  jobspecBytesPerUser: number;
   /** Entries one job's eventlog may reach through requests (urgency, update, post-event, non-fatal exceptions). */
   eventlogEntries: number;
 }
@@ -32,6 +34,7 @@ export const DEFAULT_JOB_LIMITS: JobLimits = {
   argumentBytes: KERNEL_ARGUMENT_MAX,
   execBytes: 1024 * 1024,
   jobsPerUser: 100_000,
+  jobspecBytesPerUser: 1024 ** 3,
   eventlogEntries: 10_000,
 };
 
@@ -41,6 +44,7 @@ const KEY: Record<keyof JobLimits, string> = {
   argumentBytes: "[limits] argument-size",
   execBytes: "[limits] exec-size",
   jobsPerUser: "[limits] jobs-per-user",
+  jobspecBytesPerUser: "[limits] jobspec-bytes-per-user",
   eventlogEntries: "[limits] eventlog-entries",
 };
 
@@ -51,6 +55,22 @@ export function checkJobsPerUser(userid: number, active: number, limits: JobLimi
     ErrorCode.LIMIT_EXCEEDED,
     `user ${userid} already has ${active} active jobs, the limit (${KEY.jobsPerUser} = ${limits.jobsPerUser}); wait for some to finish`,
     { limit: KEY.jobsPerUser, userid },
+  );
+}
+
+/**
+ * LIMIT_EXCEEDED if a job whose jobspec is `bytes` long would bring the jobspec bytes
+ * `userid`'s stored jobs hold (`stored`, inactive jobs included) past [limits]
+ * jobspec-bytes-per-user. Purging inactive jobs makes room.
+ */
+export function checkJobspecBytesPerUser(userid: number, stored: number, bytes: number, limits: JobLimits): void {
+  const max = limits.jobspecBytesPerUser;
+  if (max === 0 || stored + bytes <= max) return;
+  const n = (v: number) => v.toLocaleString("en-US");
+  throw new JobtapError(
+    ErrorCode.LIMIT_EXCEEDED,
+    `${KEY.jobspecBytesPerUser}: user ${userid} stores ${n(stored)} bytes of jobspecs; this job's ${n(bytes)} would pass the limit of ${n(max)}; purge inactive jobs (jobtap job purge --force) to make room`,
+    { limit: KEY.jobspecBytesPerUser, userid },
   );
 }
 

@@ -122,6 +122,25 @@ export class Engine {
     checkEventlogEntries(formatJobId(job.core.id), job.eventlog.length + job.queue.length, this.limits);
   }
 
+  /** Jobspec bytes of each user's stored jobs, active and inactive ([limits] jobspec-bytes-per-user). */
+  private readonly storedBytes = new Map<number, number>();
+
+  /**
+   * Counts `bytes` of jobspec more (or, negative, fewer) stored for `userid`: a job entering
+   * admission or replayed at restart adds its bytes; a rejected, purged or set-aside job
+   * takes them back.
+   */
+  countStored(userid: number, bytes: number): void {
+    const n = (this.storedBytes.get(userid) ?? 0) + bytes;
+    if (n > 0) this.storedBytes.set(userid, n);
+    else this.storedBytes.delete(userid);
+  }
+
+  /** The jobspec bytes `userid`'s stored jobs hold. */
+  storedBytesOf(userid: number): number {
+    return this.storedBytes.get(userid) ?? 0;
+  }
+
   /** How many active jobs `userid` has. */
   activeOf(userid: number): number {
     return this.perUser.get(userid) ?? 0;

@@ -6,7 +6,7 @@
  *
  * This is the manager's memory per finished job, so it is kept in columns (typed arrays
  * indexed by a slot number) rather than an object per job: a record object costs about
- * 150 bytes of heap with its boxed times, the columns 53 (45 in typed arrays, 8 for the
+ * 150 bytes of heap with its boxed times, the columns 57 (49 in typed arrays, 8 for the
  * name's reference). A Map from job id to slot keeps the order (inactivation order) and
  * the lookup; InactiveRecord objects are built only for the caller that asks.
  */
@@ -31,6 +31,8 @@ export interface InactiveRecord {
   /** The job's annotations when it became inactive (Flux keeps them on inactive jobs;
    *  after a restart only the eventlog's `memo`s are left). Null for most jobs. */
   readonly annotations: Record<string, unknown> | null;
+  /** Bytes of its stored jobspec (handed back to its user's count at purge). */
+  readonly jobspecBytes: number;
 }
 
 /** The result name (COMPLETED, FAILED, ...) of an inactive record. */
@@ -48,7 +50,7 @@ export interface InactiveLimits {
 /** Names kept as one shared string each while this many distinct ones are seen. */
 const NAME_CACHE_MAX = 1024;
 
-/** Slots per page of columns (a page is 45 bytes a slot: 184 KiB). */
+/** Slots per page of columns (a page is 49 bytes a slot: 196 KiB). */
 const PAGE_SLOTS = 4096;
 const PAGE_SHIFT = 12;
 
@@ -64,10 +66,12 @@ class Page {
   readonly t_clean: Float64Array;
   readonly waitStatus: Float64Array;
   readonly urgency: Int32Array;
+  /** A jobspec is far below 4 GiB: a request body is at most [daemon] max-request-size. */
+  readonly jobspecBytes: Uint32Array;
   readonly result: Uint8Array;
 
   constructor() {
-    const buf = new ArrayBuffer(PAGE_SLOTS * (5 * 8 + 4 + 1));
+    const buf = new ArrayBuffer(PAGE_SLOTS * (5 * 8 + 4 + 4 + 1));
     const f64 = (k: number) => new Float64Array(buf, k * PAGE_SLOTS * 8, PAGE_SLOTS);
     this.userid = f64(0);
     this.priority = f64(1);
@@ -75,7 +79,8 @@ class Page {
     this.t_clean = f64(3);
     this.waitStatus = f64(4);
     this.urgency = new Int32Array(buf, 5 * PAGE_SLOTS * 8, PAGE_SLOTS);
-    this.result = new Uint8Array(buf, 5 * PAGE_SLOTS * 8 + PAGE_SLOTS * 4, PAGE_SLOTS);
+    this.jobspecBytes = new Uint32Array(buf, 5 * PAGE_SLOTS * 8 + PAGE_SLOTS * 4, PAGE_SLOTS);
+    this.result = new Uint8Array(buf, 5 * PAGE_SLOTS * 8 + PAGE_SLOTS * 8, PAGE_SLOTS);
   }
 }
 
@@ -105,6 +110,7 @@ class Columns {
     p.t_clean[i] = r.t_clean;
     p.waitStatus[i] = r.waitStatus;
     p.result[i] = r.result;
+    p.jobspecBytes[i] = r.jobspecBytes;
     this.name[slot] = this.intern(r.name);
     if (r.annotations !== null) this.annotations.set(slot, r.annotations);
     return slot;
@@ -126,6 +132,7 @@ class Columns {
       name: this.name[slot]!,
       waitStatus: smallInt(p.waitStatus[i]!),
       annotations: this.annotations.get(slot) ?? null,
+      jobspecBytes: p.jobspecBytes[i]!,
     };
   }
 

@@ -61,6 +61,8 @@ export interface ActiveJob {
   request?: ResourceRequest | undefined;
   /** Its alloc request in the scheduler's queue (live while queued; scheduler.ts). */
   schedEntry?: QueueEntry | undefined;
+  /** Bytes of the jobspec as stored (its JSON), counted against [limits] jobspec-bytes-per-user. */
+  jobspecBytes: number;
   /** The job's slot in the current store batch, once it has text there (see batch.ts). */
   batchSlot?: number | undefined;
   /**
@@ -93,6 +95,7 @@ export function newActiveJob(core: JobCore): ActiveJob {
     startRequested: false,
     freeRequested: false,
     cleanQueued: false,
+    jobspecBytes: 0,
     // Every optional field from the start: added later, each job would need a property array.
     redacted: undefined,
     request: undefined,

@@ -34,6 +34,8 @@ export interface InactiveSummary {
   end_event?: EventEntry;
   /** The replayed core has an R (read lazily from the store). */
   hasR: boolean;
+  /** Bytes of the stored jobspec ([limits] jobspec-bytes-per-user counts them at restart). */
+  jobspecBytes: number;
 }
 
 /**
@@ -53,6 +55,7 @@ export function inactiveRecordOf(job: ActiveJob): InactiveRecord {
     name: jobName(c.jobspec),
     waitStatus: waitStatusOf(job),
     annotations: c.annotations,
+    jobspecBytes: job.jobspecBytes,
   };
 }
 
@@ -92,6 +95,7 @@ export function summaryOf(job: ActiveJob): InactiveSummary {
     flags: c.flags,
     dependencies: c.dependencies,
     hasR: replayHasR(job),
+    jobspecBytes: r.jobspecBytes,
   };
   if (c.endEvent !== undefined) s.end_event = c.endEvent;
   return s;
@@ -120,7 +124,7 @@ export function summaryParts(job: ActiveJob, r: InactiveRecord, out: PartSink): 
   const t_submit = num(r.t_submit);
   const t_clean = num(r.t_clean);
   const end = c.endEvent;
-  const rest = restText(r, annotations === null ? "null" : JSON.stringify(annotations), list(c.flags), list(c.dependencies), replayHasR(job), end !== undefined);
+  const rest = restText(r, annotations === null ? "null" : JSON.stringify(annotations), list(c.flags), list(c.dependencies), replayHasR(job), r.jobspecBytes, end !== undefined);
   out.push(head);
   out.push(t_submit);
   out.push(',"t_clean":');
@@ -142,7 +146,7 @@ export function summaryParts(job: ActiveJob, r: InactiveRecord, out: PartSink): 
  * of such jobs, a summary is a few strings instead of two dozen.
  */
 let lastHead = { userid: NaN, urgency: NaN, priority: NaN, text: "" };
-let lastRest = { result: NaN, name: "", waitStatus: NaN, annotations: "", flags: "", dependencies: "", hasR: false, end: false, text: "" };
+let lastRest = { result: NaN, name: "", waitStatus: NaN, annotations: "", flags: "", dependencies: "", hasR: false, bytes: NaN, end: false, text: "" };
 
 function headText(r: InactiveRecord): string {
   const h = lastHead;
@@ -152,8 +156,8 @@ function headText(r: InactiveRecord): string {
   return text;
 }
 
-/** From `"result"` to `hasR`'s value, and the `end_event` key if the summary has one. */
-function restText(r: InactiveRecord, annotations: string, flags: string, dependencies: string, hasR: boolean, end: boolean): string {
+/** From `"result"` to `jobspecBytes`' value, and the `end_event` key if the summary has one. */
+function restText(r: InactiveRecord, annotations: string, flags: string, dependencies: string, hasR: boolean, bytes: number, end: boolean): string {
   const l = lastRest;
   if (
     l.result === r.result &&
@@ -163,14 +167,15 @@ function restText(r: InactiveRecord, annotations: string, flags: string, depende
     l.flags === flags &&
     l.dependencies === dependencies &&
     l.hasR === hasR &&
+    l.bytes === bytes &&
     l.end === end
   ) {
     return l.text;
   }
   const text =
     `,"result":${num(r.result)},"name":${JSON.stringify(r.name)},"waitStatus":${num(r.waitStatus)},"annotations":${annotations}` +
-    `,"flags":${flags},"dependencies":${dependencies},"hasR":${hasR ? "true" : "false"}${end ? ',"end_event":' : ""}`;
-  lastRest = { result: r.result, name: r.name, waitStatus: r.waitStatus, annotations, flags, dependencies, hasR, end, text };
+    `,"flags":${flags},"dependencies":${dependencies},"hasR":${hasR ? "true" : "false"},"jobspecBytes":${num(bytes)}${end ? ',"end_event":' : ""}`;
+  lastRest = { result: r.result, name: r.name, waitStatus: r.waitStatus, annotations, flags, dependencies, hasR, bytes, end, text };
   return text;
 }
 
@@ -199,7 +204,8 @@ export function parseSummary(text: string): InactiveSummary | undefined {
   } catch {
     return undefined;
   }
-  const numbers = [s?.userid, s?.urgency, s?.priority, s?.t_submit, s?.t_clean, s?.result, s?.waitStatus];
+  // A summary written before jobspecBytes was kept has none: that job is replayed once.
+  const numbers = [s?.userid, s?.urgency, s?.priority, s?.t_submit, s?.t_clean, s?.result, s?.waitStatus, s?.jobspecBytes];
   if (numbers.some((n) => typeof n !== "number") || typeof s.name !== "string" || typeof s.hasR !== "boolean") return undefined;
   if (!Array.isArray(s.flags) || !Array.isArray(s.dependencies)) return undefined;
   return s as InactiveSummary;
@@ -218,6 +224,7 @@ export function recordOf(id: JobId, s: InactiveSummary, annotations = s.annotati
     name: s.name,
     waitStatus: s.waitStatus,
     annotations,
+    jobspecBytes: s.jobspecBytes,
   };
 }
 
