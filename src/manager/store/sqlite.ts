@@ -47,9 +47,11 @@ export interface SqliteStoreOptions {
  * written by a newer jobtap: it is refused, never opened for writing. Layout 2 added the
  * `inactive` table (summaries of inactive jobs, src/manager/engine/summary.ts); an earlier file
  * (user_version 0 or 1) gets the table, and its inactive jobs get their summaries at their
- * first restart under layout 2.
+ * first restart under layout 2. Layout 3 added `exec_eventlog` (executor state apart from the
+ * main eventlog): an older file gets the empty table; an older jobtap refuses a layout-3 file,
+ * since it would not see the saved state of the running jobs and could not reattach them.
  */
-export const STORE_SCHEMA_VERSION = 2;
+export const STORE_SCHEMA_VERSION = 3;
 
 /** SQLite's words for a file that is not, or no longer, a database. */
 const CORRUPT = /SQLITE_CORRUPT|SQLITE_NOTADB/;
