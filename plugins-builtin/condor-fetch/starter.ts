@@ -34,7 +34,6 @@ interface StarterJob {
   userid: number;
   hooks: KeywordHooks;
   abort: AbortController;
-  pids: number[];
   startedAt?: number;
   /** Set by a fatal exception: how the job is leaving. */
   exitArg?: ExitArg;
@@ -82,7 +81,7 @@ export class StarterHooks {
     const hooks = this.resolve(job.id);
     const p = hooks?.paths;
     if (!hooks || !(p!.PREPARE_JOB_BEFORE_TRANSFER || p!.PREPARE_JOB || p!.UPDATE_JOB_INFO || p!.JOB_EXIT)) return undefined;
-    const sj: StarterJob = { id: job.id, userid: job.userid, hooks, abort: new AbortController(), pids: [], updates: 0 };
+    const sj: StarterJob = { id: job.id, userid: job.userid, hooks, abort: new AbortController(), updates: 0 };
     this.jobs.set(job.id, sj);
     this.p.subscribe(job.id);
     return sj;
@@ -252,11 +251,6 @@ export class StarterHooks {
     if (sj === undefined) return;
     const e = job.entry;
     switch (e.name) {
-      case "exec-state": {
-        const tasks = (e.context as { tasks?: Array<{ pid?: number }> } | undefined)?.tasks ?? [];
-        sj.pids = tasks.flatMap((t) => (typeof t.pid === "number" ? [t.pid] : []));
-        break;
-      }
       case "start":
         this.onStart(sj, e.timestamp);
         break;
@@ -288,9 +282,16 @@ export class StarterHooks {
     next(cfg?.initialUpdateInterval ?? 8);
   }
 
+  /** The job's task pids, as its executor saved them (its exec eventlog's `tasks`). */
+  private pidsOf(sj: StarterJob): number[] {
+    const tasks = this.p.execSaved(sj.id).tasks;
+    if (!Array.isArray(tasks)) return [];
+    return tasks.flatMap((t: { pid?: unknown }) => (typeof t?.pid === "number" ? [t.pid] : []));
+  }
+
   private liveAd(sj: StarterJob, state: string): ClassAd {
     const ad = this.p.jobAd(sj.id).clone();
-    addUsage(ad, procUsage(sj.pids), sj.startedAt, state);
+    addUsage(ad, procUsage(this.pidsOf(sj)), sj.startedAt, state);
     return ad;
   }
 

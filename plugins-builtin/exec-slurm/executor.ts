@@ -2,7 +2,7 @@
  * The `slurm` executor: a job runs as a Slurm batch job.
  *
  * - start: `sbatch --parsable` (at most `submitConcurrency` at once); the Slurm id is saved
- *   in the eventlog (`exec-state {slurm_jobid}`) before anything else is reported, so a
+ *   in the exec eventlog (`exec-state {slurm_jobid}`) before anything else is reported, so a
  *   restarted jobtap reattaches by it.
  * - state: ONE `squeue --jobs=<all tracked ids>` per poll, never one call per job; ids squeue
  *   no longer knows get one `sacct` call; an id neither knows is a vanished job (exception).

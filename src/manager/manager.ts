@@ -15,7 +15,7 @@ import { Engine, type JournalEntry, type Logger } from "./engine/engine.js";
 import { LocalExecutor } from "./exec/local-exec.js";
 import { outputRecord, readOutputFile } from "./exec/output-files.js";
 import { cannotSwitch, processLauncher, type UserLauncher } from "./exec/run-as.js";
-import { EXEC_STATE_EVENT, Executors, executorName } from "./exec/registry.js";
+import { Executors, executorName, savedState } from "./exec/registry.js";
 import { TestExecutor } from "./exec/test-exec.js";
 import { FluidGenerator, formatJobId, type JobId } from "./base/ids.js";
 import { InactiveCache, resultName, type InactiveRecord } from "./engine/inactive.js";
@@ -270,6 +270,19 @@ export class JobManager {
   }
 
   /**
+   * A job's exec eventlog (Flux's `exec` path: executor state saved for reattach), empty if
+   * its executor saved nothing. Entries a store written before the exec eventlog existed
+   * keeps in the main eventlog stay there.
+   */
+  execEventlog(id: JobId): EventEntry[] {
+    const a = this.engine.active.get(id);
+    if (a) return [...(a.execlog ?? [])];
+    const r = this.loadInactive(id);
+    if (!r) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
+    return r.execlog ?? [];
+  }
+
+  /**
    * A job's eventlog and full jobspec together: for an inactive job one store read and
    * replay instead of one each (listings build a view per job from both).
    */
@@ -415,9 +428,8 @@ export class JobManager {
       throw new JobtapError(ErrorCode.PERMISSION_DENIED, `job ${formatJobId(id)}: only the job's user may read its output`);
     }
     const done = info.state === "INACTIVE";
-    let saved: Record<string, unknown> = {};
-    for (const e of this.eventlog(id)) if (e.name === EXEC_STATE_EVENT && e.context) saved = { ...saved, ...e.context };
-    const files = outputRecord(saved);
+    const job = this.engine.active.get(id) ?? this.loadInactive(id);
+    const files = job && outputRecord(savedState(job.eventlog, job.execlog) ?? {});
     if (files === undefined) {
       if (!done) return { data: "", offset, done };
       throw new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(id)} never started a local process: it has no output`, { id: formatJobId(id) });
@@ -471,6 +483,7 @@ export class JobManager {
     if ("error" in r) return undefined;
     const job = newActiveJob(r.core);
     job.eventlog = r.eventlog;
+    job.execlog = r.execlog;
     return job;
   }
 

@@ -9,7 +9,7 @@ import type { HostAds } from "./ads/hostads.js";
 import type { Actions } from "./actions.js";
 import type { Clock } from "./base/clock.js";
 import type { Engine } from "./engine/engine.js";
-import type { Executors } from "./exec/registry.js";
+import { savedState, type Executors } from "./exec/registry.js";
 import type { Executor } from "./port/executor.js";
 import { SETTABLE_FLAGS } from "./core/events.js";
 import { formatJobId, type JobId } from "./base/ids.js";
@@ -190,6 +190,13 @@ export class ManagerPortImpl implements ManagerPort {
     const r = core.state === "CLEANUP" || core.state === "INACTIVE" ? resultOf(core) : undefined;
     if (!r) throw new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(id)} (${core.state}) has no result yet`);
     return r;
+  }
+
+  execSaved(id: JobId): Record<string, unknown> {
+    const job = this.e.active.get(id);
+    if (job) return savedState(job.eventlog, job.execlog) ?? {};
+    if (!this.lookups.inactiveCore(id)) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
+    return {};
   }
 
   eventPosted(id: JobId, name: string): boolean {

@@ -18,7 +18,7 @@ import type { OutOf } from "./port/topics.js";
 import type { JobStore, StoredJobText } from "./store/types.js";
 import { eventPosted, isDebugJob, newJobCore, transition, type JobCore } from "./core/transition.js";
 
-export type Replayed = { core: JobCore; eventlog: EventEntry[] } | { error: string };
+export type Replayed = { core: JobCore; eventlog: EventEntry[]; execlog: EventEntry[] | undefined } | { error: string };
 
 /** Folds one stored job; a string error means the stored data is corrupt. */
 export function replayJob(text: StoredJobText): Replayed {
@@ -31,7 +31,27 @@ export function replayJob(text: StoredJobText): Replayed {
     return undefined;
   });
   if ("error" in parsed) return parsed;
-  return { core: core!, eventlog: parsed.eventlog };
+  const execlog = text.exec === undefined ? undefined : parseExecLog(text.exec);
+  if (execlog !== undefined && "error" in execlog) return execlog;
+  return { core: core!, eventlog: parsed.eventlog, execlog };
+}
+
+/** Parses a stored exec eventlog (RFC 18 lines); a string error names the bad line. */
+export function parseExecLog(text: string): EventEntry[] | { error: string } {
+  const out: EventEntry[] = [];
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i] === "") continue;
+    let e: EventEntry;
+    try {
+      e = JSON.parse(lines[i]!) as EventEntry;
+    } catch (err) {
+      return { error: `exec eventlog line ${i + 1} is not valid JSON: ${(err as Error).message}` };
+    }
+    if (typeof e?.name !== "string" || typeof e.timestamp !== "number") return { error: `exec eventlog line ${i + 1}: not an RFC 18 entry` };
+    out.push(e);
+  }
+  return out;
 }
 
 /**
@@ -164,9 +184,14 @@ function storeSummaries(d: ReplayDeps, out: Replay, fresh: Array<{ id: JobId; su
  * One replayed job into the inactive cache (returns its summary), or active with its
  * resources reserved; either way its `jobspecBytes` count for its user.
  */
-function admitReplayed(d: ReplayDeps, r: { core: JobCore; eventlog: EventEntry[] }, jobspecBytes: number): InactiveSummary | undefined {
+function admitReplayed(
+  d: ReplayDeps,
+  r: { core: JobCore; eventlog: EventEntry[]; execlog: EventEntry[] | undefined },
+  jobspecBytes: number,
+): InactiveSummary | undefined {
   const job = newActiveJob(r.core);
   job.eventlog = r.eventlog;
+  job.execlog = r.execlog;
   job.jobspecBytes = jobspecBytes;
   if (r.core.state === "INACTIVE") {
     const s = summaryOf(job);

@@ -103,6 +103,7 @@ export const CONTEXT_METHODS = {
   lookup: row("live", "sync", ["id"], "args"),
   jobResult: row("job", "sync", ["id"], "value"),
   eventPosted: row("job", "sync", ["id", "string"], "value"),
+  execSaved: row("job", "sync", ["id"], "value"),
   setFlag: job("string"),
   jobspecUpdate: job("object"),
   jobIds: row("live", "sync", ["string"], "value"),

@@ -130,6 +130,8 @@ export interface PluginContext extends AdsApi {
   /** The result of an inactive job (or one in CLEANUP). */
   jobResult(id: JobId): Read<JobResult>;
   eventPosted(id: JobId, name: string): boolean;
+  /** The merged `exec-state` contexts its executor saved for a job (its exec eventlog); {} if none. */
+  execSaved(id: JobId): Record<string, unknown>;
   setFlag(id: JobId, flag: JobFlag): void;
   /**
    * For the current job: staged, posted as one `jobspec-update` after this handler returns.
@@ -393,6 +395,7 @@ function jobApi(host: ContextHost, rec: PluginRecord, g: Guards): JobApi {
     },
     jobResult: (id) => job("jobResult", id, (m) => m.jobResult(id)),
     eventPosted: (id, name) => job("eventPosted", id, (m) => m.eventPosted(id, name)),
+    execSaved: (id) => job("execSaved", id, (m) => m.execSaved(id)),
     setFlag: (id, flag) => job("setFlag", id, (m) => m.setFlag(id, flag)),
     jobspecUpdate(id, updates) {
       const frame = host.currentFrame(id, rec);

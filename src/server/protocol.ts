@@ -85,7 +85,8 @@ export interface Methods {
     res: { jobs: JobView[] };
   };
   info: { req: { id: string }; res: { job: JobView; jobspec: Jobspec; R?: unknown } };
-  eventlog: { req: { id: string; follow?: boolean }; res: { eventlog: EventEntry[] } };
+  /** `path`: "eventlog" (the default, RFC 21's events) or "exec" (executor state, as Flux's exec eventlog). */
+  eventlog: { req: { id: string; follow?: boolean; path?: string }; res: { eventlog: EventEntry[] } };
   /** A job's ad (docs/ads.md): `text` as `condor_q -l` prints it, `json` as adToJSON. */
   jobad: { req: { id: string }; res: PrintedAd };
   /** Host ads (docs/ads.md): the slot ads (default), the machine ad, or one slot's ad. */

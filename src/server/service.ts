@@ -58,6 +58,14 @@ export function createHandlers(d: ServiceDeps): Handlers {
     eventlog: (req, ctx) => {
       const id = jobId("eventlog", req.id);
       readable(m, id, who(ctx), "eventlog", "its eventlog");
+      const path = req.path ?? "eventlog";
+      if (path !== "eventlog" && path !== "exec") {
+        throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `eventlog: path ${JSON.stringify(path)} is not "eventlog" or "exec"`);
+      }
+      if (path === "exec") {
+        if (req.follow === true) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, "eventlog: follow is for the main eventlog only, not path exec");
+        return { eventlog: m.execEventlog(id) };
+      }
       if (req.follow === true) return follow(m, id, ctx);
       return { eventlog: m.eventlog(id) };
     },

@@ -30,7 +30,9 @@ describe("executors through the daemon", { timeout: 90_000 }, () => {
       const id = d.cli(["submit", "sh", "-c", "while [ ! -e go ]; do sleep 0.02; done; exit 3"]).stdout.trim();
       const events = () => d.cli(["eventlog", "--json", id]).stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
       await waitFor(() => events().some((e) => e.name === "start"), 20_000, "job to start");
-      pid = events().find((e) => e.name === "exec-state").context.tasks[0].pid;
+      expect(events().some((e) => e.name === "exec-state")).toBe(false);
+      const exec = d.cli(["eventlog", "--json", "--path", "exec", id]).stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      pid = exec.find((e) => e.name === "exec-state").context.tasks[0].pid;
 
       await d.kill();
       expect(alive(pid)).toBe(true);

@@ -48,7 +48,7 @@ describe.skipIf(!alice || !mallory)("security: what a guest sees of another user
   });
 
   it("another guest gets PERMISSION_DENIED for the jobspec, eventlog and job ad, and never the token", async () => {
-    for (const args of [["job", "info", id], ["job", "info", id, "job"], ["eventlog", id], ["eventlog", "--follow", id], ["job", "info", "--classad", id]]) {
+    for (const args of [["job", "info", id], ["job", "info", id, "job"], ["eventlog", id], ["eventlog", "--follow", id], ["eventlog", "--path", "exec", id], ["job", "info", "--classad", id]]) {
       const r = await jobtapAs(m, socket, args);
       expect({ args, status: r.status }).toEqual({ args, status: 1 });
       expect(r.stderr).toMatch(/only its user and the instance owner may read/);
@@ -59,6 +59,9 @@ describe.skipIf(!alice || !mallory)("security: what a guest sees of another user
     expect((await jobtapAs(a, socket, ["job", "info", "--classad", id])).stdout).toContain(SECRET);
     expect(JSON.stringify((await owner.call("info", { id })).jobspec)).toContain(SECRET);
     expect((await owner.call("eventlog", { id })).eventlog.map((e) => e.name)).toContain("submit");
+    // The exec eventlog (issue 32) follows the same rule.
+    expect((await jobtapAs(a, socket, ["eventlog", "--path", "exec", id])).status).toBe(0);
+    expect((await owner.call("eventlog", { id, path: "exec" })).eventlog).toEqual([]);
   });
 
   it("`jobs` shows another guest the job's listing, and a constraint never matches another user's job", async () => {

@@ -31,17 +31,37 @@ async function settle(s: SimManager, id: JobId) {
 }
 
 /**
- * Stores a copy of `template`'s eventlog (cut after `cutAfter`) as a new job with
- * `jobspec`, as if an earlier manager had written it, with `edit` applied to each line.
+ * Stores a copy of `template`'s eventlog and exec eventlog (the main one cut after
+ * `cutAfter`) as a new job with `jobspec`, as if an earlier manager had written it, with
+ * `edit` applied to each line. `oldFormat`: the exec eventlog's entries go into the main
+ * eventlog before `start`, as stores written before the exec eventlog hold them.
  */
-function storeCopy(dir: string, template: JobId, id: JobId, opts: { jobspec?: unknown; cutAfter?: string; edit?: (e: Record<string, unknown>) => Record<string, unknown> }) {
+function storeCopy(
+  dir: string,
+  template: JobId,
+  id: JobId,
+  opts: { jobspec?: unknown; cutAfter?: string; edit?: (e: Record<string, unknown>) => Record<string, unknown>; oldFormat?: boolean },
+) {
   const raw = new SqliteStore(join(dir, "jobtap.db"));
   const t = raw.load(template)!;
-  let lines = t.eventlog.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>);
+  const parse = (text: string) => text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>);
+  const edit = opts.edit ?? ((e) => e);
+  let lines = parse(t.eventlog);
+  let exec = parse(t.exec ?? "").map(edit);
   if (opts.cutAfter) lines = lines.slice(0, lines.findIndex((e) => e.name === opts.cutAfter) + 1);
-  if (opts.edit) lines = lines.map(opts.edit);
-  const text = lines.map((l) => `${JSON.stringify(l)}\n`).join("");
-  raw.commit({ newJobs: [{ id, jobspec: opts.jobspec === undefined ? t.jobspec : JSON.stringify(opts.jobspec) }], appends: new Map([[id, text]]), purged: [] });
+  lines = lines.map(edit);
+  if (opts.oldFormat) {
+    const start = lines.findIndex((e) => e.name === "start");
+    lines.splice(start, 0, ...exec);
+    exec = [];
+  }
+  const text = (ls: Array<Record<string, unknown>>) => ls.map((l) => `${JSON.stringify(l)}\n`).join("");
+  raw.commit({
+    newJobs: [{ id, jobspec: opts.jobspec === undefined ? t.jobspec : JSON.stringify(opts.jobspec) }],
+    appends: new Map([[id, text(lines)]]),
+    execAppends: exec.length > 0 ? new Map([[id, text(exec)]]) : new Map(),
+    purged: [],
+  });
   raw.close();
 }
 
@@ -52,7 +72,10 @@ async function sim(dir: string, clock: SimulatedClock, cores = 1) {
 }
 
 describe("local executor: restart", () => {
-  it("reattaches to a task still running: its core stays booked until it ends", async () => {
+  it.each([
+    ["its exec eventlog", false],
+    ["an old store's main eventlog", true],
+  ])("reattaches to a task still running (saved in %s): its core stays booked until it ends", async (_, oldFormat) => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     const clock = new SimulatedClock();
@@ -68,6 +91,7 @@ describe("local executor: restart", () => {
     storeCopy(dir, done, running, {
       cutAfter: "start",
       edit: (e) => (e.name === "exec-state" ? { ...e, context: { tasks: [{ rank: 0, pid: sleeper.pid, starttime }] } } : e),
+      oldFormat,
     });
 
     const b = await sim(dir, clock);

@@ -91,6 +91,10 @@ export class FakeManager implements ManagerPort {
     this.job(id, false);
     return name === "submit";
   }
+  execSaved(id: JobId): Record<string, unknown> {
+    this.job(id, false);
+    return {};
+  }
   setFlag(id: JobId, flag: string): void {
     this.job(id);
     this.rec(`flag ${id} ${flag}`);

@@ -36,7 +36,7 @@ describe.skipIf(skipSlurm)("jobtap daemon with [exec.slurm]", { timeout: 90_000 
     expect(r.status).toBe(3);
     expect(readFileSync(out, "utf8")).toBe("hello from slurm\n");
     const id = r.stdout.trim().split("\n")[0]!;
-    const events = d.cli(["eventlog", "--json", id]).stdout.trim().split("\n").map((l) => JSON.parse(l) as { name: string; context?: Record<string, unknown> });
+    const events = d.cli(["eventlog", "--json", "--path", "exec", id]).stdout.trim().split("\n").map((l) => JSON.parse(l) as { name: string; context?: Record<string, unknown> });
     expect(events.find((e) => e.name === "exec-state")?.context?.slurm_jobid).toMatch(/^\d+$/);
   });
 

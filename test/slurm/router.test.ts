@@ -89,7 +89,7 @@ describe.skipIf(skipSlurm)("condor-router to Slurm", { timeout: 240_000 }, () =>
     expect(new Set(copies.map((c) => mgr.jobAd(c.id).evaluate("RoutedFromJobId"))).size).toBe(200);
     for (const c of copies) {
       expect(mgr.jobAd(c.id).evaluate("RouteName")).toBe("Site1");
-      expect(mgr.eventlog(c.id).find((e) => e.name === "exec-state")?.context?.slurm_jobid).toMatch(/^\d+$/);
+      expect(mgr.execEventlog(c.id).find((e) => e.name === "exec-state")?.context?.slurm_jobid).toMatch(/^\d+$/);
     }
     const results = ids.map((id) => mgr.job(id).result);
     expect(results.filter((r) => r !== "COMPLETED")).toEqual([]);

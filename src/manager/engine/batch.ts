@@ -24,8 +24,8 @@ import type { EventEntry } from "../port/records.js";
 import type { InactiveRecord } from "./inactive.js";
 import { TextBatch } from "../store/batch-text.js";
 import { summaryParts } from "./summary.js";
-import { eventLineParts } from "./eventlog-text.js";
-import type { JobStore } from "../store/types.js";
+import { eventLine, eventLineParts } from "./eventlog-text.js";
+import type { JobStore, StoredJobText } from "../store/types.js";
 
 export { eventLine, eventLineParts } from "./eventlog-text.js";
 
@@ -85,6 +85,7 @@ export class StoreBatcher {
     const from = job.unstoredFrom ?? job.eventlog.length;
     job.unstoredFrom = undefined;
     for (let i = from; i < job.eventlog.length; i++) this.batch.eventlogParts(slot, eventLineParts, job.eventlog[i]!);
+    for (const e of job.execlog ?? []) this.batch.execlog(slot, eventLine(e));
     this.requestCommit();
   }
 
@@ -92,14 +93,16 @@ export class StoreBatcher {
    * A job as the store will hold it after the pending batch: what is stored now plus what
    * the current batch will add. Lets readers see a job that finished inside one window.
    */
-  storedView(id: JobId): { id: JobId; jobspec: string; eventlog: string } | undefined {
+  storedView(id: JobId): StoredJobText | undefined {
     const stored = this.store.load(id);
     this.dirtyIndex ??= new Map(this.dirty.map((j) => [j.core.id, j]));
     const slot = this.dirtyIndex.get(id)?.batchSlot;
     const pending = slot === undefined ? undefined : this.batch.slotText(slot);
     const jobspec = stored?.jobspec ?? pending?.jobspec;
     if (jobspec === undefined) return undefined;
-    return { id, jobspec, eventlog: (stored?.eventlog ?? "") + (pending?.eventlog ?? "") };
+    const view: StoredJobText = { id, jobspec, eventlog: (stored?.eventlog ?? "") + (pending?.eventlog ?? "") };
+    if (stored?.exec !== undefined || pending?.exec !== undefined) view.exec = (stored?.exec ?? "") + (pending?.exec ?? "");
+    return view;
   }
 
   /** Queues the summary of `job`, which has just become inactive, written from its record `r` (summaryParts). */
@@ -117,6 +120,12 @@ export class StoreBatcher {
   /** Adds one committed event of a stored job to the current batch. */
   append(job: ActiveJob, e: EventEntry): void {
     this.batch.eventlogParts(this.slotOf(job), eventLineParts, e);
+    this.requestCommit();
+  }
+
+  /** Adds one exec eventlog entry of a stored job to the current batch (same commit as its events). */
+  appendExec(job: ActiveJob, e: EventEntry): void {
+    this.batch.execlog(this.slotOf(job), eventLine(e));
     this.requestCommit();
   }
 

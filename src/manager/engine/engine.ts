@@ -199,6 +199,18 @@ export class Engine {
     }
   }
 
+  /**
+   * Appends an entry to the job's exec eventlog (executor state), stored in the same batch as
+   * its events. Not an event of the job: no state change, no callbacks, no journal entry,
+   * never in the main eventlog (Flux keeps executor state in a separate exec eventlog).
+   */
+  postExec(job: ActiveJob, name: string, context: Record<string, unknown>): void {
+    const e = this.entry(name, context);
+    (job.execlog ??= []).push(e);
+    // A job under admission is stored once accepted, its exec eventlog with it (storeNewJob).
+    if (job.unstoredFrom === undefined) this.batch.appendExec(job, e);
+  }
+
   /** Who posted an event from outside the manager (a plugin), for its error if it fails. */
   private readonly origins = new WeakMap<EventEntry, string>();
 

@@ -44,6 +44,11 @@ export interface ActiveJob {
   revision: number;
   /** The committed eventlog, in memory only while the job is active. */
   eventlog: EventEntry[];
+  /**
+   * The exec eventlog (executor state saved for reattach: `exec-state` entries), apart from
+   * the main eventlog as in Flux. Undefined until the executor first saves something.
+   */
+  execlog: EventEntry[] | undefined;
   /** Mailbox: events posted but not yet processed (FIFO). */
   queue: EventEntry[];
   /** True while an event of this job is being processed (posts are queued). */
@@ -88,6 +93,7 @@ export function newActiveJob(core: JobCore): ActiveJob {
     core,
     revision: 0,
     eventlog: [],
+    execlog: undefined,
     queue: [],
     busy: false,
     hold: 0,

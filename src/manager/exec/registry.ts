@@ -15,11 +15,12 @@ import type { Engine } from "../engine/engine.js";
 import { formatJobId, type JobId } from "../base/ids.js";
 import { durationOf, queued, type ActiveJob, type ExecRegistration } from "../engine/job.js";
 import { isPlainObject } from "../core/jobspec.js";
-import type { Jobspec } from "../port/records.js";
+import type { EventEntry, Jobspec } from "../port/records.js";
 import { eventPosted } from "../core/transition.js";
 import type { ExecJob, ExecReport, ExecUsage, Executor } from "../port/executor.js";
 
-/** Event carrying executor data for reattach (ExecReport.save). */
+/** Exec eventlog entry carrying executor data for reattach (ExecReport.save). Stores written
+ *  before the exec eventlog existed hold it in the main eventlog: both are read (savedState). */
 export const EXEC_STATE_EVENT = "exec-state";
 
 const NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
@@ -189,12 +190,10 @@ export class Executors {
     const c = job.core;
     let startedAt: number | undefined;
     let saved: Readonly<Record<string, unknown>> = NOTHING_SAVED;
-    // A first start (the usual case) has neither: no walk over the eventlog.
-    if (eventPosted(c, "start") || eventPosted(c, EXEC_STATE_EVENT)) {
-      for (const e of job.eventlog) {
-        if (e.name === "start" && startedAt === undefined) startedAt = e.timestamp;
-        else if (e.name === EXEC_STATE_EVENT && e.context) saved = { ...saved, ...e.context };
-      }
+    // A first start (the usual case) has neither: no walk over the eventlogs.
+    if (eventPosted(c, "start") || eventPosted(c, EXEC_STATE_EVENT) || job.execlog !== undefined) {
+      for (const e of job.eventlog) if (e.name === "start") { startedAt = e.timestamp; break; }
+      saved = savedState(job.eventlog, job.execlog) ?? NOTHING_SAVED;
     }
     const duration = durationOf(c.jobspec);
     // Two literals, not a spread of a conditional object (a temporary per start).
@@ -279,7 +278,7 @@ export class Executors {
         const job = bound(id, "save");
         if (!job) return;
         if (!isPlainObject(data)) return e.log("error", `executor ${name}: save for job ${formatJobId(id)}: data must be an object`);
-        e.post(job, EXEC_STATE_EVENT, data);
+        e.postExec(job, EXEC_STATE_EVENT, data);
       },
       durable(fn) {
         e.batch.afterCommit((err) => {
@@ -289,6 +288,18 @@ export class Executors {
       log: (level, message) => e.log(level, `executor ${name}: ${message}`),
     };
   }
+}
+
+/**
+ * The merged `exec-state` contexts of a job, oldest first: those in its main eventlog (a store
+ * written before the exec eventlog existed), then those in its exec eventlog. Undefined if none.
+ */
+export function savedState(eventlog: readonly EventEntry[], execlog: readonly EventEntry[] | undefined): Record<string, unknown> | undefined {
+  let saved: Record<string, unknown> | undefined;
+  for (const log of [eventlog, execlog ?? []]) {
+    for (const e of log) if (e.name === EXEC_STATE_EVENT && e.context) saved = { ...saved, ...e.context };
+  }
+  return saved;
 }
 
 function errText(err: unknown): string {

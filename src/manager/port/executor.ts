@@ -42,9 +42,10 @@ export interface ExecReport {
   /** Raises an exception on the job (severity 0, the default, ends it: `kill` follows). */
   exception(id: JobId, type: string, note: string, severity?: number): void;
   /**
-   * Persists executor data for a reattach after a restart (a pid, a remote job id): posts
-   * an `exec-state` event whose context is `data`; the merged contexts of all of them come
-   * back as `ExecJob.saved`. Durable with the event's store batch (one batch window).
+   * Persists executor data for a reattach after a restart (a pid, a remote job id): appends
+   * an `exec-state` entry whose context is `data` to the job's exec eventlog (not an event:
+   * `job.event.*` never sees it); the merged contexts of all of them come back as
+   * `ExecJob.saved`. Durable with the job's store batch (one batch window).
    */
   save(id: JobId, data: Record<string, unknown>): void;
   /**

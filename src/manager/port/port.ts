@@ -154,6 +154,8 @@ export interface ManagerPort {
   reprioritizeAll(): void;
   jobResult(id: JobId): JobResult;
   eventPosted(id: JobId, name: string): boolean;
+  /** The merged `exec-state` contexts of an active job (old stores' main eventlog, then its exec eventlog); {} if none or inactive. */
+  execSaved(id: JobId): Record<string, unknown>;
   setFlag(id: JobId, flag: "alloc-bypass" | "debug" | "immutable"): void;
   /** Posts one `jobspec-update` (keys start with attributes., resources. or tasks.). */
   jobspecUpdate(id: JobId, updates: Record<string, unknown>): void;

@@ -24,6 +24,8 @@ const JOBSPEC = -1;
 const SUMMARY = -2;
 /** A new job's jobspec that is the very string of the batch's previous jobspec: no text. */
 const JOBSPEC_AGAIN = -3;
+/** Exec eventlog text of slot k is owned by EXEC_OF - k (k >= 0): below every other tag. */
+const EXEC_OF = -16;
 
 /**
  * Parts joined into one chunk string while recent: small enough that they are still cached
@@ -54,7 +56,8 @@ export interface BatchRows {
   /** Each piece's end offset within its chunk. */
   pieceEnds: Int32Array;
   /** Each piece's owner: a slot (>= 0: eventlog text of that job), JOBSPEC, JOBSPEC_AGAIN
-   *  (the previous jobspec again, no text of its own) or SUMMARY. */
+   *  (the previous jobspec again, no text of its own), SUMMARY, or EXEC_OF - slot (exec
+   *  eventlog text of that job). */
   pieceOf: Int32Array;
   /** The row id of each slot (a job with eventlog text or a jobspec in this batch). */
   slotIds: BigInt64Array;
@@ -72,6 +75,8 @@ export interface RowsText {
   jobspecs: string[];
   /** Each slot's eventlog text in this batch, or undefined if it has none. */
   eventlogs: Array<string | undefined>;
+  /** Each slot's exec eventlog text in this batch, or undefined if it has none. */
+  execlogs: Array<string | undefined>;
   /** Summary of each summarized job (order of `summaryIds`). */
   summaries: string[];
 }
@@ -92,6 +97,7 @@ export function readRows(r: BatchRows): RowsText {
   const jobspecs: string[] = [];
   const summaries: string[] = [];
   const eventlogs = new Array<string | undefined>(r.slotIds.length).fill(undefined);
+  const execlogs = new Array<string | undefined>(r.slotIds.length).fill(undefined);
   let piece = 0;
   for (let c = 0; c < r.chunks.length; c++) {
     const chunk = r.chunks[c]!;
@@ -106,10 +112,11 @@ export function readRows(r: BatchRows): RowsText {
         eventlogs[of] = before === undefined ? text : before + text;
       } else if (of === JOBSPEC) jobspecs.push(text);
       else if (of === JOBSPEC_AGAIN) jobspecs.push(jobspecs[jobspecs.length - 1]!);
-      else summaries.push(text);
+      else if (of === SUMMARY) summaries.push(text);
+      else execlogs[EXEC_OF - of] = (execlogs[EXEC_OF - of] ?? "") + text;
     }
   }
-  return { jobspecs, eventlogs, summaries };
+  return { jobspecs, eventlogs, execlogs, summaries };
 }
 
 /**
@@ -157,11 +164,11 @@ export class TextBatch implements StoreBatch {
   private readonly pieceOf = new Ints();
   private sealed: Omit<BatchRows, "seq"> | undefined;
   private text: RowsText | undefined;
-  private readonly derived: Partial<Pick<StoreBatch, "newJobs" | "appends" | "inactive">> = {};
+  private readonly derived: Partial<Pick<StoreBatch, "newJobs" | "appends" | "execAppends" | "inactive">> = {};
   /** First piece of each chunk, then of the open parts. */
   private readonly chunkFirst: number[] = [0];
   /** Pieces of each slot and each new slot's jobspec piece: built on the first read during the window (`slotText`). */
-  private index: { pieces: number[][]; jobspecs: Map<number, number>; done: number; newJobs: number; lastJobspec: number } | undefined;
+  private index: { pieces: number[][]; execPieces: number[][]; jobspecs: Map<number, number>; done: number; newJobs: number; lastJobspec: number } | undefined;
 
   /** A TextBatch holding a plain StoreBatch's writes (a new job's first chunk is its appends entry). */
   static of(b: StoreBatch): TextBatch {
@@ -173,8 +180,18 @@ export class TextBatch implements StoreBatch {
       const lines = b.appends.get(j.id);
       if (lines !== undefined) t.eventlog(slot, lines);
     }
-    const isNew = new Set(b.newJobs.map((j) => j.id));
-    for (const [id, lines] of b.appends) if (!isNew.has(id)) t.eventlog(t.addSlot(id), lines);
+    const slotOf = new Map(b.newJobs.map((j, k) => [j.id, k]));
+    for (const [id, lines] of b.appends) {
+      if (slotOf.has(id)) continue;
+      const slot = t.addSlot(id);
+      slotOf.set(id, slot);
+      t.eventlog(slot, lines);
+    }
+    for (const [id, lines] of b.execAppends ?? []) {
+      let slot = slotOf.get(id);
+      if (slot === undefined) slotOf.set(id, (slot = t.addSlot(id)));
+      t.execlog(slot, lines);
+    }
     for (const s of b.inactive ?? []) t.summary(s.id, s.summary);
     t.purged.push(...b.purged);
     return t;
@@ -189,6 +206,11 @@ export class TextBatch implements StoreBatch {
   /** Eventlog text (whole lines) of the job in `slot`, after its earlier text in this batch. */
   eventlog(slot: number, text: string): void {
     this.piece(slot, text);
+  }
+
+  /** Exec eventlog text (whole lines) of the job in `slot`: executor state, kept apart. */
+  execlog(slot: number, text: string): void {
+    this.piece(EXEC_OF - slot, text);
   }
 
   /**
@@ -310,19 +332,24 @@ export class TextBatch implements StoreBatch {
    * The text of `slot` so far (a reader during the window): its jobspec if it is new, and
    * its eventlog text. Pieces are indexed per slot on the first read, then as they come.
    */
-  slotText(slot: number): { jobspec?: string; eventlog: string } {
+  slotText(slot: number): { jobspec?: string; eventlog: string; exec?: string } {
     this.joinOpen(); // pieces are read from chunks only
-    const index = (this.index ??= { pieces: [], jobspecs: new Map(), done: 0, newJobs: 0, lastJobspec: -1 });
+    const index = (this.index ??= { pieces: [], execPieces: [], jobspecs: new Map(), done: 0, newJobs: 0, lastJobspec: -1 });
     for (; index.done < this.pieceOf.length; index.done++) {
       const of = this.pieceOf.get(index.done);
       if (of >= 0) (index.pieces[of] ??= []).push(index.done);
       else if (of === JOBSPEC) index.jobspecs.set(this.newSlots[index.newJobs++]!, (index.lastJobspec = index.done));
       else if (of === JOBSPEC_AGAIN) index.jobspecs.set(this.newSlots[index.newJobs++]!, index.lastJobspec);
+      else if (of <= EXEC_OF) (index.execPieces[EXEC_OF - of] ??= []).push(index.done);
     }
     let eventlog = "";
     for (const p of index.pieces[slot] ?? []) eventlog += this.pieceText(p);
+    const out: { jobspec?: string; eventlog: string; exec?: string } = { eventlog };
     const jobspec = index.jobspecs.get(slot);
-    return jobspec === undefined ? { eventlog } : { jobspec: this.pieceText(jobspec), eventlog };
+    if (jobspec !== undefined) out.jobspec = this.pieceText(jobspec);
+    const exec = index.execPieces[slot];
+    if (exec !== undefined) out.exec = exec.map((p) => this.pieceText(p)).join("");
+    return out;
   }
 
   /** The text of piece `p` (in a chunk). */
@@ -362,6 +389,19 @@ export class TextBatch implements StoreBatch {
       this.derived.appends = m;
     }
     return this.derived.appends;
+  }
+
+  get execAppends(): Map<JobId, string> {
+    const { execlogs } = this.readText();
+    if (!this.derived.execAppends) {
+      const m = new Map<JobId, string>();
+      for (let s = 0; s < this.slots.length; s++) {
+        const text = execlogs[s];
+        if (text !== undefined) m.set(this.slots[s]!, text);
+      }
+      this.derived.execAppends = m;
+    }
+    return this.derived.execAppends;
   }
 
   get inactive(): Array<{ id: JobId; summary: string }> {

@@ -8,7 +8,7 @@ import type { JobStore, StoreBatch, StoredJobText } from "./types.js";
 /** A JobStore in memory (tests, or no state directory). */
 export class MemoryStore implements JobStore {
   readonly kind = "memory";
-  private readonly jobs = new Map<JobId, { jobspec: string; eventlog: string }>();
+  private readonly jobs = new Map<JobId, { jobspec: string; eventlog: string; exec?: string }>();
   private readonly summaries = new Map<JobId, string>();
   private readonly lost: Array<{ id: JobId; reason: string }> = [];
   private readonly kv = new Map<string, Map<string, string>>();
@@ -27,6 +27,10 @@ export class MemoryStore implements JobStore {
     for (const [id, lines] of batch.appends) {
       const job = this.jobs.get(id);
       if (job) job.eventlog += lines;
+    }
+    for (const [id, lines] of batch.execAppends ?? []) {
+      const job = this.jobs.get(id);
+      if (job) job.exec = (job.exec ?? "") + lines;
     }
     for (const s of batch.inactive ?? []) if (this.jobs.has(s.id)) this.summaries.set(s.id, s.summary);
     for (const id of batch.purged) {

@@ -102,6 +102,8 @@ export class WriterThread {
       if (i === born) text = { id, jobspec: newJobsOf(f).get(id)!, eventlog: "" };
       const lines = f.batch.appends.get(id);
       if (text && lines) text = { ...text, eventlog: text.eventlog + lines };
+      const exec = f.batch.execAppends?.get(id);
+      if (text && exec) text = { ...text, exec: (text.exec ?? "") + exec };
       if (f.batch.purged.includes(id)) text = undefined;
     }
     return text;

@@ -6,27 +6,31 @@
 import type Database from "better-sqlite3";
 import { readRows, type BatchRows, type RowsText } from "./batch-text.js";
 
-/** Removes every row of a job (jobspec, eventlog chunks, summary). */
+/** Removes every row of a job (jobspec, eventlog chunks, exec eventlog chunks, summary). */
 export type PurgeRow = (row: bigint) => void;
 
 /**
  * Prepares the write statements on `db` and returns a function writing one batch in one
  * (IMMEDIATE) transaction: new jobs with their first chunk, later chunks, summaries, then
- * purges (a job may do all four in one window). Throws SQLite's error as is.
+ * purges (a job may do all four in one window); a job's exec eventlog chunk goes
+ * in with its eventlog chunk, in the same transaction. Throws SQLite's error as is.
  */
 export function batchWriter(db: Database.Database): { write: (rows: BatchRows) => void; purgeRow: PurgeRow } {
   const insert = db.prepare("INSERT INTO jobs (id, jobspec, eventlog0) VALUES (?, ?, ?)");
   const append = db.prepare("INSERT INTO eventlog (id, batch, lines) VALUES (?, ?, ?)");
+  const appendExec = db.prepare("INSERT INTO exec_eventlog (id, batch, lines) VALUES (?, ?, ?)");
   const summarize = db.prepare("INSERT OR REPLACE INTO inactive (id, summary) VALUES (?, ?)");
   const purge = db.prepare("DELETE FROM jobs WHERE id = ?");
   const purgeLog = db.prepare("DELETE FROM eventlog WHERE id = ?");
   const purgeSummary = db.prepare("DELETE FROM inactive WHERE id = ?");
+  const purgeExec = db.prepare("DELETE FROM exec_eventlog WHERE id = ?");
   const purgeRow: PurgeRow = (row) => {
     purge.run(row);
     purgeLog.run(row);
     purgeSummary.run(row);
+    purgeExec.run(row);
   };
-  const txn = db.transaction((r: BatchRows, { jobspecs, eventlogs, summaries }: RowsText) => {
+  const txn = db.transaction((r: BatchRows, { jobspecs, eventlogs, execlogs, summaries }: RowsText) => {
     const isNew = new Uint8Array(r.slotIds.length);
     for (let k = 0; k < r.newSlots.length; k++) {
       const slot = r.newSlots[k]!;
@@ -36,6 +40,8 @@ export function batchWriter(db: Database.Database): { write: (rows: BatchRows) =
     for (let slot = 0; slot < r.slotIds.length; slot++) {
       const lines = eventlogs[slot];
       if (isNew[slot] === 0 && lines !== undefined) append.run(r.slotIds[slot], r.seq, lines);
+      const exec = execlogs[slot];
+      if (exec !== undefined) appendExec.run(r.slotIds[slot], r.seq, exec);
     }
     for (let k = 0; k < r.summaryIds.length; k++) summarize.run(r.summaryIds[k], summaries[k]);
     for (const row of r.purged) purgeRow(row);

@@ -47,9 +47,11 @@ export interface SqliteStoreOptions {
  * written by a newer jobtap: it is refused, never opened for writing. Layout 2 added the
  * `inactive` table (summaries of inactive jobs, src/manager/engine/summary.ts); an earlier file
  * (user_version 0 or 1) gets the table, and its inactive jobs get their summaries at their
- * first restart under layout 2.
+ * first restart under layout 2. Layout 3 added `exec_eventlog` (executor state apart from the
+ * main eventlog): an older file gets the empty table; an older jobtap refuses a layout-3 file,
+ * since it would not see the saved state of the running jobs and could not reattach them.
  */
-export const STORE_SCHEMA_VERSION = 2;
+export const STORE_SCHEMA_VERSION = 3;
 
 /** SQLite's words for a file that is not, or no longer, a database. */
 const CORRUPT = /SQLITE_CORRUPT|SQLITE_NOTADB/;
@@ -58,6 +60,8 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (id INTEGER PRIMARY KEY, jobspec TEXT NOT NULL, eventlog0 TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS eventlog (id INTEGER NOT NULL, batch INTEGER NOT NULL, lines TEXT NOT NULL,
+  PRIMARY KEY (id, batch)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS exec_eventlog (id INTEGER NOT NULL, batch INTEGER NOT NULL, lines TEXT NOT NULL,
   PRIMARY KEY (id, batch)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS inactive (id INTEGER PRIMARY KEY, summary TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS lost_found (id INTEGER PRIMARY KEY, reason TEXT NOT NULL,
@@ -70,6 +74,10 @@ CREATE TABLE IF NOT EXISTS plugin_kv (plugin TEXT NOT NULL, key TEXT NOT NULL, v
  *  condition on the chunks' batch numbers). */
 const EVENTLOG_OF = (idExpr: string, andBatch = "") =>
   `jobs.eventlog0 || coalesce((SELECT group_concat(lines, '') FROM (SELECT lines FROM eventlog WHERE eventlog.id = ${idExpr}${andBatch} ORDER BY batch)), '')`;
+
+/** The concatenated exec eventlog chunks of a job (NULL if it has none). */
+const EXEC_OF = (idExpr: string, andBatch = "") =>
+  `(SELECT group_concat(lines, '') FROM (SELECT lines FROM exec_eventlog WHERE exec_eventlog.id = ${idExpr}${andBatch} ORDER BY batch))`;
 
 /**
  * The store holds every jobspec, environments included: the database file is created mode
@@ -174,11 +182,11 @@ export class SqliteStore implements JobStore {
     return {
       summaries: db.prepare("SELECT id, summary FROM inactive ORDER BY id").safeIntegers(true),
       unsummarized: db
-        .prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog FROM jobs WHERE NOT EXISTS (SELECT 1 FROM inactive WHERE inactive.id = jobs.id) ORDER BY id`)
+        .prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog, ${EXEC_OF("jobs.id")} AS exec FROM jobs WHERE NOT EXISTS (SELECT 1 FROM inactive WHERE inactive.id = jobs.id) ORDER BY id`)
         .safeIntegers(true),
-      all: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog FROM jobs ORDER BY id`).safeIntegers(true),
-      one: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog FROM jobs WHERE id = ?`).safeIntegers(true),
-      oneBefore: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id", " AND batch < ?")} AS eventlog FROM jobs WHERE id = ?`).safeIntegers(true),
+      all: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog, ${EXEC_OF("jobs.id")} AS exec FROM jobs ORDER BY id`).safeIntegers(true),
+      one: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog, ${EXEC_OF("jobs.id")} AS exec FROM jobs WHERE id = ?`).safeIntegers(true),
+      oneBefore: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id", " AND batch < ?")} AS eventlog, ${EXEC_OF("jobs.id", " AND batch < ?")} AS exec FROM jobs WHERE id = ?`).safeIntegers(true),
       aside: db.prepare(
         `INSERT OR REPLACE INTO lost_found (id, reason, jobspec, eventlog) SELECT id, ?, jobspec, ${EVENTLOG_OF("jobs.id")} FROM jobs WHERE id = ?`,
       ),
@@ -243,8 +251,8 @@ export class SqliteStore implements JobStore {
 
   private *texts(query: Database.Statement): Iterable<StoredJobText> {
     try {
-      for (const r of query.iterate() as Iterable<{ id: bigint; jobspec: string; eventlog: string }>) {
-        yield { id: fromRow(r.id), jobspec: r.jobspec, eventlog: r.eventlog };
+      for (const r of query.iterate() as Iterable<Row>) {
+        yield rowText(r);
       }
     } catch (e) {
       throw openError(e, this.path);
@@ -258,10 +266,10 @@ export class SqliteStore implements JobStore {
 
   /** One job as the file holds it; with `beforeSeq`, without chunks of that batch or later. */
   private loadRow(id: JobId, beforeSeq?: number): StoredJobText | undefined {
-    const r = (beforeSeq === undefined ? this.st.one.get(toRow(id)) : this.st.oneBefore.get(beforeSeq, toRow(id))) as
-      | { id: bigint; jobspec: string; eventlog: string }
+    const r = (beforeSeq === undefined ? this.st.one.get(toRow(id)) : this.st.oneBefore.get(beforeSeq, beforeSeq, toRow(id))) as
+      | Row
       | undefined;
-    return r && { id: fromRow(r.id), jobspec: r.jobspec, eventlog: r.eventlog };
+    return r && rowText(r);
   }
 
   setAside(id: JobId, reason: string): void {
@@ -320,4 +328,12 @@ export class SqliteStore implements JobStore {
       });
     }
   }
+}
+
+/** A job's row as the load queries return it. */
+type Row = { id: bigint; jobspec: string; eventlog: string; exec: string | null };
+
+/** A stored job from its row (no `exec` key for a job without exec eventlog). */
+function rowText(r: Row): StoredJobText {
+  return r.exec === null ? { id: fromRow(r.id), jobspec: r.jobspec, eventlog: r.eventlog } : { id: fromRow(r.id), jobspec: r.jobspec, eventlog: r.eventlog, exec: r.exec };
 }

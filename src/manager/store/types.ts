@@ -20,6 +20,11 @@ export interface StoreBatch {
   /** Eventlog lines to append, per job, in order (each line ends with "\n"). */
   appends: Map<JobId, string>;
   /**
+   * Exec eventlog lines to append, per job (executor state, kept apart from the main
+   * eventlog as Flux keeps it: the `exec` path). Only for jobs stored already.
+   */
+  execAppends?: Map<JobId, string>;
+  /**
    * Jobs that became inactive in this window: their summary (JSON, src/manager/engine/summary.ts),
    * written with or after their last eventlog lines, so a summary is never ahead of them.
    */
@@ -33,6 +38,8 @@ export interface StoredJobText {
   id: JobId;
   jobspec: string;
   eventlog: string;
+  /** The job's exec eventlog text (executor state), if it has any. */
+  exec?: string;
 }
 
 export interface JobStore {
@@ -83,5 +90,5 @@ export interface JobStore {
 
 /** An empty batch. */
 export function emptyBatch(): StoreBatch {
-  return { newJobs: [], appends: new Map(), inactive: [], purged: [] };
+  return { newJobs: [], appends: new Map(), execAppends: new Map(), inactive: [], purged: [] };
 }
