@@ -193,8 +193,8 @@ describe("npm pack and install", { timeout: 300_000 }, () => {
     expect(long.status).toBe(1);
     expect(long.stderr).toContain("my-limit: at most 1h");
     expect(jobtap("submit", "--wait", "-t", "10m", "--", "true").status).toBe(0);
-    expect(jobtap("plugin", "list").stdout).toBe("my-limit.js\n");
-    expect(JSON.parse(jobtap("plugin", "query", "my-limit.js").stdout)).toMatchObject({ seen: 2 });
+    expect(jobtap("plugin", "list").stdout).toBe("my-limit\n");
+    expect(JSON.parse(jobtap("plugin", "query", "my-limit").stdout)).toMatchObject({ seen: 2 });
   });
 });
 
