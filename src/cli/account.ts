@@ -30,13 +30,14 @@ export const ACCOUNT_USAGE = [
 ].join("\n");
 
 const PLUGIN = "accounting";
-const LIMITS = ["max-running-jobs", "max-active-jobs", "max-cores"];
 const JSON_OPT = { name: "json", help: "print the service's answer as JSON" };
 const LIMIT_OPTS = [
   { name: "max-running-jobs", value: "N", help: "limit: running jobs at once (-1: no limit); over it a job waits in DEPEND" },
   { name: "max-active-jobs", value: "N", help: "limit: active jobs (-1: no limit); over it a submission is rejected" },
   { name: "max-cores", value: "N", help: "limit: cores in use at once (-1: no limit); over it a job waits in DEPEND" },
 ];
+/** The limit options' names, as the service payload keys them. */
+const LIMITS = LIMIT_OPTS.map((o) => o.name);
 const SHARES = { name: "shares", value: "N", help: "shares (a positive integer)" };
 const FORMAT = { name: "format", value: "FORMAT", help: "toml or csv (import: by default from the file's extension, .csv or else toml)" };
 const PARENT = { name: "parent", value: "BANK", help: "the bank's parent in the bank tree" };
