@@ -8,8 +8,9 @@
  *   a max-active-jobs limit rejects with the limit and the count.
  * - job.state.depend: a job over a max-running-jobs or max-cores limit is held with a
  *   named dependency; held jobs are released, oldest first, as jobs go INACTIVE.
- * - Usage: core- and GPU-seconds of each job that ran, charged at CLEANUP, decayed with a
- *   half-life on the manager's clock and kept in the plugin's store (one key per association).
+ * - Usage: core- and GPU-seconds of each job that ran (up to the event that ended it),
+ *   charged as it goes INACTIVE, decayed with a half-life on the manager's clock and kept
+ *   in the plugin's store (one key per association).
  * - Priority: the multi-factor formula of priority.ts; factors are recomputed every
  *   `recompute-period` and on demand, then every pending job is reprioritized.
  */
@@ -47,6 +48,8 @@ export interface Accounting {
   /** Fair-share factor by association key, and of each user's default association. */
   fs: Map<string, number>;
   fsDefault: Map<number, number>;
+  /** Cores and GPUs by jobspec: jobs submitted alike share one frozen jobspec object. */
+  sizes: WeakMap<object, { ncores: number; ngpus: number }>;
   saveTable(): void;
   recompute(): void;
   releaseHeld(): void;
@@ -67,7 +70,11 @@ export default function accounting(p: PluginContext): void {
     ledger: new Ledger(),
     fs: new Map(),
     fsDefault: new Map(),
-    saveTable: () => p.state.set(TABLE_KEY, a.table),
+    sizes: new WeakMap(),
+    saveTable: () => {
+      a.ledger.tableChanged();
+      p.state.set(TABLE_KEY, a.table);
+    },
     usageNow: (key) => decayed(a.usage.get(key), p.clock.now(), a.cfg.halfLifeMs),
     recompute() {
       const usageOf = (key: string) => billed(a.usageNow(key), a.cfg.gpuFactor);
@@ -142,7 +149,7 @@ export default function accounting(p: PluginContext): void {
       a.saveTable();
       a.recompute();
     }
-    const { ncores, ngpus } = jobSizeCounts(job.jobspec);
+    const { ncores, ngpus } = sizeOf(a, job);
     const r: JobRec = { id: job.id, uid: job.userid, bank, cores: ncores, gpus: ngpus, running: false };
     a.jobs.set(job.id, r);
     a.ledger.activate(a.table, r);
@@ -160,11 +167,12 @@ export default function accounting(p: PluginContext): void {
     p.dependencyAdd(job.id, over);
   });
 
-  p.on("job.state.cleanup", (job) => charge(a, job));
-
+  // Charged as the job goes inactive, up to the event that ended it: one callback per job
+  // fewer than charging at CLEANUP, for the same amount.
   p.on("job.state.inactive", (job) => {
     const r = a.jobs.get(job.id);
     if (r === undefined) return;
+    charge(a, job, r);
     a.jobs.delete(job.id);
     a.held.delete(job.id);
     a.ledger.retire(a.table, r);
@@ -194,6 +202,13 @@ export default function accounting(p: PluginContext): void {
 function fairShareOf(a: Accounting, job: JobArgs): number {
   const bank = bankAttr(job);
   return (typeof bank === "string" ? a.fs.get(assocKey(job.userid, bank)) : a.fsDefault.get(job.userid)) ?? 0;
+}
+
+/** The job's cores and GPUs, counted once per jobspec object. */
+function sizeOf(a: Accounting, job: JobArgs): { ncores: number; ngpus: number } {
+  let size = a.sizes.get(job.jobspec);
+  if (size === undefined) a.sizes.set(job.jobspec, (size = jobSizeCounts(job.jobspec)));
+  return size;
 }
 
 /** The job's bank, or why it has none: unknown bank, no association, no default bank. */
@@ -227,13 +242,14 @@ function replayed(a: Accounting, job: JobArgs, r: JobRec): void {
 
 /**
  * Charges a job that ran: core- and GPU-seconds from the start in its R (which also holds
- * across a restart) to now. The usage is written to the store by `flush`.
+ * across a restart) to the event that moved it to CLEANUP (its `end_event`; now if it has
+ * none). The usage is written to the store by `flush`.
  */
-function charge(a: Accounting, job: JobArgs): void {
-  const r = a.jobs.get(job.id);
+function charge(a: Accounting, job: JobArgs, r: JobRec): void {
   const start = (job.R as { execution?: { starttime?: unknown } } | undefined)?.execution?.starttime;
-  if (r === undefined || typeof start !== "number") return;
-  const secs = Math.max(0, a.p.clock.now() / 1000 - start);
+  if (typeof start !== "number") return;
+  const end = job.end_event?.timestamp ?? a.p.clock.now() / 1000;
+  const secs = Math.max(0, end - start);
   const key = assocKey(r.uid, r.bank);
   const u = a.usageNow(key);
   u.core += secs * r.cores;

@@ -19,8 +19,8 @@ export interface JobRec {
   running: boolean;
   /** The dependency description holding it, while held. */
   held?: string;
-  /** The counts keys it adds to: its association's, then its banks' (set by `activate`). */
-  keys?: string[];
+  /** The counts it adds to: its association's, then its banks' (set by `activate`). */
+  counts?: Counts[];
 }
 
 export interface Counts {
@@ -36,6 +36,9 @@ const bankKey = (bank: string) => `bank:${bank}`;
 /** The counts of every association and bank, and the limit checks on them. */
 export class Ledger {
   readonly counts = new Map<string, Counts>();
+  /** Each association's counts chain (its own, then its banks'), built once: the per-job
+   *  updates then touch those objects directly, with no key strings or map lookups. */
+  private chains = new Map<string, Counts[]>();
   /** Whether any association or bank has an active limit, or a running/cores limit:
    *  without one, the checks cost nothing per job. */
   private limited = { active: false, running: false };
@@ -47,6 +50,11 @@ export class Ledger {
       active: all.some((l) => l.maxActiveJobs !== undefined),
       running: all.some((l) => l.maxRunningJobs !== undefined || l.maxCores !== undefined),
     };
+  }
+
+  /** The table changed: chains are built afresh for new jobs (a job keeps its own). */
+  tableChanged(): void {
+    this.chains.clear();
   }
 
   /** Counts of an association (uid, bank) or, with uid undefined, of a bank. */
@@ -62,12 +70,20 @@ export class Ledger {
     return out;
   }
 
-  private add(t: Associations, r: JobRec, field: keyof Counts, n: number): void {
-    r.keys ??= this.chain(t, r.uid, r.bank).map((c) => c.key);
-    for (const key of r.keys) {
-      const c = this.counts.get(key) ?? this.counts.set(key, zero()).get(key)!;
-      c[field] += n;
+  /** The counts a job of (uid, bank) adds to, nearest first (cached per association). */
+  private countsOf(t: Associations, r: JobRec): Counts[] {
+    const assoc = assocKey(r.uid, r.bank);
+    let chain = this.chains.get(assoc);
+    if (chain === undefined) {
+      chain = this.chain(t, r.uid, r.bank).map(({ key }) => this.counts.get(key) ?? this.counts.set(key, zero()).get(key)!);
+      this.chains.set(assoc, chain);
     }
+    return chain;
+  }
+
+  private add(t: Associations, r: JobRec, field: keyof Counts, n: number): void {
+    const chain = (r.counts ??= this.countsOf(t, r));
+    for (let i = 0; i < chain.length; i++) chain[i]![field] += n;
   }
 
   /** The rejection message if one more active job would pass a max-active-jobs limit. */
@@ -118,8 +134,9 @@ export class Ledger {
   /** Recounts from scratch (after the tree changed shape: a bank moved). */
   rebuild(t: Associations, jobs: Iterable<JobRec>): void {
     this.counts.clear();
+    this.chains.clear();
     for (const r of jobs) {
-      r.keys = undefined;
+      r.counts = undefined;
       this.activate(t, r);
       if (r.running) {
         r.running = false;

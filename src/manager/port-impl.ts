@@ -109,7 +109,7 @@ export class ManagerPortImpl implements ManagerPort {
   }
 
   activeJobs(): JobArgs[] {
-    return [...this.e.active.values()].filter((j) => j.core.state !== "NEW").map((j) => this.e.args(j));
+    return [...this.e.active.values()].filter((j) => j.core.state !== "NEW" || j.announced).map((j) => this.e.args(j));
   }
 
   postEvent(id: JobId, name: string, context?: Record<string, unknown>, origin?: string): void {

@@ -325,6 +325,7 @@ export class Submitter {
    *  it), `validate` is queued behind the commit; once the batch is durable the hold is
    *  released and the job's `admitted` gets its id (`durable`). */
   private accept(job: ActiveJob, json: string): void {
+    job.announced = true;
     this.engine.batch.storeNewJob(job, json);
     job.queue.push(this.engine.entry("validate"));
     this.engine.batch.afterCommitWith(this.durable, job);
@@ -375,6 +376,10 @@ export class Submitter {
       return runSteps<Dependencies, string>({ e, job, deps }, deps.length, dependencyStep);
     }
     const topic = ADMISSION_TOPICS[step] as (typeof ADMISSION_TOPICS)[0 | 1 | 3];
+    // From job.new on the job counts as accepted for the plugins (as in Flux): a plugin
+    // restarted while this call is under way (it may be the call that killed its worker)
+    // gets job.new for it in its replay.
+    if (step === 3) job.announced = true;
     if (!e.port.matches(topic)) return undefined;
     const res = e.port.callJob(topic, e.args(job));
     return isThenable(res) ? res.then((r) => submitter.stackOutcome(job, step, r)) : submitter.stackOutcome(job, step, res);

@@ -15,7 +15,6 @@ import type { Clock } from "../manager/base/clock.js";
 import type { JobId } from "../manager/base/ids.js";
 import type { ManagerPort, PluginPort, PluginStateStore, StackResult } from "../manager/port/port.js";
 import type { JobArgs } from "../manager/port/records.js";
-import { STATE_BIT } from "../manager/base/states.js";
 import type { JobTopic, OutOf } from "../manager/port/topics.js";
 import type { BuiltinEntry, ShippedEntry } from "./builtins.js";
 import { readPluginConfig, type PluginDirective } from "./config.js";
@@ -34,6 +33,7 @@ import type { PluginDefinition, PluginModule } from "./loader.js";
 import type { PluginRecord, ServiceCred } from "./record.js";
 import { destroyJobAux, pluginName } from "./record.js";
 import { PluginRegistry } from "./registry.js";
+import { replayJobs, replayLate, type ReplayHost } from "./replay.js";
 import { label, settleWithin, type DeadlineTimer, type HandlerRecord } from "./stack.js";
 import { isThenable } from "../manager/base/steps.js";
 
@@ -291,7 +291,16 @@ export class JobtapHost implements PluginPort {
       // A restarted worker takes calls again only once its replay is answered: until then
       // the dead record stays in place and its handlers fail fast, so a worker that hangs
       // again in the replay costs no job a second deadline.
-      else await this.replayRestart(rec, iso!);
+      else {
+        const replayed = await this.replayRestart(rec, iso!);
+        // Jobs that reached job.new meanwhile (their call went to the dead record) are
+        // replayed too; the last check finds none and falls through to the swap below
+        // synchronously, so no job's job.new can slip between them.
+        for (let late = this.replayLate(rec, replayed); late !== undefined; late = this.replayLate(rec, replayed)) {
+          await late;
+          restartSurvived(iso!);
+        }
+      }
     } catch (e) {
       // A failed load, or the loser of two concurrent loads of one plugin, leaves nothing
       // behind: its timers, aux data, subscriptions and services go, its onRemove runs.
@@ -372,13 +381,25 @@ export class JobtapHost implements PluginPort {
     });
   }
 
-  /** A restarted worker's replay (reprioritizing waits for the swap); fails if it died meanwhile. */
-  private async replayRestart(rec: PluginRecord, iso: Isolation): Promise<void> {
-    if (this.mgr !== undefined) await this.replayJobs(rec);
+  /**
+   * A restarted worker's replay (reprioritizing waits for the swap); fails if it died
+   * meanwhile. Returns the ids replayed.
+   */
+  private async replayRestart(rec: PluginRecord, iso: Isolation): Promise<Set<JobId>> {
+    const replayed = new Set<JobId>();
+    if (this.mgr !== undefined) await replayJobs(this.replayHost(), rec, replayed);
     else await this.callOne(rec, "plugin.replay-done", { reason: "load" }, undefined);
-    if (iso.restartDeath !== undefined) {
-      throw new JobtapError(ErrorCode.PLUGIN_CALL, `the worker died during the replay: ${iso.restartDeath.reason}`);
-    }
+    restartSurvived(iso);
+    return replayed;
+  }
+
+  /** The jobs `rec`'s restart replay has not covered yet: undefined (synchronously) if none. */
+  private replayLate(rec: PluginRecord, replayed: Set<JobId>): Promise<void> | undefined {
+    return this.mgr === undefined ? undefined : replayLate(this.replayHost(), rec, replayed);
+  }
+
+  private replayHost(): ReplayHost {
+    return { mgr: this.manager("replay"), callOne: (rec, topic, args, id) => this.callOne(rec, topic, args, id) };
   }
 
   /**
@@ -432,18 +453,8 @@ export class JobtapHost implements PluginPort {
 
   /** Runtime-load replay (spec §7.3 step 5–6); errors are logged, never thrown. */
   private async replay(rec: PluginRecord): Promise<void> {
-    await this.replayJobs(rec);
+    await replayJobs(this.replayHost(), rec, new Set());
     this.reprioritize(rec);
-  }
-
-  private async replayJobs(rec: PluginRecord): Promise<void> {
-    const mgr = this.manager(rec.name);
-    for (const job of sortJobs(mgr.activeJobs(), rec.sortOrder)) {
-      await this.callOne(rec, "job.create", mgr.lookup(job.id) ?? job, job.id);
-      await this.callOne(rec, "job.new", mgr.lookup(job.id) ?? job, job.id);
-      if (job.state === "DEPEND") await this.replayDepend(rec, job.id);
-    }
-    await this.callOne(rec, "plugin.replay-done", { reason: "load" }, undefined);
   }
 
   private reprioritize(rec: PluginRecord): void {
@@ -453,23 +464,6 @@ export class JobtapHost implements PluginPort {
     } catch (e) {
       this.report("warn", `${rec.name}: reprioritize after load: ${msg(e)}`, rec.name);
     }
-  }
-
-  private async replayDepend(rec: PluginRecord, id: JobId): Promise<void> {
-    const mgr = this.manager(rec.name);
-    const args = mgr.lookup(id);
-    if (args === undefined || args.state !== "DEPEND") return;
-    const deps = args.jobspec.attributes.system?.dependencies;
-    for (const dep of Array.isArray(deps) ? deps : []) {
-      const scheme = (dep as { scheme?: unknown }).scheme;
-      if (typeof scheme !== "string") continue;
-      const depArgs = { ...(mgr.lookup(id) ?? args), dependency: dep };
-      await this.callOne(rec, `job.dependency.${scheme}`, depArgs, id);
-    }
-    const now = mgr.lookup(id);
-    if (now === undefined || now.state !== "DEPEND") return;
-    const entry = { timestamp: now.t_submit, name: "validate" };
-    await this.callOne(rec, "job.state.depend", { ...now, entry, prev_state: "NEW" }, id);
   }
 
   /**
@@ -712,10 +706,9 @@ function newRecord(
   };
 }
 
-/** Flux's load sort order: by state bit (or reversed), then by job id ascending. */
-function sortJobs(jobs: JobArgs[], order: PluginRecord["sortOrder"]): JobArgs[] {
-  const byId = (a: JobArgs, b: JobArgs) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-  if (order === "none") return jobs;
-  const sign = order === "state" ? 1 : -1;
-  return [...jobs].sort((a, b) => sign * (STATE_BIT[a.state] - STATE_BIT[b.state]) || byId(a, b));
+/** A restart's replay is over only if the new worker is alive: throws its death otherwise. */
+function restartSurvived(iso: Isolation): void {
+  if (iso.restartDeath !== undefined) {
+    throw new JobtapError(ErrorCode.PLUGIN_CALL, `the worker died during the replay: ${iso.restartDeath.reason}`);
+  }
 }

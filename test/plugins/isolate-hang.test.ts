@@ -9,6 +9,7 @@
  * deadline in total.
  */
 import { describe, expect, it } from "vitest";
+import type { JobId } from "../../src/manager/base/ids.js";
 import type { TestHost } from "../../src/testhost.js";
 import { complete, isolatedHost, logged, realUntil, startSubmit, testSpec, until } from "./isolate-helpers.js";
 
@@ -38,12 +39,7 @@ async function timedSubmit(h: TestHost, name: string, n: number): Promise<{ ms: 
 }
 
 describe("isolated plugin in an endless loop", () => {
-  // Skipped (stop 30): these two assume the restarted worker's replay sees the looping job,
-  // which is still under admission when its job.new call kills the worker. Since the worker
-  // imports less (plugins-builtin/index.ts, issue 33) it restarts before that job is admitted,
-  // the replay does not include it, and nothing loops a second time. Issue 32 stays open for
-  // this: the scenario must be made deterministic (or the replay must include such a job).
-  it.skip("costs one deadline in total: jobs submitted while its restart replays fail fast", async () => {
+  it("costs one deadline in total: jobs submitted while its restart replays fail fast", async () => {
     const h = await isolatedHost("iso-loop.js", { isolate: { restart: { max: 5, windowMs: 600_000 } } });
     // The looping job stays active (it runs 600 s), so every restart's replay loops on it.
     const accepted = startSubmit(h, "loop", 600);
@@ -69,7 +65,7 @@ describe("isolated plugin in an endless loop", () => {
     expect(h.log.join("\n")).not.toMatch(/looping in job\.new \(3\)/);
   });
 
-  it.skip("counts a worker that loops again in its replay as a death: past the policy, unloaded", async () => {
+  it("counts a worker that loops again in its replay as a death: past the policy, unloaded", async () => {
     const h = await isolatedHost("iso-loop.js", { isolate: { restart: { max: 1, windowMs: 600_000 } } });
     const accepted = startSubmit(h, "loop", 600);
     await logged(h, /looping in job\.new \(1\)/);
@@ -82,6 +78,37 @@ describe("isolated plugin in an endless loop", () => {
       isolated: "failed",
       reason: expect.stringMatching(/died 2 times within 600 s \(restart max 1\); last: job\.new did not settle within 1000 ms \(probation/),
     }));
+  });
+
+  it("replays to the restarted worker the job that killed it and the jobs that reached job.new during its replay", async () => {
+    const h = await isolatedHost("iso-replay-late.js", { isolate: { restart: { max: 5, windowMs: 600_000 } } });
+    const slow = await startSubmit(h, "slow", 600)();
+    // The clock moves only when the test says so from here on: the replay's wait on "slow"
+    // ends at the last advance, once "late" is in.
+    const submitted: Record<string, JobId> = {};
+    const submit = (name: string) => {
+      const system = { exec: { test: { run_duration: 600 } }, job: { name } };
+      void h.manager.submit({ ...testSpec(), attributes: { system } }).then((id) => (submitted[name] = id));
+    };
+    submit("loop-once");
+    await logged(h, /looping in job\.new/);
+    await realUntil(() => h.plugins.isolatedInFlight() > 0);
+    await h.advance(5001);
+    // Its job.new was the call that killed the worker: the job is accepted (job.new cannot
+    // refuse), so the restarted worker must be told of it.
+    await logged(h, /replay waits on slow/);
+    expect(state(h)).toBe("restarting");
+    // Submitted while the replay waits: its own job.new reaches the dead worker and fails
+    // fast; the replay must cover it before the new worker takes calls.
+    submit("late");
+    await logged(h, /job\.new: job \S+: isolated worker is gone/);
+    expect(state(h)).toBe("restarting");
+    await h.advance(500);
+    await realUntil(() => state(h) === "running" && submitted.late !== undefined);
+    const q = (await h.plugins.query("iso-replay-late.js")) as { starts: number; seen: string[] };
+    expect(q.starts).toBe(2);
+    expect(q.seen).toEqual(["slow", "loop-once", "late"]);
+    expect([slow, submitted["loop-once"]!, submitted.late!].map((id) => h.job(id).state)).toEqual(["RUN", "RUN", "RUN"]);
   });
 
   it("loops on every job: one deadline plus one probation deadline in total, then unloaded", async () => {

@@ -32,7 +32,9 @@ describe("isolated plugin containment", () => {
     const before = await submit(h);
     const accepted = startSubmit(h, how);
     if (how === "loop" || how === "hang") {
-      // The handler is running in the worker; only its deadline (simulated time) ends it.
+      // The handler is running in the worker (it has stored that it saw the job, so the
+      // restarted worker's replay of the job is answered); only its deadline ends it.
+      await logged(h, new RegExp(`misbehaving: ${how}`));
       await realUntil(() => h.plugins.isolatedInFlight() > 0);
       await h.advance(5001);
     }

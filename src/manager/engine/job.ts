@@ -79,6 +79,12 @@ export interface ActiveJob {
    *  durable (the submitter's promise's own resolve), or the error (its reject). */
   admitted?: ((id: JobId) => void) | undefined;
   refused?: ((err: unknown) => void) | undefined;
+  /**
+   * Its admission reached job.new (it passed job.validate and its dependencies): a plugin
+   * loaded or restarted from then on gets job.new for it in its replay, even while it is
+   * still in NEW waiting for its batch (submit.ts).
+   */
+  announced: boolean;
   /** The executor running the job, from start (or reattach) until it is released. */
   exec?: ExecBinding | undefined;
   /** The job ad built for `core` (jobads.ts); stale once the core changed. */
@@ -110,6 +116,7 @@ export function newActiveJob(core: JobCore): ActiveJob {
     unstoredFrom: undefined,
     admitted: undefined,
     refused: undefined,
+    announced: false,
     exec: undefined,
     adCache: undefined,
     waiters: undefined,

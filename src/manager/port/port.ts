@@ -128,7 +128,11 @@ export interface ManagerPort {
   jobAd?(id: JobId): ClassAd | undefined;
   /** The host's machine ad and slot ads, and publishing into them (hostads.ts). Optional. */
   readonly hostAds?: HostAdsApi;
-  /** Active jobs (not INACTIVE), for the runtime-load replay. */
+  /**
+   * The active jobs plugins have been told of, for the runtime-load and restart replays: past
+   * NEW, or in NEW with their admission at job.new or later (accepted, as Flux's job.new
+   * follows acceptance), the job whose job.new is under way included.
+   */
   activeJobs(): JobArgs[];
   /**
    * Ids of the active jobs in `state` (all active states past NEW when absent), in
