@@ -121,7 +121,8 @@ function countOutcome(c: RouterCore, m: Managed, outcome: Outcome): void {
   const st = c.routes.get(m.route);
   if (st === undefined) return;
   if (outcome === "success") {
-    const failed = c.routeBool(st.route.settings.jobFailureTest, c.adOrUndefined(m.orig) ?? new ClassAd());
+    const copyAd = m.copy === undefined ? undefined : c.adOrUndefined(m.copy);
+    const failed = c.routeBool(st.route.settings.jobFailureTest, c.adOrUndefined(m.orig) ?? new ClassAd(), copyAd);
     if (failed) st.recentFailed++;
     else st.recentSucceeded++;
   } else if (outcome === "failure") st.recentFailed++;

@@ -146,8 +146,17 @@ export function jobAdBase(job: JobAdInput, host: JobAdHost): JobAdBase {
   const out = outputPaths(js, f58, host.outputDir(c.userid), cwd);
   slots[A.Out!] = out.stdout;
   slots[A.Err!] = out.stderr;
-  slots[A.JobUniverse!] = VANILLA_UNIVERSE;
+  slots[A.JobUniverse!] = universeOf(js);
   return { jobspec: js, t_submit: c.t_submit, layout: shape.layout, slots };
+}
+
+/**
+ * `attributes.system.universe` (HTCondor's number, set from a job ad's JobUniverse by
+ * jobspecFromAd: a router's copy takes its route's), else vanilla.
+ */
+function universeOf(js: Jobspec): number {
+  const u = js.attributes.system?.universe;
+  return typeof u === "number" && Number.isInteger(u) && u > 0 ? u : VANILLA_UNIVERSE;
 }
 
 /**
@@ -300,7 +309,8 @@ const parseOld: ParseText = (text) => parseExpr(text, true);
 
 /**
  * Parses the user attributes of a jobspec: `attributes.user.classad` is a table of
- * attribute name → old-syntax ClassAd expression text. Throws BAD_JOBSPEC naming the
+ * attribute name → old-syntax ClassAd expression text (null: deleted by a jobspec-update,
+ * absent from the ad). Throws BAD_JOBSPEC naming the
  * attribute, its text and the column of a syntax error; a name the manager computes is
  * refused. Absent: no attributes.
  */
@@ -312,6 +322,8 @@ export function parseUserAttributes(js: Jobspec, parse: ParseText = parseOld): A
   const out: Array<[string, Expr]> = [];
   for (const [name, text] of Object.entries(table)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw badAttr(`${where}.${name}`, "not a ClassAd attribute name");
+    // null: an attribute a jobspec-update deleted (an update cannot remove a key).
+    if (text === null) continue;
     if (RESERVED.has(name.toLowerCase())) throw badAttr(`${where}.${name}`, `${name} is computed by jobtap and cannot be set`);
     if (typeof text !== "string") throw badAttr(`${where}.${name}`, "must be ClassAd expression text (a string)");
     out.push([name, parseValueText(text, `jobspec: ${where}.${name}`, `${name} = `, ErrorCode.BAD_JOBSPEC, parse)]);
@@ -326,7 +338,7 @@ export function readUserAttributes(js: Jobspec, parse: ParseText = parseOld): Ar
   } catch {
     const table = js.attributes.user?.classad;
     if (!isPlainObject(table)) return [];
-    return Object.entries(table).map(([name, text]): [string, Expr] => {
+    return Object.entries(table).filter(([, text]) => text !== null).map(([name, text]): [string, Expr] => {
       try {
         return [name, parseExpr(String(text), true)];
       } catch {
