@@ -8,6 +8,7 @@ import { ClassAd, formatJobId, printOldAd, ROUTER_HOOK_SEPARATOR, unparse, waitS
 import { CLASSAD, type RouterCore } from "./core.js";
 import { differences, mergedAd } from "./edits.js";
 import { copyDone, copyLive, type Managed, type Outcome } from "./lifecycle.js";
+import { releaseMirroredHold } from "./mirror.js";
 
 /** Decides what `m` needs next; a no-op while a hook of the job runs. */
 export async function check(c: RouterCore, m: Managed): Promise<void> {
@@ -134,9 +135,11 @@ function settleOriginal(c: RouterCore, m: Managed, outcome: Outcome): void {
   if (args === undefined || args.state === "INACTIVE") return;
   if (args.state === "SCHED" || args.state === "PRIORITY") {
     if (outcome === "success" && m.copyFinish !== undefined) return mirrorFinishPending(c, m);
-    // Yield: back to the local queue (and to routing), Managed = "Schedd".
+    // Yield: back to the local queue (and to routing), Managed = "Schedd". A hold mirrored
+    // from the copy is undone only with JOB_ROUTER_RELEASE_ON_HOLD (HTCondor's yield_job).
     try {
       c.p.jobspecUpdate(m.orig, { [`${CLASSAD}Managed`]: '"Schedd"', [`${CLASSAD}ManagedManager`]: '""' });
+      if (c.cfg.router.settings.releaseOnHold) releaseMirroredHold(c, m);
     } catch (e) {
       c.p.log.warn(`job ${m.key}: cannot yield: ${(e as Error).message}`);
     }

@@ -59,3 +59,53 @@ describe("condor-router: EditJobInPlace", () => {
     expect(copies(t)).toEqual([]);
   });
 });
+
+describe("condor-router: a held copy", () => {
+  const routes = { R: { transform: "REQUIREMENTS WantJobRouter\n" } };
+
+  /** One original routed to a copy that waits (the only core is busy), then the copy held. */
+  async function heldCopy(conf: Record<string, unknown>) {
+    const t = (h = await routerHost(conf));
+    await t.submit({ runDuration: 100_000 });
+    const [orig] = await submitRoutable(t, 1);
+    await t.advance(10_500);
+    const [copy] = copiesOf(t, orig!);
+    t.manager.setUrgency(copy!.id, 0);
+    await t.advance(100);
+    return { t, orig: orig!, copy: copy!.id };
+  }
+
+  it("is mirrored into the original: held with the copy's HoldReason, still managed; released with it", async () => {
+    const { t, orig, copy } = await heldCopy({ routes });
+    expect(attr(t, orig, "JobStatus")).toBe(5n);
+    expect(attr(t, orig, "HoldReason")).toBe(attr(t, copy, "HoldReason"));
+    expect(attr(t, orig, "HoldReasonCode")).toBe(1n);
+    expect(attr(t, orig, "HoldCopiedFromTargetJob")).toBe(true);
+    expect(attr(t, orig, "Managed")).toBe("External");
+    expect(t.job(copy).state).toBe("SCHED");
+    t.manager.setUrgency(copy, 16);
+    await t.advance(100);
+    expect(attr(t, orig, "JobStatus")).toBe(1n);
+    expect(attr(t, orig, "HoldCopiedFromTargetJob")).toBe(false);
+    expect(attr(t, orig, "Managed")).toBe("External");
+  });
+
+  it("removed while held: JOB_ROUTER_RELEASE_ON_HOLD (default true) releases the original, which is routed again", async () => {
+    const { t, orig, copy } = await heldCopy({ routes });
+    t.manager.cancel(copy);
+    await t.advance(100);
+    expect(attr(t, orig, "JobStatus")).toBe(1n);
+    expect(attr(t, orig, "Managed")).toBe("Schedd");
+    await t.advance(10_000);
+    expect(copiesOf(t, orig)).toHaveLength(2);
+  });
+
+  it("removed while held with release_on_hold = false: the original stays held, let go by the router", async () => {
+    const { t, orig, copy } = await heldCopy({ routes, release_on_hold: false });
+    t.manager.cancel(copy);
+    await t.advance(10_100);
+    expect(attr(t, orig, "JobStatus")).toBe(5n);
+    expect(attr(t, orig, "Managed")).toBe("Schedd");
+    expect(copiesOf(t, orig)).toHaveLength(1);
+  });
+});
