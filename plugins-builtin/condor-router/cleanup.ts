@@ -23,7 +23,7 @@ export async function check(c: RouterCore, m: Managed): Promise<void> {
     c.removeCopy(m, "JobRouter aborted job: original gone");
   }
   if (copyLive(m)) {
-    if (!m.copyStarted && !m.interrupted) await updateJobInfo(c, m);
+    if (!m.interrupted) await updateJobInfo(c, m);
     return;
   }
   if (m.interrupted) return finishCleanup(c, m, "interrupted");
@@ -50,10 +50,17 @@ async function updateJobInfo(c: RouterCore, m: Managed): Promise<void> {
   const updates = differences(copyAd, mergedAd(copyAd, out.ad));
   if (Object.keys(updates).length === 0) return;
   try {
-    c.p.jobspecUpdate(copy, updates);
+    // A pending copy's jobspec takes the update; a running one's is fixed: its ad takes it.
+    if (c.lookup(copy)?.state === "RUN") c.p.postEvent(copy, "classad-update", { attributes: plainNames(updates) });
+    else c.p.jobspecUpdate(copy, updates);
   } catch (e) {
     c.p.log.warn(`job ${m.key}: UPDATE_JOB_INFO: copy ${formatJobId(copy)}: ${(e as Error).message}`);
   }
+}
+
+/** `attributes.user.classad.X` update keys as plain attribute names. */
+function plainNames(updates: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(updates).map(([k, v]) => [k.slice(CLASSAD.length), v]));
 }
 
 /** Finalize: JOB_FINALIZE, then the original ends with the copy's status. */
@@ -66,11 +73,12 @@ async function finalize(c: RouterCore, m: Managed): Promise<void> {
     return finishCleanup(c, m, "failure");
   }
   if (out.kind === "ok" && !out.empty) {
-    // A running job's jobspec is fixed: the hook's updates are kept in the eventlog.
+    // The hook's attributes update the original's ad (a running job's jobspec is fixed: a
+    // classad-update event, which the job ad reads).
     const attrs: Record<string, string> = {};
     for (const [name, expr] of out.ad.attributes()) attrs[name] = unparse(expr, true);
     try {
-      c.p.postEvent(m.orig, "router-finalize", { attributes: attrs });
+      c.p.postEvent(m.orig, "classad-update", { attributes: attrs });
     } catch {
       // The original is gone.
     }

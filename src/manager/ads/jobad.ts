@@ -183,7 +183,28 @@ export function buildJobAd(job: JobAdInput, host: JobAdHost, base: JobAdBase = j
     own[A.HoldReasonCode!] = f.holdCode;
     own[A.HoldReasonSubCode!] = f.holdSubCode;
   }
+  if (f.adUpdates !== undefined) return withAdUpdates(base, own, f.adUpdates);
   return new RecordAd(base.layout, base.slots, own);
+}
+
+/**
+ * The ad with a `classad-update` event's attributes over its user attributes: how a plugin
+ * changes the ad of a running job, whose jobspec is fixed (a router's JOB_FINALIZE and
+ * UPDATE_JOB_INFO output). A computed name is left alone; null deletes.
+ */
+function withAdUpdates(base: JobAdBase, own: RecordSlot[], updates: Map<string, { name: string; expr: Expr | null }>): ClassAd {
+  const names = [...base.layout.names];
+  const slots = [...base.slots];
+  for (const [key, { name, expr }] of updates) {
+    if (RESERVED.has(key)) continue;
+    let i = base.layout.slotOf(key);
+    if (i < 0) {
+      if (expr === null) continue;
+      i = names.push(name) - 1;
+    }
+    slots[i] = expr ?? undefined;
+  }
+  return new RecordAd(new AdLayout(names, INTEGER_SLOTS), slots, own);
 }
 
 /** The eventlog folded into the values the ad needs. */
@@ -199,6 +220,8 @@ interface Fold {
   holdCode: number;
   holdSubCode: number;
   holdReason: string;
+  /** `classad-update` events' attributes by lower-cased name, last one winning. */
+  adUpdates?: Map<string, { name: string; expr: Expr | null }>;
 }
 
 function requestOf(js: Jobspec): ResourceRequest {
@@ -262,6 +285,9 @@ function foldEventlog(eventlog: readonly EventEntry[], host: JobAdHost): Fold {
         if (f.status !== JOB_STATUS.running) enter(JOB_STATUS.removed, e.timestamp);
         // (an allocated job stays running: its CLEANUP, epilogs included, is still its run)
         break;
+      case "classad-update":
+        foldAdUpdate(f, ctx?.attributes);
+        break;
       case "clean":
         enter(endedBy === "finish" ? JOB_STATUS.completed : JOB_STATUS.removed, e.timestamp);
         if (f.status === JOB_STATUS.completed) f.completion = Math.floor(e.timestamp);
@@ -269,6 +295,22 @@ function foldEventlog(eventlog: readonly EventEntry[], host: JobAdHost): Fold {
     }
   }
   return f;
+}
+
+function foldAdUpdate(f: Fold, attributes: unknown): void {
+  if (!isPlainObject(attributes)) return;
+  f.adUpdates ??= new Map();
+  for (const [name, text] of Object.entries(attributes)) {
+    let expr: Expr | null = null;
+    if (typeof text === "string") {
+      try {
+        expr = parseExpr(text, true);
+      } catch {
+        expr = literal(ERROR);
+      }
+    } else if (text !== null) continue;
+    f.adUpdates.set(name.toLowerCase(), { name, expr });
+  }
 }
 
 function hold(f: Fold, code: number, reason: string, subCode = 0): void {
