@@ -16,6 +16,9 @@ import type { BuiltinEntry, ShippedEntry } from "../src/plugins/builtins.js";
 import { pluginHostFactory, type JobtapHost, type JobtapPluginsOptions } from "../src/plugins/index.js";
 import type { ManagerPort } from "../src/manager/port/port.js";
 import { checkConfig as accountingCheck } from "./accounting/index.js";
+import { checkConfig as condorCronCheck } from "./condor-cron/config.js";
+import { checkConfig as condorFetchCheck } from "./condor-fetch/config.js";
+import { checkConfig as condorRouterCheck } from "./condor-router/config.js";
 import { checkConfig as execSlurmCheck } from "./exec-slurm/index.js";
 import { checkConfig as limitDurationCheck } from "./limit-duration/index.js";
 import { checkConfig as limitJobSizeCheck } from "./limit-job-size/index.js";
@@ -53,9 +56,9 @@ export const SHIPPED: readonly ShippedEntry[] = [
   { name: "alloc-check", load: () => import("./alloc-check/index.js") },
   { name: "perilog", load: () => import("./perilog/index.js"), checkConfig: perilogCheck },
   { name: "submit-hold", load: () => import("./submit-hold/index.js") },
-  { name: "condor-cron", load: () => import("./condor-cron/index.js") },
-  { name: "condor-router", load: () => import("./condor-router/index.js") },
-  { name: "condor-fetch", load: () => import("./condor-fetch/index.js") },
+  { name: "condor-cron", load: () => import("./condor-cron/index.js"), checkConfig: condorCronCheck },
+  { name: "condor-router", load: () => import("./condor-router/index.js"), checkConfig: condorRouterCheck },
+  { name: "condor-fetch", load: () => import("./condor-fetch/index.js"), checkConfig: condorFetchCheck },
   { name: "accounting", load: () => import("./accounting/index.js"), checkConfig: accountingCheck },
 ];
 

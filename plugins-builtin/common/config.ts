@@ -144,3 +144,43 @@ export function limitViews(conf: Table): Table[] {
   const { queues: _all, ...general } = conf;
   return [conf, general, ...queues.map(([name, q]) => ({ queues: { [name]: q } }))];
 }
+
+/**
+ * The `conf` tables of the `[job-manager] plugins` entries that load the shipped plugin
+ * `name`, each with its TOML path (`[job-manager.plugins][2].conf`). A malformed list or
+ * entry is the plugin config reader's to report: it is skipped here.
+ */
+export function pluginConfs(config: Table, name: string): Array<{ conf: Table; at: string }> {
+  const jm = config["job-manager"];
+  const plugins = isTable(jm) ? jm.plugins : undefined;
+  if (!Array.isArray(plugins)) return [];
+  const out: Array<{ conf: Table; at: string }> = [];
+  plugins.forEach((entry: unknown, i) => {
+    if (!isTable(entry) || entry.load !== name) return;
+    const conf = entry.conf ?? {};
+    if (isTable(conf)) out.push({ conf, at: `[job-manager.plugins][${i}].conf` });
+  });
+  return out;
+}
+
+/**
+ * A shipped plugin's `checkConfig` from the reader its `conf.update` uses (one function, so
+ * the check and the load never disagree): the reader is run on the `conf` of each entry
+ * that loads `name`, and its first problem is reported under that entry's TOML path (a
+ * message naming `conf.x` becomes `[job-manager.plugins][i].conf.x`; one naming an HTCondor
+ * file keeps its FILE:LINE after the entry's path).
+ */
+export function checkPluginConf(name: string, read: (conf: Table) => unknown): (config: Table) => string[] {
+  return (config: Table): string[] => {
+    const problems: string[] = [];
+    for (const { conf, at } of pluginConfs(config, name)) {
+      try {
+        read(conf);
+      } catch (e) {
+        const message = (e as Error).message;
+        problems.push(/^conf[.:]/.test(message) ? `${at}${message.slice(4)} (${name})` : `${at}: ${name}: ${message}`);
+      }
+    }
+    return problems;
+  };
+}

@@ -8,7 +8,8 @@
  * Errors in the `conf` table itself throw naming its TOML path; a bad job definition does
  * not throw: the job is skipped and reported with the knob and its file:line (or TOML path).
  */
-import { CondorConfig, readCondorConfigFile, ErrorCode, JobtapError } from "jobtap/plugin";
+import { checkPluginConf } from "../common/config.js";
+import { CondorConfig, readCondorConfigFile, ErrorCode, JobtapError, type ConfigCheck } from "jobtap/plugin";
 import { cronTableFromConfig, type CronTable } from "./table.js";
 
 export type CronKind = "startd" | "schedd" | "benchmarks";
@@ -168,3 +169,6 @@ export function readCronConfig(conf: Readonly<Table>, env: Record<string, string
     file,
   };
 }
+
+/** What `conf.update` would refuse in each `[job-manager] plugins` entry loading condor-cron. */
+export const checkConfig: ConfigCheck = checkPluginConf("condor-cron", (conf) => readCronConfig(conf));

@@ -12,6 +12,8 @@ import type { PluginContext } from "jobtap/plugin";
 import { readCronConfig } from "./config.js";
 import { CronEngine } from "./engine.js";
 
+export { checkConfig } from "./config.js";
+
 /** Registers conf.update (first: start; later: HTCondor's reconfig), list and query. */
 export default function condorCron(p: PluginContext): void {
   let engine: CronEngine | undefined;

@@ -9,7 +9,8 @@
  * START or RANK that does not parse, an interval that is not a whole number, a hook path
  * that is not absolute, a slot keyword for a slot this host does not have.
  */
-import { CondorConfig, formatSource, parseExpr, readCondorConfigFile, splitCondorArgs, ErrorCode, JobtapError } from "jobtap/plugin";
+import { checkPluginConf } from "../common/config.js";
+import { CondorConfig, formatSource, parseExpr, readCondorConfigFile, splitCondorArgs, ErrorCode, JobtapError, type ConfigCheck } from "jobtap/plugin";
 
 /** The hook types of one keyword, as spelled in `<Keyword>_HOOK_<TYPE>` knobs. */
 export const HOOK_TYPES = [
@@ -159,10 +160,10 @@ function keywordHooks(config: CondorConfig, keyword: string): KeywordHooks | und
 
 /**
  * Reads the plugin's configuration. `slotIds` are the host's SlotIDs (a keyword for any
- * other slot is an error). The HTCondor file is read again at each call, so a
+ * other slot is an error); undefined (`checkConfig`, no host yet) skips that one check. The HTCondor file is read again at each call, so a
  * `jobtap config reload` picks up an edited file.
  */
-export function readFetchConfig(conf: Readonly<Table>, slotIds: readonly number[], env: Record<string, string | undefined> = process.env): FetchConfig {
+export function readFetchConfig(conf: Readonly<Table>, slotIds: readonly number[] | undefined, env: Record<string, string | undefined> = process.env): FetchConfig {
   const file = conf.condor_config;
   if (file !== undefined && (typeof file !== "string" || file === "")) throw new JobtapError(ErrorCode.CONFIG, "conf.condor_config: must be a file path");
   const config = file === undefined ? new CondorConfig({ env }) : readCondorConfigFile(file, { env });
@@ -173,9 +174,9 @@ export function readFetchConfig(conf: Readonly<Table>, slotIds: readonly number[
     const m = /^slot(\d+)_JOB_HOOK_KEYWORD$/i.exec(name);
     if (m === null || config.get(name) === undefined) continue;
     const id = Number(m[1]);
-    if (!slotIds.includes(id)) throw new JobtapError(ErrorCode.CONFIG, `${located(config, name)}: no slot ${id} on this host (it has ${slotIds.length > 0 ? `slots ${slotIds.join(", ")}` : "no slots"})`);
+    if (slotIds !== undefined && !slotIds.includes(id)) throw new JobtapError(ErrorCode.CONFIG, `${located(config, name)}: no slot ${id} on this host (it has ${slotIds.length > 0 ? `slots ${slotIds.join(", ")}` : "no slots"})`);
   }
-  for (const id of slotIds) {
+  for (const id of slotIds ?? []) {
     const kw = config.get(`SLOT${id}_JOB_HOOK_KEYWORD`) ?? startd;
     if (kw !== undefined) slotKeywords.set(id, kw);
   }
@@ -203,3 +204,6 @@ export function readFetchConfig(conf: Readonly<Table>, slotIds: readonly number[
     file,
   };
 }
+
+/** What `conf.update` would refuse in each `[job-manager] plugins` entry loading condor-fetch (slots unknown until the host runs). */
+export const checkConfig: ConfigCheck = checkPluginConf("condor-fetch", (conf) => readFetchConfig(conf, undefined));

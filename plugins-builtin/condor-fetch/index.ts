@@ -15,6 +15,8 @@ import { readFetchConfig } from "./config.js";
 import { Fetcher } from "./fetch.js";
 import { StarterHooks } from "./starter.js";
 
+export { checkConfig } from "./config.js";
+
 /** Registers conf.update, the job topics the starter hooks need, and query. */
 export default function condorFetch(p: PluginContext): void {
   let cfg: FetchConfig | undefined;

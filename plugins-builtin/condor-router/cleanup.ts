@@ -8,6 +8,7 @@ import { ClassAd, formatJobId, printOldAd, ROUTER_HOOK_SEPARATOR, unparse, waitS
 import { CLASSAD, type RouterCore } from "./core.js";
 import { differences, mergedAd } from "./edits.js";
 import { copyDone, copyLive, type Managed, type Outcome } from "./lifecycle.js";
+import { releaseMirroredHold } from "./mirror.js";
 
 /** Decides what `m` needs next; a no-op while a hook of the job runs. */
 export async function check(c: RouterCore, m: Managed): Promise<void> {
@@ -22,7 +23,7 @@ export async function check(c: RouterCore, m: Managed): Promise<void> {
     c.removeCopy(m, "JobRouter aborted job: original gone");
   }
   if (copyLive(m)) {
-    if (!m.copyStarted && !m.interrupted) await updateJobInfo(c, m);
+    if (!m.interrupted) await updateJobInfo(c, m);
     return;
   }
   if (m.interrupted) return finishCleanup(c, m, "interrupted");
@@ -49,10 +50,17 @@ async function updateJobInfo(c: RouterCore, m: Managed): Promise<void> {
   const updates = differences(copyAd, mergedAd(copyAd, out.ad));
   if (Object.keys(updates).length === 0) return;
   try {
-    c.p.jobspecUpdate(copy, updates);
+    // A pending copy's jobspec takes the update; a running one's is fixed: its ad takes it.
+    if (c.lookup(copy)?.state === "RUN") c.p.postEvent(copy, "classad-update", { attributes: plainNames(updates) });
+    else c.p.jobspecUpdate(copy, updates);
   } catch (e) {
     c.p.log.warn(`job ${m.key}: UPDATE_JOB_INFO: copy ${formatJobId(copy)}: ${(e as Error).message}`);
   }
+}
+
+/** `attributes.user.classad.X` update keys as plain attribute names. */
+function plainNames(updates: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(updates).map(([k, v]) => [k.slice(CLASSAD.length), v]));
 }
 
 /** Finalize: JOB_FINALIZE, then the original ends with the copy's status. */
@@ -65,11 +73,12 @@ async function finalize(c: RouterCore, m: Managed): Promise<void> {
     return finishCleanup(c, m, "failure");
   }
   if (out.kind === "ok" && !out.empty) {
-    // A running job's jobspec is fixed: the hook's updates are kept in the eventlog.
+    // The hook's attributes update the original's ad (a running job's jobspec is fixed: a
+    // classad-update event, which the job ad reads).
     const attrs: Record<string, string> = {};
     for (const [name, expr] of out.ad.attributes()) attrs[name] = unparse(expr, true);
     try {
-      c.p.postEvent(m.orig, "router-finalize", { attributes: attrs });
+      c.p.postEvent(m.orig, "classad-update", { attributes: attrs });
     } catch {
       // The original is gone.
     }
@@ -121,7 +130,8 @@ function countOutcome(c: RouterCore, m: Managed, outcome: Outcome): void {
   const st = c.routes.get(m.route);
   if (st === undefined) return;
   if (outcome === "success") {
-    const failed = c.routeBool(st.route.settings.jobFailureTest, c.adOrUndefined(m.orig) ?? new ClassAd());
+    const copyAd = m.copy === undefined ? undefined : c.adOrUndefined(m.copy);
+    const failed = c.routeBool(st.route.settings.jobFailureTest, c.adOrUndefined(m.orig) ?? new ClassAd(), copyAd);
     if (failed) st.recentFailed++;
     else st.recentSucceeded++;
   } else if (outcome === "failure") st.recentFailed++;
@@ -133,9 +143,11 @@ function settleOriginal(c: RouterCore, m: Managed, outcome: Outcome): void {
   if (args === undefined || args.state === "INACTIVE") return;
   if (args.state === "SCHED" || args.state === "PRIORITY") {
     if (outcome === "success" && m.copyFinish !== undefined) return mirrorFinishPending(c, m);
-    // Yield: back to the local queue (and to routing), Managed = "Schedd".
+    // Yield: back to the local queue (and to routing), Managed = "Schedd". A hold mirrored
+    // from the copy is undone only with JOB_ROUTER_RELEASE_ON_HOLD (HTCondor's yield_job).
     try {
       c.p.jobspecUpdate(m.orig, { [`${CLASSAD}Managed`]: '"Schedd"', [`${CLASSAD}ManagedManager`]: '""' });
+      if (c.cfg.router.settings.releaseOnHold) releaseMirroredHold(c, m);
     } catch (e) {
       c.p.log.warn(`job ${m.key}: cannot yield: ${(e as Error).message}`);
     }

@@ -7,7 +7,8 @@
  * (`<Keyword>_HOOK_TRANSLATE_JOB`, ...): in the pasted configuration, or in the TOML
  * `hooks` table keyed by knob name. docs/condor-router.md.
  */
-import { CondorConfig, parseCondorConfig, readCondorConfigFile, ErrorCode, JobtapError } from "jobtap/plugin";
+import { CondorConfig, formatSource, parseCondorConfig, readCondorConfigFile, ErrorCode, JobtapError, type ConfigCheck } from "jobtap/plugin";
+import { checkPluginConf } from "../common/config.js";
 import type { RouterConfig } from "./routes.js";
 import { readRouterConfig } from "./routes-condor.js";
 import { routerConfigFromToml } from "./routes-toml.js";
@@ -40,6 +41,7 @@ export function readRouterPluginConfig(conf: Readonly<Table>, env: Record<string
     if (extra.length > 0) throw new JobtapError(ErrorCode.CONFIG, `conf.${extra[0]}: routes come from the HTCondor configuration; put TOML routes in a separate plugin conf`);
     let config = file === undefined ? new CondorConfig({ env }) : readCondorConfigFile(file, { env });
     if (text !== undefined) config = parseCondorConfig(text, { env, into: config, file: "conf.condor_config_text" });
+    checkHookKnobs(config);
     return {
       router: readRouterConfig(config, { skipBadRoutes: true }),
       hookPath: (kw, type) => hooks.get(`${kw}_HOOK_${type}`.toUpperCase()) ?? nonEmpty(config.get(`${kw}_HOOK_${type}`)),
@@ -54,6 +56,18 @@ export function readRouterPluginConfig(conf: Readonly<Table>, env: Record<string
   };
 }
 
+const HOOK_KNOB = /^[A-Za-z0-9_]+_HOOK_(TRANSLATE_JOB|UPDATE_JOB_INFO|JOB_FINALIZE|JOB_EXIT|JOB_CLEANUP)$/i;
+
+/** A router hook knob of the pasted configuration must name an absolute path (HTCondor refuses others). */
+function checkHookKnobs(config: CondorConfig): void {
+  for (const name of config.names()) {
+    const path = nonEmpty(config.get(name));
+    if (!HOOK_KNOB.test(name) || path === undefined || path.startsWith("/")) continue;
+    const src = config.source(name);
+    throw new JobtapError(ErrorCode.CONFIG, `${src ? `${formatSource(src)}: ` : ""}${name} = ${path}: a hook path must be absolute`);
+  }
+}
+
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === "" ? undefined : v.trim();
 }
@@ -64,7 +78,7 @@ function hookTable(v: unknown): Map<string, string> {
   if (v === undefined) return out;
   if (typeof v !== "object" || v === null || Array.isArray(v)) throw new JobtapError(ErrorCode.CONFIG, "conf.hooks: must be a table of <Keyword>_HOOK_<TYPE> = path");
   for (const [k, path] of Object.entries(v)) {
-    if (!/^[A-Za-z0-9_]+_HOOK_(TRANSLATE_JOB|UPDATE_JOB_INFO|JOB_FINALIZE|JOB_EXIT|JOB_CLEANUP)$/i.test(k)) {
+    if (!HOOK_KNOB.test(k)) {
       throw new JobtapError(ErrorCode.CONFIG, `conf.hooks.${k}: not a router hook knob (<Keyword>_HOOK_TRANSLATE_JOB, _UPDATE_JOB_INFO, _JOB_FINALIZE, _JOB_EXIT, _JOB_CLEANUP)`);
     }
     if (typeof path !== "string" || !path.startsWith("/")) throw new JobtapError(ErrorCode.CONFIG, `conf.hooks.${k}: must be an absolute path`);
@@ -72,3 +86,20 @@ function hookTable(v: unknown): Map<string, string> {
   }
   return out;
 }
+
+/** Seconds a router hook may run (0: no limit, HTCondor's behaviour). */
+function hookTimeLimit(conf: Readonly<Table>): number {
+  const v = conf.hook_time_limit;
+  if (v === undefined) return 0;
+  if (typeof v !== "number" || !(v >= 0)) throw new JobtapError(ErrorCode.CONFIG, `conf.hook_time_limit: must be a number of seconds >= 0, got ${JSON.stringify(v)}`);
+  return v * 1000;
+}
+
+/** The whole `conf` table: the routes and hooks, and the hook time limit in ms. Throws as readRouterPluginConfig. */
+export function readConf(conf: Readonly<Table>): { cfg: RouterPluginConfig; timeLimitMs: number } {
+  const { hook_time_limit: _t, ...rest } = conf;
+  return { cfg: readRouterPluginConfig(rest), timeLimitMs: hookTimeLimit(conf) };
+}
+
+/** What `conf.update` would refuse in each `[job-manager] plugins` entry loading condor-router. */
+export const checkConfig: ConfigCheck = checkPluginConf("condor-router", readConf);

@@ -110,11 +110,14 @@ export class RouterCore {
     }
   }
 
-  /** A route boolean macro (EditJobInPlace, ...) evaluated against the original; undefined ⇒ false. */
-  routeBool(expr: string | undefined, ad: ClassAd): boolean {
+  /**
+   * A route boolean macro (EditJobInPlace, ...) evaluated with MY = the original and TARGET
+   * = the copy when there is one (JobFailureTest's `target.RemoteWallClockTime`); undefined ⇒ false.
+   */
+  routeBool(expr: string | undefined, ad: ClassAd, target?: ClassAd): boolean {
     if (expr === undefined) return false;
     try {
-      return isTrue(this.evaluator.evaluate(parseExpr(expr, true), { my: ad }));
+      return isTrue(this.evaluator.evaluate(parseExpr(expr, true), { my: ad, target: target ?? null }));
     } catch {
       return false;
     }

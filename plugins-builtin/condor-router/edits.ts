@@ -14,8 +14,13 @@ export function mergedAd(base: ClassAd, update: ClassAd): ClassAd {
   return out;
 }
 
-/** Jobspec updates that make the user attributes of `before` those of `after`. */
-export function differences(before: ClassAd, after: ClassAd): Record<string, unknown> {
+/**
+ * Jobspec updates that make the user attributes of `before` those of `after`: set or
+ * changed ones as expression text, deleted ones (a transform's DELETE, the old name of a
+ * RENAME) as null, which the job ad reads as absent. Only `deletable` attributes are deleted
+ * (the user attributes of the jobspec: an ad's other attributes have no jobspec key).
+ */
+export function differences(before: ClassAd, after: ClassAd, deletable: ReadonlySet<string> = new Set()): Record<string, unknown> {
   const computed = new Set(JOB_AD_ATTRIBUTES.map((n) => n.toLowerCase()));
   const out: Record<string, unknown> = {};
   for (const [name, expr] of after.attributes()) {
@@ -23,6 +28,9 @@ export function differences(before: ClassAd, after: ClassAd): Record<string, unk
     const old = before.lookup(name);
     const text = unparse(expr, true);
     if (old === undefined || unparse(old, true) !== text) out[`${CLASSAD}${name}`] = text;
+  }
+  for (const [name] of before.attributes()) {
+    if (deletable.has(name) && after.lookup(name) === undefined) out[`${CLASSAD}${name}`] = null;
   }
   return out;
 }

@@ -6,23 +6,11 @@
  * (TOML routes or a pasted HTCondor config, config.ts). Services: `condor-router.q` (owner
  * and guests: counts only). docs/condor-router.md.
  */
-import { ErrorCode, JobtapError } from "jobtap/plugin";
 import type { Executor, PluginContext } from "jobtap/plugin";
-import { readRouterPluginConfig } from "./config.js";
+import { readConf } from "./config.js";
 import { MIRROR_EXECUTOR, Router } from "./router.js";
 
-/** Seconds a router hook may run (0: no limit, HTCondor's behaviour). */
-function hookTimeLimit(conf: Readonly<Record<string, unknown>>): number {
-  const v = conf.hook_time_limit;
-  if (v === undefined) return 0;
-  if (typeof v !== "number" || !(v >= 0)) throw new JobtapError(ErrorCode.CONFIG, `conf.hook_time_limit: must be a number of seconds >= 0, got ${JSON.stringify(v)}`);
-  return v * 1000;
-}
-
-function readConf(conf: Readonly<Record<string, unknown>>) {
-  const { hook_time_limit: _t, ...rest } = conf;
-  return { cfg: readRouterPluginConfig(rest), timeLimitMs: hookTimeLimit(conf) };
-}
+export { checkConfig } from "./config.js";
 
 /** Registers the mirror executor, conf.update (first: start), priority, events and services. */
 export default function condorRouter(p: PluginContext): void {

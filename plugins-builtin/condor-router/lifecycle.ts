@@ -60,6 +60,8 @@ export interface Managed {
   since: number;
   /** The outcome cleanup is working on (a failed JOB_CLEANUP retries only cleanup). */
   pending?: Outcome;
+  /** The original is held because its copy is (HoldCopiedFromTargetJob), and its urgency before. */
+  holdMirrored?: { urgency: number };
   /** Why the original must end with an exception (copy removed after it started, finalize failure). */
   endNote?: string;
 }

@@ -3,9 +3,9 @@
  * original, once the copy starts, runs on the mirror executor and follows it; the original
  * removed or held removes the copy.
  */
-import type { EventEntry, ExecReport, ExecUsage, JobArgs, JobId } from "jobtap/plugin";
+import { formatJobId, type EventEntry, type ExecReport, type ExecUsage, type JobArgs, type JobId } from "jobtap/plugin";
 import { check } from "./cleanup.js";
-import type { RouterCore } from "./core.js";
+import { CLASSAD, type RouterCore } from "./core.js";
 import { copyDone, copyLive, type Managed } from "./lifecycle.js";
 
 /** A copy's finish event usage, if it has one. */
@@ -31,6 +31,9 @@ function onCopyEvent(c: RouterCore, m: Managed, entry: EventEntry): void {
       c.routes.get(m.route) && c.recount();
       c.mirrorStart(m);
       break;
+    case "urgency":
+      mirrorHold(c, m, entry.context?.urgency === 0);
+      break;
     case "exception":
       if (entry.context?.severity === 0 && m.copyFinish === undefined) m.copyRemoved = true;
       break;
@@ -50,10 +53,48 @@ function onOriginalEvent(c: RouterCore, m: Managed, entry: EventEntry, args: Job
   const held = entry.name === "urgency" && entry.context?.urgency === 0;
   if (!fatal && !held) return;
   if (m.phase === "done") return;
+  // The hold the router mirrored from the copy is not the user's.
+  if (held && !fatal && m.holdMirrored !== undefined) return;
   // HTCondor: the original removed, or held by its user ⇒ the copy is removed ("interrupted").
   m.interrupted = true;
   c.removeCopy(m, fatal ? "JobRouter aborted job: original removed" : "JobRouter aborted job: original held");
   if (args.state !== "RUN") void check(c, m);
+}
+
+/**
+ * A pending copy held or released: the original follows (HTCondor's update_job_status), held
+ * with the copy's HoldReason, code and subcode and `HoldCopiedFromTargetJob = true`, so the
+ * router keeps managing it; released again to its own urgency when the copy is.
+ */
+function mirrorHold(c: RouterCore, m: Managed, held: boolean): void {
+  if (m.phase !== "submitted" || m.copyStarted || held === (m.holdMirrored !== undefined)) return;
+  const orig = c.lookup(m.orig);
+  if (orig === undefined || orig.state === "INACTIVE") return;
+  try {
+    if (held) {
+      const ad = c.p.jobAd(m.copy!);
+      const num = (name: string) => (ad.has(name) && typeof ad.evaluate(name) === "bigint" ? Number(ad.evaluate(name)) : 0);
+      const why = ad.has("HoldReason") ? ad.evaluate("HoldReason") : undefined;
+      if (orig.urgency === 0) return; // held by its user already: not the router's to undo
+      m.holdMirrored = { urgency: orig.urgency };
+      c.p.jobspecUpdate(m.orig, { [`${CLASSAD}HoldCopiedFromTargetJob`]: "true" });
+      c.p.postEvent(m.orig, "urgency", {
+        urgency: 0, userid: c.p.owner, hold_reason: typeof why === "string" ? why : "Unknown reason",
+        hold_reason_code: num("HoldReasonCode"), hold_reason_subcode: num("HoldReasonSubCode"),
+      });
+    } else releaseMirroredHold(c, m);
+  } catch (e) {
+    c.p.log.warn(`job ${m.key}: cannot mirror the ${held ? "hold" : "release"} of job ${formatJobId(m.copy!)}: ${(e as Error).message}`);
+  }
+}
+
+/** Undoes a hold mirrored from the copy: the original is idle again at its own urgency. */
+export function releaseMirroredHold(c: RouterCore, m: Managed): void {
+  const mirrored = m.holdMirrored;
+  if (mirrored === undefined) return;
+  m.holdMirrored = undefined;
+  c.p.jobspecUpdate(m.orig, { [`${CLASSAD}HoldCopiedFromTargetJob`]: "false" });
+  c.p.postEvent(m.orig, "urgency", { urgency: mirrored.urgency, userid: c.p.owner });
 }
 
 /** The mirror executor was handed the original (start, or reattach after a restart). */

@@ -71,16 +71,25 @@ function nameList(config: CondorConfig, knob: string): { names: string[]; where:
  * Reads the route table from an HTCondor configuration. Throws CONDOR_TRANSFORM errors
  * naming the file and line for a bad route, a listed route that is not defined, or a
  * missing pre/post transform. With `skipBadRoutes` a route that does not load is left out
- * with a warning instead (HTCondor's router behaviour).
+ * with a warning instead (HTCondor's router behaviour). The deprecated JOB_ROUTER_ENTRIES
+ * are converted only when JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES is true (HTCondor 25;
+ * else a warning), or always with `convertOldRoutes` (the CLI's converter).
  */
-export function readRouterConfig(config: CondorConfig, opts: { skipBadRoutes?: boolean } = {}): RouterConfig {
+export function readRouterConfig(config: CondorConfig, opts: { skipBadRoutes?: boolean; convertOldRoutes?: boolean } = {}): RouterConfig {
   const settings = routerSettingsFromConfig(config);
   const routes = knobsWithPrefix(config, "JOB_ROUTER_ROUTE_");
   routes.delete("NAMES");
   for (const key of [...routes.keys()]) if (key.toUpperCase() === "NAMES") routes.delete(key);
   const warnings: string[] = [];
   let routeNames = config.has("JOB_ROUTER_ROUTE_NAMES") ? nameList(config, "JOB_ROUTER_ROUTE_NAMES") : undefined;
-  if (config.has("JOB_ROUTER_ENTRIES") || config.has("JOB_ROUTER_ENTRIES_FILE")) {
+  const hasOld = config.has("JOB_ROUTER_ENTRIES") || config.has("JOB_ROUTER_ENTRIES_FILE");
+  if (hasOld && !(opts.convertOldRoutes ?? config.getBool("JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES", false))) {
+    const source = config.source("JOB_ROUTER_ENTRIES") ?? config.source("JOB_ROUTER_ENTRIES_FILE");
+    warnings.push(
+      `${source ? `${formatSource(source)}: ` : ""}JOB_ROUTER_ENTRIES ignored: the deprecated route syntax is used only with ` +
+        "JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES = True (as HTCondor 25); `jobtap condor routes --convert-old-routes FILE` prints it in the current syntax",
+    );
+  } else if (hasOld) {
     const old = convertOldRoutes(config);
     warnings.push(...old.warnings);
     for (const route of old.routes) if (!routes.has(route.name)) routes.set(route.name, route.source);

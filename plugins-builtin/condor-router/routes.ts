@@ -142,6 +142,8 @@ export function buildRouterConfig(input: RouterInput): RouterConfig {
       warnings.push(`route ${name} ignored: ${(e as Error).message}`);
     }
   }
+  const unhonoured = unhonouredWarning(routes, input.settings);
+  if (unhonoured !== undefined) warnings.push(unhonoured);
   return {
     settings: input.settings,
     routes,
@@ -149,6 +151,29 @@ export function buildRouterConfig(input: RouterInput): RouterConfig {
     postRouteTransforms: namedTransforms(input.postNames, input.transforms),
     warnings,
   };
+}
+
+/** Route attributes jobtap reads but cannot act on (no IDTOKENS, X.509 proxies or spool sandbox), and the settings that hold them. */
+const UNHONOURED: ReadonlyArray<[string, keyof RouteSettings]> = [
+  ["SendIDTokens", "sendIdTokens"],
+  ["UseSharedX509UserProxy", "useSharedX509UserProxy"],
+  ["SharedX509UserProxy", "sharedX509UserProxy"],
+  ["JobShouldBeSandboxed", "jobShouldBeSandboxed"],
+];
+
+/**
+ * One warning naming every route attribute (and JOB_ROUTER_SEND_ROUTE_IDTOKENS) the table
+ * sets that jobtap parses but does not honour, with the routes that set it; undefined if none.
+ */
+function unhonouredWarning(routes: readonly Route[], settings: RouterSettings): string | undefined {
+  const found: string[] = [];
+  for (const [attr, key] of UNHONOURED) {
+    const names = routes.filter((r) => r.settings[key] !== undefined).map((r) => r.name);
+    if (names.length > 0) found.push(`${attr} (route${names.length > 1 ? "s" : ""} ${names.join(", ")})`);
+  }
+  if (settings.sendRouteIdTokens !== undefined && settings.sendRouteIdTokens.length > 0) found.push("JOB_ROUTER_SEND_ROUTE_IDTOKENS");
+  if (found.length === 0) return undefined;
+  return `parsed but not honoured by jobtap (no IDTOKENS, X.509 proxies or spool sandbox; routed copies run without them): ${found.join("; ")}`;
 }
 
 function dedupe(names: string[]): string[] {

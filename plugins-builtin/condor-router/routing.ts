@@ -126,6 +126,13 @@ function readCopyOutcome(c: RouterCore, m: Managed, copy: JobId): void {
   }
 }
 
+/** The names the original's jobspec holds in `attributes.user.classad` (the ones an edit can delete). */
+function userAttributeNames(c: RouterCore, orig: JobId): Set<string> {
+  const table = c.lookup(orig)?.jobspec.attributes.user?.classad;
+  if (typeof table !== "object" || table === null) return new Set();
+  return new Set(Object.entries(table).filter(([, v]) => v !== null).map(([k]) => k));
+}
+
 /** EditJobInPlace: transforms edit the original, which stays idle (a route must guard itself). */
 async function editInPlace(c: RouterCore, orig: JobId, st: RouteState, original: ClassAd): Promise<void> {
   st.current--;
@@ -144,7 +151,7 @@ async function editInPlace(c: RouterCore, orig: JobId, st: RouteState, original:
     st.recentFailed++;
     return;
   }
-  const updates = differences(original, run.ad);
+  const updates = differences(original, run.ad, userAttributeNames(c, orig));
   try {
     if (Object.keys(updates).length > 0) c.p.jobspecUpdate(orig, updates);
     st.recentSucceeded++;

@@ -18,6 +18,7 @@ import { readCondorConfigFile } from "../condor/config-reader.js";
 import { formatLongAd, readLongAds } from "../condor/long-ads.js";
 import type { CondorConfig } from "../condor/config.js";
 import { formatSource } from "../condor/config.js";
+import { convertOldRoutes } from "../../plugins-builtin/condor-router/old-routes.js";
 import { readRouterConfig } from "../../plugins-builtin/condor-router/routes-condor.js";
 import { parseTransform, type Transform } from "../condor/transform.js";
 import { ErrorCode, isJobtapError, JobtapError } from "../errors.js";
@@ -133,7 +134,9 @@ async function routesCommand(argv: string[], io: CliIO): Promise<number> {
   const p = parseArgs(argv, SPEC.subcommands.routes);
   const [file] = p.positionals;
   if (file === undefined) throw usage("routes needs a FILE");
-  const router = readRouterConfig(readConfig(file, io));
+  const config = readConfig(file, io);
+  if (p.options["convert-old-routes"] === true) return printConverted(config, io);
+  const router = readRouterConfig(config);
   for (const w of router.warnings) io.stderr(`warning: ${w}\n`);
   if (p.options.json === true) {
     io.stdout(JSON.stringify(router, (_k, v: unknown) => (v instanceof RegExp ? String(v) : v), 2) + "\n");
@@ -149,6 +152,16 @@ async function routesCommand(argv: string[], io: CliIO): Promise<number> {
     );
   }
   for (const t of router.postRouteTransforms) io.stdout(`post-route transform ${t.name}\n`);
+  return 0;
+}
+
+/** The route table in the current syntax (HTCondor's `condor_transform_ads -convertoldroutes`). */
+function printConverted(config: Parameters<typeof convertOldRoutes>[0], io: CliIO): number {
+  if (!config.has("JOB_ROUTER_ENTRIES") && !config.has("JOB_ROUTER_ENTRIES_FILE")) throw usage("--convert-old-routes: the file sets no JOB_ROUTER_ENTRIES or JOB_ROUTER_ENTRIES_FILE");
+  const old = convertOldRoutes(config);
+  for (const w of old.warnings.slice(1)) io.stderr(`warning: ${w}\n`);
+  io.stdout(`JOB_ROUTER_ROUTE_NAMES = ${old.routes.map((r) => r.name).join(" ")}\n`);
+  for (const r of old.routes) io.stdout(`JOB_ROUTER_ROUTE_${r.name} @=jrt\n${r.source.text.trimEnd()}\n@jrt\n`);
   return 0;
 }
 
@@ -176,9 +189,12 @@ export const SPEC = {
     },
     config: { usage: ["condor config FILE [NAME...]"], summary: "prints an HTCondor config file's values and where each is set (condor_config_val -v)", options: [] },
     routes: {
-      usage: ["condor routes FILE [--json]"],
+      usage: ["condor routes FILE [--json]", "condor routes --convert-old-routes FILE"],
       summary: "prints the job router routes an HTCondor config file defines",
-      options: [{ name: "json", help: "the parsed router config as JSON" }],
+      options: [
+        { name: "json", help: "the parsed router config as JSON" },
+        { name: "convert-old-routes", help: "print the deprecated JOB_ROUTER_ENTRIES routes in the current syntax (used whatever JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES says)" },
+      ],
     },
   } satisfies Record<string, CommandSpec>,
 };

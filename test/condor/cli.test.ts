@@ -161,6 +161,20 @@ describe("jobtap condor routes", () => {
   });
 });
 
+describe("jobtap condor routes --convert-old-routes", () => {
+  it("prints deprecated JOB_ROUTER_ENTRIES in the current syntax, which then loads the same routes without the knob", async () => {
+    const c = capture(FIXTURES);
+    expect(await condor(["routes", "--convert-old-routes", "router-old-example.config"], c.io)).toBe(0);
+    expect(c.out()).toMatch(/^JOB_ROUTER_ROUTE_NAMES = Site_1 Site_2 Site_3\nJOB_ROUTER_ROUTE_Site_1 @=jrt\n/);
+    const out = mkdtempSync(join(tmpdir(), "jobtap-condor-cli-"));
+    writeFileSync(join(out, "new.cfg"), c.out());
+    const again = capture(out);
+    expect(await condor(["routes", "new.cfg"], again.io)).toBe(0);
+    rmSync(out, { recursive: true, force: true });
+    expect(again.out()).toMatch(/^route Site_1: requirements WantJobRouter =\?= true; MaxJobs 200 MaxIdleJobs 10 universe 9 GridResource "batch slurm"\n/);
+  });
+});
+
 describe("wiring into the jobtap dispatcher", () => {
   it("jobtap condor config runs through runCli", async () => {
     const { runCli } = await import("../../src/cli/main.js");

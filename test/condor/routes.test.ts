@@ -209,8 +209,30 @@ describe("bad route tables", () => {
   });
 });
 
+describe("route attributes jobtap does not honour", () => {
+  it("SendIDTokens, the X509 ones and JobShouldBeSandboxed give one warning naming them and their routes", () => {
+    const c = parseCondorConfig(
+      'JOB_ROUTER_ROUTE_NAMES = A B\nJOB_ROUTER_ROUTE_A @=rt\n  REQUIREMENTS true\n  SendIDTokens = "t1"\n  JobShouldBeSandboxed = true\n@rt\n' +
+        'JOB_ROUTER_ROUTE_B @=rt\n  REQUIREMENTS true\n  UseSharedX509UserProxy = true\n  SharedX509UserProxy = "/p"\n  JobShouldBeSandboxed = true\n@rt\n',
+      { file: "u.cfg" },
+    );
+    const warnings = readRouterConfig(c).warnings.filter((w) => w.includes("not honoured"));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("SendIDTokens (route A); UseSharedX509UserProxy (route B); SharedX509UserProxy (route B); JobShouldBeSandboxed (routes A, B)");
+    expect(readRouterConfig(parseCondorConfig("JOB_ROUTER_ROUTE_NAMES = A\nJOB_ROUTER_ROUTE_A = REQUIREMENTS true\n")).warnings).toEqual([]);
+  });
+});
+
 describe("deprecated JOB_ROUTER_ENTRIES / JOB_ROUTER_DEFAULTS", () => {
   const old = readCondorConfigFile(join(FIXTURES, "router-old-example.config"));
+
+  it("are used only with JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES = True (HTCondor 25); else ignored with a warning naming the knob's line", () => {
+    const ignored = readRouterConfig(old);
+    expect(ignored.routes).toEqual([]);
+    expect(ignored.warnings[0]).toMatch(/router-old-example\.config:19: JOB_ROUTER_ENTRIES ignored: .*JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES = True/);
+    const enabled = parseCondorConfig("JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES = True\n", { into: readCondorConfigFile(join(FIXTURES, "router-old-example.config")), file: "on.cfg" });
+    expect(readRouterConfig(enabled).routes.map((r) => r.name)).toEqual(["Site_1", "Site_2", "Site_3"]);
+  });
 
   it("converts the seed example as HTCondor's converter does", () => {
     const routes = convertOldRouteText(old.get("JOB_ROUTER_DEFAULTS"), old.get("JOB_ROUTER_ENTRIES")!);
@@ -233,7 +255,7 @@ describe("deprecated JOB_ROUTER_ENTRIES / JOB_ROUTER_DEFAULTS", () => {
   });
 
   it("gives the same routes as the equivalent new-syntax configuration", () => {
-    const converted = readRouterConfig(old);
+    const converted = readRouterConfig(old, { convertOldRoutes: true });
     expect(converted.warnings[0]).toMatch(/deprecated ClassAd route syntax converted/);
     const body = (name: string, grid: string, extra: string[]) =>
       [
@@ -283,9 +305,9 @@ describe("deprecated JOB_ROUTER_ENTRIES / JOB_ROUTER_DEFAULTS", () => {
     try {
       writeFileSync(join(dir, "routes.txt"), '[ Name = "A"; GridResource = "g"; Requirements = true ]\n');
       writeFileSync(join(dir, "router.cfg"), "# old routes\nJOB_ROUTER_ENTRIES_FILE = routes.txt\n");
-      expect(readRouterConfig(readCondorConfigFile(join(dir, "router.cfg"))).routes.map((r) => r.name)).toEqual(["A"]);
+      expect(readRouterConfig(readCondorConfigFile(join(dir, "router.cfg")), { convertOldRoutes: true }).routes.map((r) => r.name)).toEqual(["A"]);
       writeFileSync(join(dir, "broken.cfg"), "\nJOB_ROUTER_ENTRIES_FILE = missing.txt\n");
-      expect(routerError(() => readRouterConfig(readCondorConfigFile(join(dir, "broken.cfg"))))).toBe(
+      expect(routerError(() => readRouterConfig(readCondorConfigFile(join(dir, "broken.cfg")), { convertOldRoutes: true }))).toBe(
         `${join(dir, "broken.cfg")}:2: JOB_ROUTER_ENTRIES_FILE: cannot read ${join(dir, "missing.txt")}: ENOENT`,
       );
     } finally {
@@ -295,7 +317,7 @@ describe("deprecated JOB_ROUTER_ENTRIES / JOB_ROUTER_DEFAULTS", () => {
 
   it("a broken entry is an error naming the knob's file and line", () => {
     const c = parseCondorConfig("JOB_ROUTER_ENTRIES = [ Name = \"a\"; MaxJobs = ; ]\n", { file: "o.cfg" });
-    expect(routerError(() => readRouterConfig(c))).toMatch(/^o\.cfg:1: JOB_ROUTER_ENTRIES: route entry 1 does not parse/);
+    expect(routerError(() => readRouterConfig(c, { convertOldRoutes: true }))).toMatch(/^o\.cfg:1: JOB_ROUTER_ENTRIES: route entry 1 does not parse/);
   });
 });
 

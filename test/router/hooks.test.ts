@@ -82,8 +82,9 @@ describe("condor-router hooks", () => {
     expect(copyPart).toContain(`RoutedFromJobId = "${formatJobId(orig!)}"`);
     expect(copyPart).toContain("JobStatus = 4");
     expect(read("cleanup.in")).toBe(copyPart);
-    // A running job's jobspec is fixed: JOB_FINALIZE's updates are kept in its eventlog.
-    expect(t.eventlog(orig!).find((e) => e.name === "router-finalize")?.context).toEqual({ attributes: { Finalized: "true" } });
+    // JOB_FINALIZE's output updates the original's ad (a classad-update event: its jobspec is fixed).
+    expect(t.eventlog(orig!).find((e) => e.name === "classad-update")?.context).toEqual({ attributes: { Finalized: "true" } });
+    expect(attr(t, orig!, "Finalized")).toBe(true);
     expect(t.events(orig!).slice(-4)).toEqual(["finish", "release", "free", "clean"]);
     expect((await routeRows(t))[0]).toMatchObject({ recent_succeeded: 1 });
   });
@@ -124,6 +125,23 @@ describe("condor-router hooks", () => {
     await t.advance(10_000);
     await settle(t, () => attr(t, copy!.id, "Checked") === true);
     expect(read("update.in")).toContain(`RoutedFromJobId = "${formatJobId(orig!)}"`);
+  });
+
+  it("UPDATE_JOB_INFO also runs each poll while the copy runs; its output updates the running copy's ad", async () => {
+    const upd = script("update", `cat > ${dir}/update.in\necho x >> ${dir}/update.count\necho "Polled = $(wc -l < ${dir}/update.count)"`);
+    const t = (h = await routerHost(conf({ ROUTER_HOOK_UPDATE_JOB_INFO: upd })));
+    await t.submit({ runDuration: 15 });
+    const [orig] = await submitRoutable(t, 1, { runDuration: 1000 });
+    await t.advance(10_000);
+    const [copy] = copiesOf(t, orig!);
+    await settle(t, () => t.job(copy!.id).state === "RUN");
+    await t.advance(10_000);
+    await settle(t, () => typeof attr(t, copy!.id, "Polled") === "bigint");
+    const first = attr(t, copy!.id, "Polled") as bigint;
+    await t.advance(10_000);
+    await settle(t, () => (attr(t, copy!.id, "Polled") as bigint) > first);
+    expect(t.job(copy!.id).state).toBe("RUN");
+    expect(read("update.in")).toContain("JobStatus = 2");
   });
 
   it("a TRANSLATE_JOB hook that hangs holds up only its own job, and is killed at hook_time_limit (a failure)", async () => {

@@ -27,8 +27,12 @@ afterEach(async () => {
   rmSync(empty, { recursive: true, force: true });
 });
 
-const pasted = (file: string) =>
-  host({ exec: { slurm: { bindir: empty } } }, { plugin: "condor-router", conf: { condor_config: join(FIXTURES, file) }, resources: { cores: 1 } });
+/** The manual's file as pasted; the old syntax with the knob the manual says enables it. */
+const pasted = (file: string) => {
+  const conf: Record<string, unknown> = { condor_config: join(FIXTURES, file) };
+  if (file.includes("old")) conf.condor_config_text = "JOB_ROUTER_USE_DEPRECATED_ROUTER_ENTRIES = True\n";
+  return host({ exec: { slurm: { bindir: empty } } }, { plugin: "condor-router", conf, resources: { cores: 1 } });
+};
 
 describe("condor-router: the manual's examples, pasted", () => {
   for (const [file, first] of [["router-example.config", "Site1"], ["router-old-example.config", "Site_1"]] as const) {

@@ -146,8 +146,17 @@ export function jobAdBase(job: JobAdInput, host: JobAdHost): JobAdBase {
   const out = outputPaths(js, f58, host.outputDir(c.userid), cwd);
   slots[A.Out!] = out.stdout;
   slots[A.Err!] = out.stderr;
-  slots[A.JobUniverse!] = VANILLA_UNIVERSE;
+  slots[A.JobUniverse!] = universeOf(js);
   return { jobspec: js, t_submit: c.t_submit, layout: shape.layout, slots };
+}
+
+/**
+ * `attributes.system.universe` (HTCondor's number, set from a job ad's JobUniverse by
+ * jobspecFromAd: a router's copy takes its route's), else vanilla.
+ */
+function universeOf(js: Jobspec): number {
+  const u = js.attributes.system?.universe;
+  return typeof u === "number" && Number.isInteger(u) && u > 0 ? u : VANILLA_UNIVERSE;
 }
 
 /**
@@ -174,7 +183,28 @@ export function buildJobAd(job: JobAdInput, host: JobAdHost, base: JobAdBase = j
     own[A.HoldReasonCode!] = f.holdCode;
     own[A.HoldReasonSubCode!] = f.holdSubCode;
   }
+  if (f.adUpdates !== undefined) return withAdUpdates(base, own, f.adUpdates);
   return new RecordAd(base.layout, base.slots, own);
+}
+
+/**
+ * The ad with a `classad-update` event's attributes over its user attributes: how a plugin
+ * changes the ad of a running job, whose jobspec is fixed (a router's JOB_FINALIZE and
+ * UPDATE_JOB_INFO output). A computed name is left alone; null deletes.
+ */
+function withAdUpdates(base: JobAdBase, own: RecordSlot[], updates: Map<string, { name: string; expr: Expr | null }>): ClassAd {
+  const names = [...base.layout.names];
+  const slots = [...base.slots];
+  for (const [key, { name, expr }] of updates) {
+    if (RESERVED.has(key)) continue;
+    let i = base.layout.slotOf(key);
+    if (i < 0) {
+      if (expr === null) continue;
+      i = names.push(name) - 1;
+    }
+    slots[i] = expr ?? undefined;
+  }
+  return new RecordAd(new AdLayout(names, INTEGER_SLOTS), slots, own);
 }
 
 /** The eventlog folded into the values the ad needs. */
@@ -190,6 +220,8 @@ interface Fold {
   holdCode: number;
   holdSubCode: number;
   holdReason: string;
+  /** `classad-update` events' attributes by lower-cased name, last one winning. */
+  adUpdates?: Map<string, { name: string; expr: Expr | null }>;
 }
 
 function requestOf(js: Jobspec): ResourceRequest {
@@ -253,6 +285,9 @@ function foldEventlog(eventlog: readonly EventEntry[], host: JobAdHost): Fold {
         if (f.status !== JOB_STATUS.running) enter(JOB_STATUS.removed, e.timestamp);
         // (an allocated job stays running: its CLEANUP, epilogs included, is still its run)
         break;
+      case "classad-update":
+        foldAdUpdate(f, ctx?.attributes);
+        break;
       case "clean":
         enter(endedBy === "finish" ? JOB_STATUS.completed : JOB_STATUS.removed, e.timestamp);
         if (f.status === JOB_STATUS.completed) f.completion = Math.floor(e.timestamp);
@@ -260,6 +295,22 @@ function foldEventlog(eventlog: readonly EventEntry[], host: JobAdHost): Fold {
     }
   }
   return f;
+}
+
+function foldAdUpdate(f: Fold, attributes: unknown): void {
+  if (!isPlainObject(attributes)) return;
+  f.adUpdates ??= new Map();
+  for (const [name, text] of Object.entries(attributes)) {
+    let expr: Expr | null = null;
+    if (typeof text === "string") {
+      try {
+        expr = parseExpr(text, true);
+      } catch {
+        expr = literal(ERROR);
+      }
+    } else if (text !== null) continue;
+    f.adUpdates.set(name.toLowerCase(), { name, expr });
+  }
 }
 
 function hold(f: Fold, code: number, reason: string, subCode = 0): void {
@@ -300,7 +351,8 @@ const parseOld: ParseText = (text) => parseExpr(text, true);
 
 /**
  * Parses the user attributes of a jobspec: `attributes.user.classad` is a table of
- * attribute name → old-syntax ClassAd expression text. Throws BAD_JOBSPEC naming the
+ * attribute name → old-syntax ClassAd expression text (null: deleted by a jobspec-update,
+ * absent from the ad). Throws BAD_JOBSPEC naming the
  * attribute, its text and the column of a syntax error; a name the manager computes is
  * refused. Absent: no attributes.
  */
@@ -312,6 +364,8 @@ export function parseUserAttributes(js: Jobspec, parse: ParseText = parseOld): A
   const out: Array<[string, Expr]> = [];
   for (const [name, text] of Object.entries(table)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw badAttr(`${where}.${name}`, "not a ClassAd attribute name");
+    // null: an attribute a jobspec-update deleted (an update cannot remove a key).
+    if (text === null) continue;
     if (RESERVED.has(name.toLowerCase())) throw badAttr(`${where}.${name}`, `${name} is computed by jobtap and cannot be set`);
     if (typeof text !== "string") throw badAttr(`${where}.${name}`, "must be ClassAd expression text (a string)");
     out.push([name, parseValueText(text, `jobspec: ${where}.${name}`, `${name} = `, ErrorCode.BAD_JOBSPEC, parse)]);
@@ -326,7 +380,7 @@ export function readUserAttributes(js: Jobspec, parse: ParseText = parseOld): Ar
   } catch {
     const table = js.attributes.user?.classad;
     if (!isPlainObject(table)) return [];
-    return Object.entries(table).map(([name, text]): [string, Expr] => {
+    return Object.entries(table).filter(([, text]) => text !== null).map(([name, text]): [string, Expr] => {
       try {
         return [name, parseExpr(String(text), true)];
       } catch {

@@ -40,6 +40,10 @@ export function jobspecFromAd(ad: ClassAd, opts: JobspecFromAdOptions = {}): Job
   const system: Record<string, unknown> = { ...opts.system };
   const iwd = ad.has("Iwd") ? ad.evaluate("Iwd") : undefined;
   if (typeof iwd === "string" && iwd !== "") system.cwd = iwd;
+  // A universe other than vanilla (a routed copy's route's UNIVERSE) is kept for the ad.
+  const universe = ad.has("JobUniverse") ? ad.evaluate("JobUniverse") : undefined;
+  if (typeof universe === "bigint" && universe > 0n && universe !== 5n) system.universe = Number(universe);
+  else if (typeof universe === "bigint") delete system.universe;
   const output: Record<string, unknown> = {};
   for (const [attr, stream] of [["Out", "stdout"], ["Err", "stderr"]] as const) {
     const path = ad.has(attr) ? ad.evaluate(attr) : undefined;
