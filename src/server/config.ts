@@ -6,6 +6,8 @@
  *   [daemon]
  *   socket = "/run/jobtap.sock"        # default <statedir>/jobtap.sock
  *   guests = false                     # true: other users may connect (socket 0666)
+ *   user = "jobtap"                    # a multi-user instance: started as root, runs as this
+ *                                      #   service user, jobs as their users (docs/site.md)
  *   max-request-size = 33554432        # bytes
  *   shutdown = "kill"                  # or "wait": what SIGTERM does to running jobs
  *   shutdown-timeout = "30s"           # "wait": how long before running jobs are killed
@@ -17,6 +19,9 @@
  *   eventlog-entries = 10000           # a job's eventlog, through requests
  *   connections = 1000                 # open socket connections
  *   connections-per-user = 64          # a guest's authenticated connections
+ *
+ *   [exec]
+ *   allow-root = false                 # a multi-user instance: may root's jobs run?
  *
  *   [resources]                        # the local pool (default: this machine)
  *   cores = 8
@@ -51,6 +56,10 @@ export interface DaemonSettings {
   socket?: string;
   /** Let other local users connect (socket 0666); they are guests. */
   guests: boolean;
+  /** `[daemon] user`: the service user of a multi-user instance (docs/site.md). */
+  user?: string;
+  /** `[exec] allow-root`: a multi-user instance runs root's jobs (default: refused). */
+  allowRoot: boolean;
   maxRequestBytes: number;
   shutdown: ShutdownPolicy;
   shutdownTimeoutMs: number;
@@ -76,7 +85,7 @@ export interface DaemonConfig {
   settings: DaemonSettings;
 }
 
-const DAEMON_KEYS = ["socket", "guests", "max-request-size", "shutdown", "shutdown-timeout"];
+const DAEMON_KEYS = ["socket", "guests", "user", "max-request-size", "shutdown", "shutdown-timeout"];
 const RESOURCE_KEYS = ["cores", "gpus", "memory", "slots"];
 const LIMIT_KEYS: Array<[string, keyof JobLimits]> = [
   ["jobspec-size", "jobspecBytes"],
@@ -102,6 +111,7 @@ export function defaultConfig(): DaemonConfig {
 function defaultSettings(): DaemonSettings {
   return {
     guests: false,
+    allowRoot: false,
     maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
     maxConnections: DEFAULT_MAX_CONNECTIONS,
     shutdown: "kill",
@@ -197,6 +207,12 @@ function readSettings(raw: Record<string, unknown>, errors: JobtapError[]): Daem
   const guests = daemon.guests;
   if (typeof guests === "boolean") s.guests = guests;
   else if (guests !== undefined) errors.push(configError("[daemon].guests", `must be true or false, got ${JSON.stringify(guests)}`));
+  const user = daemon.user;
+  if (typeof user === "string" && /^[a-z_][a-z0-9_.-]*\$?$/i.test(user)) s.user = user;
+  else if (user !== undefined) errors.push(configError("[daemon].user", `must be a user name, got ${JSON.stringify(user)}`));
+  const allowRoot = (raw.exec as Record<string, unknown> | undefined)?.["allow-root"];
+  if (typeof allowRoot === "boolean") s.allowRoot = allowRoot;
+  else if (allowRoot !== undefined) errors.push(configError("[exec].allow-root", `must be true or false, got ${JSON.stringify(allowRoot)}`));
   const cap = daemon["max-request-size"];
   if (cap !== undefined) s.maxRequestBytes = size(cap, "[daemon].max-request-size", errors) ?? s.maxRequestBytes;
   const policy = daemon.shutdown;
