@@ -156,10 +156,14 @@ class Client implements LauncherClient {
       h?.emit("close", m.code, m.signal);
       return;
     }
+    if (m.op === "setup") {
+      // Found once running as the user: after `spawned`, before `exit`.
+      (this.running.get(m.req) ?? this.starting.get(m.req))?.setupFailed(m.why);
+      return;
+    }
     const h = this.starting.get(m.req);
     if (!h) return;
-    if (m.op === "setup") h.setupFailed(m.why);
-    else if (m.op === "error") {
+    if (m.op === "error") {
       this.starting.delete(m.req);
       h.emit("error", Object.assign(new Error(m.message), m.code === undefined ? {} : { code: m.code }));
     } else if (m.op === "spawned") {
