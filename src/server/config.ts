@@ -15,6 +15,8 @@
  *   [limits]                           # docs/configuration.md
  *   jobspec-size = "2M"                # argument-size, exec-size: bytes too
  *   jobs-per-user = 100000             # active jobs of one user
+ *   submit-rate = 50                   # jobs/s one user may submit (token bucket; 0: no limit)
+ *   submit-burst = 500                 # the bucket (default: ten seconds of submit-rate)
  *   jobspec-bytes-per-user = "1G"      # one user's stored jobspecs (0: no limit)
  *   eventlog-entries = 10000           # a job's eventlog, through requests
  *   connections = 1000                 # open socket connections
@@ -227,7 +229,7 @@ function readSettings(raw: Record<string, unknown>, errors: JobtapError[]): Daem
 }
 
 function readLimits(t: Record<string, unknown>, s: DaemonSettings, errors: JobtapError[]): void {
-  const known = [...LIMIT_KEYS, [STORED_BYTES_KEY], ...LIMIT_COUNT_KEYS, ["connections"], ["connections-per-user"]];
+  const known = [...LIMIT_KEYS, [STORED_BYTES_KEY], ...LIMIT_COUNT_KEYS, ["connections"], ["connections-per-user"], ["submit-rate"], ["submit-burst"]];
   unknownKeys(t, "limits", known.map(([k]) => k as string), errors);
   const limits: Partial<JobLimits> = {};
   for (const [key, field] of LIMIT_KEYS) {
@@ -239,6 +241,11 @@ function readLimits(t: Record<string, unknown>, s: DaemonSettings, errors: Jobta
       errors.push(configError(`[limits].${key}`, `${v} is more than Linux accepts for one argument (${KERNEL_ARGUMENT_MAX} bytes)`));
     } else limits[field] = v;
   }
+  const rate = t["submit-rate"];
+  if (typeof rate === "number" && Number.isFinite(rate) && rate >= 0) limits.submitRate = rate;
+  else if (rate !== undefined) errors.push(configError("[limits].submit-rate", `must be a number of jobs per second (0: no limit), got ${JSON.stringify(rate)}`));
+  const burst = count(t["submit-burst"], "[limits].submit-burst", errors);
+  if (burst !== undefined) limits.submitBurst = burst;
   // 0 is allowed here: no limit on a user's stored jobspecs.
   const stored = t[STORED_BYTES_KEY] === undefined ? undefined : size(t[STORED_BYTES_KEY], `[limits].${STORED_BYTES_KEY}`, errors);
   if (stored !== undefined) limits.jobspecBytesPerUser = stored;
