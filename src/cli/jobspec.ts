@@ -19,6 +19,8 @@ export interface SubmitSpec {
   jobName?: string | undefined;
   queue?: string | undefined;
   cwd: string;
+  /** The submitter's umask: a job run as another user than the daemon's starts with it. */
+  umask?: number | undefined;
   environment: Record<string, string>;
   output?: string | undefined;
   error?: string | undefined;
@@ -42,6 +44,7 @@ export function buildJobspec(spec: SubmitSpec): Jobspec {
     cwd: spec.cwd,
     environment: spec.environment,
   };
+  if (spec.umask !== undefined) system.umask = spec.umask;
   if (spec.jobName !== undefined) system.job = { name: spec.jobName };
   if (spec.queue !== undefined) system.queue = spec.queue;
   if (spec.dependencies.length > 0) system.dependencies = spec.dependencies;

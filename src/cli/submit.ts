@@ -204,6 +204,7 @@ function commandJobspec(p: ParsedArgs, io: CliIO, dependencies: Dependency[]): J
     jobName: optString(p, "job-name"),
     queue: optString(p, "queue"),
     cwd: resolve(io.cwd, optString(p, "cwd") ?? "."),
+    umask: process.umask(),
     environment: applyEnvRules(io.env, optList(p, "env")),
     output: path("output"),
     error: path("error"),

@@ -585,11 +585,25 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
  * the guest (never as the daemon's user instead).
  */
 function guestRunnable(launcher: UserLauncher | undefined, owner: number): ((userid: number, jobspec: Jobspec) => void) | undefined {
+  if (launcher?.refusesRoot) {
+    return (userid, jobspec) => {
+      if (userid === 0 && owner !== 0 && executorName(jobspec) === "local") throw rootRefused();
+    };
+  }
   if (launcher === undefined || launcher.canSwitchUsers) return undefined;
   const self = process.getuid?.() ?? 0;
   return (userid, jobspec) => {
     if (userid !== self && userid !== owner && executorName(jobspec) === "local") throw cannotSwitch(userid, self);
   };
+}
+
+/** A multi-user instance runs no job as root unless `[exec] allow-root` says so. */
+function rootRefused(): JobtapError {
+  return new JobtapError(
+    ErrorCode.PERMISSION_DENIED,
+    "this instance runs no job as root: [exec] allow-root is false (see docs/site.md); submit as another user",
+    { userid: 0 },
+  );
 }
 
 /** Where local jobs' output goes when their jobspec names no path. */

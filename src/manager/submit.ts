@@ -10,6 +10,7 @@ import type { FluidGenerator, JobId } from "./base/ids.js";
 import { newActiveJob, type ActiveJob } from "./engine/job.js";
 import { checkJobspec, isPlainObject, type ResourceRequest } from "./core/jobspec.js";
 import { checkJobLimits, checkJobsPerUser, checkJobspecBytesPerUser, DEFAULT_JOB_LIMITS, type JobLimits } from "./core/limits.js";
+import { SubmitRate } from "./core/rate.js";
 import { parseUserAttributes } from "./ads/jobad.js";
 import type { StackResult } from "./port/port.js";
 import type { Jobspec } from "./port/records.js";
@@ -103,6 +104,9 @@ export class Submitter {
     /** Throws when a guest's job could not run as the guest here (manager.ts guestRunnable). */
     private readonly guestRunnable?: (userid: number, jobspec: Jobspec) => void,
   ) {}
+
+  /** [limits] submit-rate's buckets, on the manager's clock. */
+  private readonly rate = new SubmitRate(() => this.engine.clock.now());
 
   /** The stored JSON of the job `enter` just admitted, handed to `accept` (one serialization per job). */
   private enteredJson = "";
@@ -248,6 +252,7 @@ export class Submitter {
       this.guestRunnable?.(userid, jobspec);
     }
     checkJobsPerUser(userid, e.activeOf(userid), this.limits);
+    this.rate.take(userid, this.limits);
     checkJobspecBytesPerUser(userid, e.storedBytesOf(userid), bytes, this.limits);
     const job = newActiveJob(newJobCore(this.ids.next(), jobspec));
     job.jobspecBytes = bytes;

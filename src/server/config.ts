@@ -6,6 +6,8 @@
  *   [daemon]
  *   socket = "/run/jobtap.sock"        # default <statedir>/jobtap.sock
  *   guests = false                     # true: other users may connect (socket 0666)
+ *   user = "jobtap"                    # a multi-user instance: started as root, runs as this
+ *                                      #   service user, jobs as their users (docs/site.md)
  *   max-request-size = 33554432        # bytes
  *   shutdown = "kill"                  # or "wait": what SIGTERM does to running jobs
  *   shutdown-timeout = "30s"           # "wait": how long before running jobs are killed
@@ -13,10 +15,15 @@
  *   [limits]                           # docs/configuration.md
  *   jobspec-size = "2M"                # argument-size, exec-size: bytes too
  *   jobs-per-user = 100000             # active jobs of one user
+ *   submit-rate = 50                   # jobs/s one user may submit (token bucket; 0: no limit)
+ *   submit-burst = 500                 # the bucket (default: ten seconds of submit-rate)
  *   jobspec-bytes-per-user = "1G"      # one user's stored jobspecs (0: no limit)
  *   eventlog-entries = 10000           # a job's eventlog, through requests
  *   connections = 1000                 # open socket connections
  *   connections-per-user = 64          # a guest's authenticated connections
+ *
+ *   [exec]
+ *   allow-root = false                 # a multi-user instance: may root's jobs run?
  *
  *   [resources]                        # the local pool (default: this machine)
  *   cores = 8
@@ -51,6 +58,10 @@ export interface DaemonSettings {
   socket?: string;
   /** Let other local users connect (socket 0666); they are guests. */
   guests: boolean;
+  /** `[daemon] user`: the service user of a multi-user instance (docs/site.md). */
+  user?: string;
+  /** `[exec] allow-root`: a multi-user instance runs root's jobs (default: refused). */
+  allowRoot: boolean;
   maxRequestBytes: number;
   shutdown: ShutdownPolicy;
   shutdownTimeoutMs: number;
@@ -76,7 +87,7 @@ export interface DaemonConfig {
   settings: DaemonSettings;
 }
 
-const DAEMON_KEYS = ["socket", "guests", "max-request-size", "shutdown", "shutdown-timeout"];
+const DAEMON_KEYS = ["socket", "guests", "user", "max-request-size", "shutdown", "shutdown-timeout"];
 const RESOURCE_KEYS = ["cores", "gpus", "memory", "slots"];
 const LIMIT_KEYS: Array<[string, keyof JobLimits]> = [
   ["jobspec-size", "jobspecBytes"],
@@ -102,6 +113,7 @@ export function defaultConfig(): DaemonConfig {
 function defaultSettings(): DaemonSettings {
   return {
     guests: false,
+    allowRoot: false,
     maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
     maxConnections: DEFAULT_MAX_CONNECTIONS,
     shutdown: "kill",
@@ -197,6 +209,12 @@ function readSettings(raw: Record<string, unknown>, errors: JobtapError[]): Daem
   const guests = daemon.guests;
   if (typeof guests === "boolean") s.guests = guests;
   else if (guests !== undefined) errors.push(configError("[daemon].guests", `must be true or false, got ${JSON.stringify(guests)}`));
+  const user = daemon.user;
+  if (typeof user === "string" && /^[a-z_][a-z0-9_.-]*\$?$/i.test(user)) s.user = user;
+  else if (user !== undefined) errors.push(configError("[daemon].user", `must be a user name, got ${JSON.stringify(user)}`));
+  const allowRoot = (raw.exec as Record<string, unknown> | undefined)?.["allow-root"];
+  if (typeof allowRoot === "boolean") s.allowRoot = allowRoot;
+  else if (allowRoot !== undefined) errors.push(configError("[exec].allow-root", `must be true or false, got ${JSON.stringify(allowRoot)}`));
   const cap = daemon["max-request-size"];
   if (cap !== undefined) s.maxRequestBytes = size(cap, "[daemon].max-request-size", errors) ?? s.maxRequestBytes;
   const policy = daemon.shutdown;
@@ -211,7 +229,7 @@ function readSettings(raw: Record<string, unknown>, errors: JobtapError[]): Daem
 }
 
 function readLimits(t: Record<string, unknown>, s: DaemonSettings, errors: JobtapError[]): void {
-  const known = [...LIMIT_KEYS, [STORED_BYTES_KEY], ...LIMIT_COUNT_KEYS, ["connections"], ["connections-per-user"]];
+  const known = [...LIMIT_KEYS, [STORED_BYTES_KEY], ...LIMIT_COUNT_KEYS, ["connections"], ["connections-per-user"], ["submit-rate"], ["submit-burst"]];
   unknownKeys(t, "limits", known.map(([k]) => k as string), errors);
   const limits: Partial<JobLimits> = {};
   for (const [key, field] of LIMIT_KEYS) {
@@ -223,6 +241,11 @@ function readLimits(t: Record<string, unknown>, s: DaemonSettings, errors: Jobta
       errors.push(configError(`[limits].${key}`, `${v} is more than Linux accepts for one argument (${KERNEL_ARGUMENT_MAX} bytes)`));
     } else limits[field] = v;
   }
+  const rate = t["submit-rate"];
+  if (typeof rate === "number" && Number.isFinite(rate) && rate >= 0) limits.submitRate = rate;
+  else if (rate !== undefined) errors.push(configError("[limits].submit-rate", `must be a number of jobs per second (0: no limit), got ${JSON.stringify(rate)}`));
+  const burst = count(t["submit-burst"], "[limits].submit-burst", errors);
+  if (burst !== undefined) limits.submitBurst = burst;
   // 0 is allowed here: no limit on a user's stored jobspecs.
   const stored = t[STORED_BYTES_KEY] === undefined ? undefined : size(t[STORED_BYTES_KEY], `[limits].${STORED_BYTES_KEY}`, errors);
   if (stored !== undefined) limits.jobspecBytesPerUser = stored;

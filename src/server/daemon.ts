@@ -7,7 +7,7 @@
  * restart callbacks) → socket server. Shutdown: stop accepting, pause scheduling so nothing
  * new starts, settle running jobs per `[daemon] shutdown`, flush and close the store.
  */
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ErrorCode, JobtapError } from "../errors.js";
 import { createJobManager, type JobManager } from "../manager/manager.js";
@@ -21,6 +21,9 @@ import { createReloader, type ReloadOutcome } from "./reload.js";
 import { createHandlers } from "./service.js";
 import { containPluginFaults, type PluginFile } from "./faults.js";
 import { packageVersion } from "../version.js";
+import { startLauncherClient, type LauncherClient } from "../manager/exec/launcher-client.js";
+import { serviceUser, dropPrivileges, prepareSocketDir } from "./service-user.js";
+import type { PasswdEntry } from "../manager/exec/run-as.js";
 
 export interface DaemonOptions {
   statedir: string;
@@ -58,21 +61,32 @@ const KILL_GRACE_MS = 10_000;
  */
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const log = leveled(opts.log, opts.env.JOBTAP_DEBUG !== undefined);
+  let launcher: LauncherClient | undefined;
   try {
-    prepareStatedir(opts.statedir, log);
     const config = opts.configPath === undefined ? defaultConfig() : loadConfigFile(opts.configPath, opts.env);
     if (opts.configPath !== undefined) log("info", `configuration ${opts.configPath} accepted`);
+    // A multi-user instance: the service user must exist and we must be root to become it.
+    const service = config.settings.user === undefined ? undefined : serviceUser(config.settings.user);
+    prepareStatedir(opts.statedir, log, service);
     const socketPath = opts.socketPath ?? config.settings.socket ?? join(opts.statedir, "jobtap.sock");
     checkSocketPathLength(socketPath);
     await assertSocketFree(socketPath);
+    if (service) {
+      prepareSocketDir(socketPath, service);
+      launcher = startLauncherClient({ allowRoot: config.settings.allowRoot, log: (level, message) => log(level, message) });
+      await launcher.ready();
+      dropPrivileges(service);
+      log("info", `multi-user instance: running as ${service.name} (uid ${service.uid}); jobs start through launcher pid ${launcher.pid}`);
+    }
     const unlock = lockStatedir(opts.statedir);
     try {
-      return await launch(opts, config, socketPath, log, unlock);
+      return await launch(opts, config, socketPath, log, unlock, launcher, service);
     } catch (e) {
       unlock();
       throw e;
     }
   } catch (e) {
+    launcher?.close();
     log("error", `cannot start: ${(e as Error).message}`);
     throw e;
   }
@@ -83,10 +97,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
  * an existing one is tightened to 0700, and one owned by another user is refused (its
  * owner could read or replace the store under the daemon).
  */
-function prepareStatedir(statedir: string, log: Leveled): void {
-  mkdirSync(statedir, { recursive: true, mode: 0o700 });
+function prepareStatedir(statedir: string, log: Leveled, service?: PasswdEntry): void {
+  const made = mkdirSync(statedir, { recursive: true, mode: 0o700 }) !== undefined;
+  // A multi-user instance's statedir is the service user's: made for it, never taken over.
+  if (made && service) chownSync(statedir, service.uid, service.gid);
   const st = lstatSync(statedir);
-  const me = process.geteuid?.() ?? 0;
+  const me = service?.uid ?? process.geteuid?.() ?? 0;
   if (!st.isDirectory()) {
     throw new JobtapError(ErrorCode.INVALID_ARGUMENT, `statedir ${statedir} is not a directory`, { statedir });
   }
@@ -119,11 +135,13 @@ async function launch(
   socketPath: string,
   log: Leveled,
   unlock: () => void,
+  launcher: LauncherClient | undefined,
+  service: PasswdEntry | undefined,
 ): Promise<Daemon> {
   const s = config.settings;
   let host: JobtapHost | undefined;
   // One owner for both: the manager's guest rules and the plugins' `p.owner` must agree.
-  const owner = opts.owner ?? process.getuid?.() ?? 0;
+  const owner = opts.owner ?? service?.uid ?? process.getuid?.() ?? 0;
   const plugins = jobtapPlugins({
     config: config.raw,
     env: opts.env,
@@ -138,6 +156,7 @@ async function launch(
     config: config.raw,
     log: (level, message) => log(level, message),
     plugins: async (port) => (host = await plugins(port)),
+    ...(launcher ? { launcher } : {}),
     ...managerOptions(s),
   });
   let accepting = true;
@@ -180,6 +199,7 @@ async function launch(
         await step(log, "closing the socket", () => server.close()),
         await step(log, "settling running jobs", () => settleRunningJobs(manager, s, log)),
         await step(log, "closing the store", () => manager.close()),
+        await step(log, "closing the launcher", async () => launcher?.close()),
       ].filter((ok) => !ok).length;
       unlock();
       if (failed === 0) log("info", "store flushed and closed; stopped");

@@ -3,7 +3,7 @@
  * proof file's text, the auth directory of a socket, a fresh nonce, and writing the file.
  * Kept apart from auth.ts so a `jobtap submit` does not load node:crypto to start.
  */
-import { closeSync, constants, existsSync, fstatSync, openSync, readSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, constants, existsSync, fstatSync, openSync, readSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ErrorCode, JobtapError } from "../errors.js";
 
@@ -56,6 +56,10 @@ export function writeProof(socketPath: string, nonce: string, dir: string = auth
   try {
     // wx: O_CREAT|O_EXCL, which never follows a symlink planted under the name.
     writeFileSync(path, proofText(nonce, fstatSync(fd)), { flag: "wx", mode: 0o444 });
+    // 0444 whatever the user's umask (027 would hide it from a daemon that is not root). The
+    // path is reached through the checked directory's descriptor; the sticky directory keeps
+    // others from swapping the file we just created.
+    chmodSync(path, 0o444);
   } catch (e) {
     closeSync(fd);
     throw e;

@@ -43,7 +43,7 @@ describe("local executor: whose rights, whose environment", () => {
     const self = process.getuid?.() ?? 0;
     await expect(submitNow(s, jobspec(["true"]), { userid: GUEST })).rejects.toMatchObject({
       code: "PERMISSION_DENIED",
-      message: `this instance cannot run jobs as uid ${GUEST}: its daemon runs as uid ${self}, not root, and never runs a job as another user`,
+      message: `this instance cannot run jobs as uid ${GUEST}: its daemon runs as uid ${self}, not root, and never runs a job as another user (a multi-user instance does: see docs/site.md)`,
     });
     const test = await submitNow(s, testJob(0), { userid: GUEST });
     expect((await settle(s, test)).result).toBe("COMPLETED");

@@ -26,6 +26,7 @@ describe("daemon configuration", () => {
     const cfg = loadConfigFile(path, {});
     expect(cfg.settings).toEqual({
       guests: false,
+      allowRoot: false,
       maxRequestBytes: 1024 * 1024,
       maxConnections: 1000,
       shutdown: "wait",
@@ -45,7 +46,7 @@ describe("daemon configuration", () => {
     );
     const { errors } = checkConfigFile(path, {});
     expect(errors.map((e) => e.message)).toEqual([
-      '[daemon].colour: unknown key (expected socket, guests, max-request-size, shutdown, shutdown-timeout)',
+      '[daemon].colour: unknown key (expected socket, guests, user, max-request-size, shutdown, shutdown-timeout)',
       '[daemon].shutdown: must be "kill" or "wait", got "sometimes"',
       "[resources].cores: must be a non-negative integer",
       "[job-manager.plugins][1].load: nosuch-plugin.js: No such plugin found",
@@ -125,7 +126,7 @@ describe("daemon configuration", () => {
     expect(s.connectionsPerUser).toBe(8);
     const bad = write("counts-bad.toml", `[limits]\njobs-per-user = 0\neventlog-entries = "many"\nconnections = 1.5\nconnection = 3\n`);
     expect(checkConfigFile(bad, {}).errors.map((e) => e.message)).toEqual([
-      '[limits].connection: unknown key; did you mean "connections"? (expected jobspec-size, argument-size, exec-size, jobspec-bytes-per-user, jobs-per-user, eventlog-entries, connections, connections-per-user)',
+      '[limits].connection: unknown key; did you mean "connections"? (expected jobspec-size, argument-size, exec-size, jobspec-bytes-per-user, jobs-per-user, eventlog-entries, connections, connections-per-user, submit-rate, submit-burst)',
       "[limits].jobs-per-user: must be a positive integer, got 0",
       '[limits].eventlog-entries: must be a positive integer, got "many"',
       "[limits].connections: must be a positive integer, got 1.5",
@@ -174,7 +175,26 @@ describe("daemon configuration", () => {
     expect(checkConfigFile(path, {}).errors.map((e) => e.message)).toEqual([
       "[job-manger]: unknown table; did you mean [job-manager]?",
       '[job-manager].queue_depth: unknown key; did you mean "queue-depth"? (expected plugins, plugin-path, plugin-deadline, queue-depth, inactive-age-limit, inactive-num-limit, batch-window, prolog, epilog, perilog, stop-queues-on-restart)',
-      '[limits].exec-sise: unknown key; did you mean "exec-size"? (expected jobspec-size, argument-size, exec-size, jobspec-bytes-per-user, jobs-per-user, eventlog-entries, connections, connections-per-user)',
+      '[limits].exec-sise: unknown key; did you mean "exec-size"? (expected jobspec-size, argument-size, exec-size, jobspec-bytes-per-user, jobs-per-user, eventlog-entries, connections, connections-per-user, submit-rate, submit-burst)',
     ]);
+  });
+});
+
+describe("multi-user instance and submit rate settings", () => {
+  it("reads [daemon] user, [exec] allow-root, [limits] submit-rate/submit-burst; names bad values", () => {
+    const dir = mkdtempSync(join(tmpdir(), "jobtap-cfg-jtl-"));
+    const good = join(dir, "good.toml");
+    writeFileSync(good, '[daemon]\nuser = "jobtap"\n[exec]\nallow-root = true\n[limits]\nsubmit-rate = 2.5\nsubmit-burst = 20\n');
+    const s = loadConfigFile(good, {}).settings;
+    expect([s.user, s.allowRoot, s.limits?.submitRate, s.limits?.submitBurst]).toEqual(["jobtap", true, 2.5, 20]);
+    const bad = join(dir, "bad.toml");
+    writeFileSync(bad, '[daemon]\nuser = "a b"\n[exec]\nallow-root = "yes"\n[limits]\nsubmit-rate = -1\nsubmit-burst = 0\n');
+    expect(checkConfigFile(bad, {}).errors.map((e) => e.message)).toEqual([
+      '[daemon].user: must be a user name, got "a b"',
+      '[exec].allow-root: must be true or false, got "yes"',
+      "[limits].submit-rate: must be a number of jobs per second (0: no limit), got -1",
+      "[limits].submit-burst: must be a positive integer, got 0",
+    ]);
+    rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -24,6 +24,10 @@ export interface JobLimits {
   jobspecBytesPerUser: number;
   /** Entries one job's eventlog may reach through requests (urgency, update, post-event, non-fatal exceptions). */
   eventlogEntries: number;
+  /** Jobs one user may submit per second, on average (0: no limit); see rate.ts. */
+  submitRate: number;
+  /** Jobs one user may submit at once before the rate applies (0: ten seconds' worth). */
+  submitBurst: number;
 }
 
 /** The kernel's own cap on one argument or environment string, without its NUL. */
@@ -36,6 +40,8 @@ export const DEFAULT_JOB_LIMITS: JobLimits = {
   jobsPerUser: 100_000,
   jobspecBytesPerUser: 1024 ** 3,
   eventlogEntries: 10_000,
+  submitRate: 0,
+  submitBurst: 0,
 };
 
 /** The configuration key each limit is set by (named in refusals). */
@@ -46,6 +52,8 @@ const KEY: Record<keyof JobLimits, string> = {
   jobsPerUser: "[limits] jobs-per-user",
   jobspecBytesPerUser: "[limits] jobspec-bytes-per-user",
   eventlogEntries: "[limits] eventlog-entries",
+  submitRate: "[limits] submit-rate",
+  submitBurst: "[limits] submit-burst",
 };
 
 /** LIMIT_EXCEEDED for a user at [limits] jobs-per-user active jobs. */

@@ -35,7 +35,7 @@ import { isPlainObject, resourceRequest } from "../core/jobspec.js";
 import { procStartTime } from "./proc.js";
 import { processLauncher, type UserLauncher } from "./run-as.js";
 import { ErrorCode, isJobtapError } from "../../errors.js";
-import { reattachLocal, type SavedTask } from "./local-reattach.js";
+import { reattachLocal, watchLostTasks, type SavedTask } from "./local-reattach.js";
 import type { LocalRun, LocalRunner, LocalTask } from "./local-run.js";
 import { waitStatus, type ExecJob, type ExecReport, type Executor } from "../port/executor.js";
 
@@ -52,9 +52,6 @@ export interface LocalExecOptions {
   launcher?: UserLauncher;
 }
 
-/** This process's uid. */
-const SELF = process.getuid?.() ?? 0;
-
 /** PATH of a job whose jobspec carries no environment (`submit --jobspec` files). */
 export const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 
@@ -65,6 +62,8 @@ const ARG_STRLEN_MAX = 131072;
 export class LocalExecutor implements Executor, LocalRunner {
   private readonly runs = new Map<JobId, LocalRun>();
   readonly launcher: UserLauncher;
+  /** This process's uid, read when the executor is made: a daemon may drop root before that. */
+  private readonly self = process.getuid?.() ?? 0;
 
   constructor(
     readonly clock: Clock,
@@ -75,6 +74,7 @@ export class LocalExecutor implements Executor, LocalRunner {
 
   start(job: ExecJob, report: ExecReport): void {
     const run = this.newRun(job.id, report);
+    this.launcher.authorise?.(formatJobId(job.id), this.runAs(job.userid));
     // Processes start only once the job's `alloc` is in the store: a manager killed before
     // that comes back with the job still waiting for resources and would run it again,
     // while the first copy still runs (found by the crash campaign, bench/crash.ts).
@@ -89,7 +89,6 @@ export class LocalExecutor implements Executor, LocalRunner {
       this.release(run);
       return;
     }
-    const report = run.report;
     let argv: string[];
     let ntasks: number;
     let out: { stdout: string; stderr: string };
@@ -112,6 +111,17 @@ export class LocalExecutor implements Executor, LocalRunner {
       }
     }
     if (run.failed || run.running === 0) return;
+    // A launcher in another process knows the pids only later: start once each is known.
+    run.unspawned = this.launcher.deferred ? run.tasks.filter((t) => t.pid === undefined).length : 0;
+    run.started = () => this.started(job, run, out);
+    if (run.unspawned === 0) run.started();
+  }
+
+  /** Every task has its pid: they are saved (for a restart), then the job's `start`. */
+  private started(job: ExecJob, run: LocalRun, out: { stdout: string; stderr: string }): void {
+    run.started = undefined;
+    if (run.failed || this.runs.get(job.id) !== run) return;
+    const report = run.report;
     const saved: SavedTask[] = run.tasks.flatMap((t) =>
       t.pid === undefined || t.starttime === undefined ? [] : [{ rank: t.rank, pid: t.pid, starttime: t.starttime }],
     );
@@ -144,19 +154,30 @@ export class LocalExecutor implements Executor, LocalRunner {
     const baseEnv = isPlainObject(sys.environment) ? (sys.environment as Record<string, string>) : { PATH: DEFAULT_PATH };
     const env = { ...baseEnv, JOBTAP_JOB_ID: formatJobId(job.id), FLUX_TASK_RANK: String(rank), FLUX_JOB_SIZE: String(size) };
     const cwd = typeof sys.cwd === "string" ? sys.cwd : process.cwd();
-    const child = this.launcher.spawn(this.runAs(job.userid), { argv, cwd, env, ...out }, (why) => {
+    const umask = typeof sys.umask === "number" ? { umask: sys.umask } : {};
+    const launch = { argv, cwd, env, ...out, ...umask, job: formatJobId(job.id) };
+    const child = this.launcher.spawn(this.runAs(job.userid), launch, (why) => {
       run.report.log("error", `job ${formatJobId(job.id)} task ${rank}: ${why}`);
       run.report.exception(job.id, "exec", `task ${rank}: ${why}`);
     });
     const task: LocalTask = { rank, pid: child.pid, starttime: child.pid === undefined ? undefined : procStartTime(child.pid), child, done: false };
     run.tasks.push(task);
     run.running++;
+    child.on("spawn", () => this.taskSpawned(run, task));
+    child.on("lost", () => {
+      task.child = undefined;
+      watchLostTasks(this, run);
+    });
     child.on("error", (err) => {
       run.report.log("error", `job ${formatJobId(job.id)} task ${rank}: ${err.message}`);
       if (child.pid === undefined) {
-        const why = (err as NodeJS.ErrnoException).code === "ENOENT" && !existsSync(cwd) ? `working directory "${cwd}" does not exist` : err.message;
-        run.report.exception(job.id, "exec", `task ${rank}: cannot execute "${argv[0]}": ${why}`);
+        const code = (err as NodeJS.ErrnoException).code;
+        const why = code === "ENOENT" && !existsSync(cwd) ? `working directory "${cwd}" does not exist` : err.message;
+        const note = code === ErrorCode.PERMISSION_DENIED ? why : `cannot execute "${argv[0]}": ${why}`;
+        run.report.exception(job.id, "exec", `task ${rank}: ${note}`);
+        if (this.launcher.deferred) run.failed = true;
         this.taskExited(run, task, waitStatus.exited(127));
+        this.taskSpawned(run, task);
       }
     });
     // `close`, not `exit`: a setup failure read from the task's status pipe comes first.
@@ -164,6 +185,18 @@ export class LocalExecutor implements Executor, LocalRunner {
       const st = signal ? waitStatus.signaled(signalNumber(signal)) : waitStatus.exited(code ?? 0);
       this.taskExited(run, task, st);
     });
+  }
+
+  /** A deferred task's pid is known (or it failed): the job starts once every task's is. */
+  private taskSpawned(run: LocalRun, task: LocalTask): void {
+    if (!this.launcher.deferred || task.spawned) return;
+    task.spawned = true;
+    task.pid = task.child?.pid;
+    const st = (task.child as { starttime?: number } | undefined)?.starttime;
+    task.starttime = st ?? (task.pid === undefined ? undefined : procStartTime(task.pid));
+    if (run.killed && task.pid !== undefined) this.launcher.signal(task.pid, task.starttime, "SIGKILL");
+    run.unspawned = (run.unspawned ?? 1) - 1;
+    if (run.unspawned === 0) run.started?.();
   }
 
   /** A task could not start: exception; tasks already running are killed, then release. */
@@ -212,6 +245,7 @@ export class LocalExecutor implements Executor, LocalRunner {
   private release(run: LocalRun): void {
     this.stopTimers(run);
     this.runs.delete(run.id);
+    this.launcher.forget?.(formatJobId(run.id));
     run.report.release(run.id);
   }
 
@@ -228,15 +262,7 @@ export class LocalExecutor implements Executor, LocalRunner {
     for (const t of run.tasks) {
       if (t.done || t.pid === undefined) continue;
       if (!t.child && procStartTime(t.pid) !== t.starttime) continue;
-      try {
-        process.kill(-t.pid, signal);
-      } catch {
-        try {
-          process.kill(t.pid, signal);
-        } catch {
-          // Gone already: its exit is on its way (or the poll sees it).
-        }
-      }
+      this.launcher.signal(t.pid, t.starttime, signal);
     }
   }
 
@@ -264,16 +290,23 @@ export class LocalExecutor implements Executor, LocalRunner {
     this.runs.clear();
   }
 
+  /** After a restart: the tasks found again are the launcher's to signal (and may be its job's). */
+  adopt(run: LocalRun, userid: number): void {
+    const tasks = run.tasks.flatMap((t) => (t.pid === undefined || t.starttime === undefined ? [] : [{ pid: t.pid, starttime: t.starttime }]));
+    this.launcher.authorise?.(formatJobId(run.id), this.runAs(userid));
+    this.launcher.adopt?.(formatJobId(run.id), this.runAs(userid), tasks);
+  }
+
   /** The uid a job of `userid` runs as: the owner's jobs run as this process's user. */
   private runAs(userid: number): number {
-    return userid === (this.opts.owner ?? SELF) ? SELF : userid;
+    return userid === (this.opts.owner ?? this.self) ? this.self : userid;
   }
 
   private outputPaths(job: ExecJob): { stdout: string; stderr: string } {
     const cwd = (job.jobspec.attributes.system?.cwd as string | undefined) ?? process.cwd();
     // Another user's job: its default files go to its cwd, and no directory is made for it
     // with this process's rights.
-    const own = this.runAs(job.userid) === SELF;
+    const own = this.runAs(job.userid) === this.self;
     const paths = outputPaths(job.jobspec, formatJobId(job.id), own ? this.opts.outputDir : undefined, cwd);
     if (own) {
       makeDirs(dirname(paths.stdout));

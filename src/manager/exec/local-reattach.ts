@@ -42,6 +42,7 @@ export function reattachLocal(exec: LocalRunner, run: LocalRun, job: ExecJob): v
   }
   for (const s of saved) run.tasks.push({ rank: s.rank, pid: s.pid, starttime: s.starttime, done: false });
   run.running = run.tasks.length;
+  exec.adopt(run, job.userid);
   if (job.startedAt === undefined) run.report.start(job.id);
   run.report.log("info", `job ${formatJobId(job.id)}: reattaching to pid ${saved.map((s) => s.pid).join(",")}`);
   if (job.duration > 0) {
@@ -51,11 +52,19 @@ export function reattachLocal(exec: LocalRunner, run: LocalRun, job: ExecJob): v
   poll(exec, run);
 }
 
+/**
+ * Tasks whose launcher died while they ran: they run on, no longer anyone's child here, so
+ * they are watched in /proc as after a restart (their exit status is seen only as a zombie).
+ */
+export function watchLostTasks(exec: LocalRunner, run: LocalRun): void {
+  if (run.pollTimer === undefined && run.running > 0) poll(exec, run);
+}
+
 /** One look at every task still running; again after `pollMs` while any is. */
 function poll(exec: LocalRunner, run: LocalRun): void {
   run.pollTimer = undefined;
   for (const t of run.tasks) {
-    if (t.done) continue;
+    if (t.done || t.child) continue;
     const gone = exitOf(t);
     if (gone === "running") continue;
     if (gone === undefined && !run.killed && !run.statusUnknown) {

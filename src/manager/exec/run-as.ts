@@ -25,26 +25,56 @@ export interface TaskLaunch {
   env: Record<string, string>;
   stdout: string;
   stderr: string;
+  /** The submitter's umask (another user's task only; this process's own keep its umask). */
+  umask?: number;
+  /** The job (f58), for a launcher that checks which user each job may run as. */
+  job?: string;
+}
+
+/**
+ * A started task as the executor sees it: a child process here, or a task the privileged
+ * launcher started (launcher-client.ts). Events: `spawn` (pid known), `error` (before
+ * `spawn`: it never started), `close` (code, signal), `lost` (its launcher died: the task
+ * runs on, no longer anyone's child here).
+ */
+export interface TaskHandle {
+  readonly pid?: number | undefined;
+  on(event: "spawn" | "lost", listener: () => void): unknown;
+  on(event: "error", listener: (err: Error) => void): unknown;
+  on(event: "close", listener: (code: number | null, signal: NodeJS.Signals | null) => void): unknown;
 }
 
 /** Starts processes as a given user. */
 export interface UserLauncher {
   /** True when tasks may run as users other than this process's (it is root). */
   readonly canSwitchUsers: boolean;
+  /** True when jobs of root are refused at submit (a multi-user instance without `[exec] allow-root`). */
+  readonly refusesRoot?: boolean;
+  /** True when `spawn` returns before the pid is known (wait for `spawn` or `error`). */
+  readonly deferred?: boolean;
   /**
    * Starts `task` as `uid` in a new session. Throws (a JobtapError naming the path, or the
    * spawn error) when it cannot start at all; a failure found once running as the user
    * (cwd, output files, program not found) is handed to `setupFailed` before the child's
    * `close` event, and the child exits with status 126.
    */
-  spawn(uid: number, task: TaskLaunch, setupFailed: (why: string) => void): ChildProcess;
+  spawn(uid: number, task: TaskLaunch, setupFailed: (why: string) => void): TaskHandle;
+  /** Sends `signal` to the process group of a task this launcher started (pid + start time). */
+  signal(pid: number, starttime: number | undefined, signal: NodeJS.Signals | number): void;
+  /** The job `job` (f58) may start tasks as `uid` (called when its resources are allocated). */
+  authorise?(job: string, uid: number): void;
+  /** The job ended: its authorisation goes. */
+  forget?(job: string): void;
+  /** After a restart: tasks of `job` started by an earlier launcher are its to signal now. */
+  adopt?(job: string, uid: number, tasks: ReadonlyArray<{ pid: number; starttime: number }>): void;
 }
 
 const SETPRIV = "/usr/bin/setpriv";
 
-/** The wrapper run as the user: $1 cwd, $2 stdout path, $3 stderr path, then the command. */
+/** The wrapper run as the user: $1 cwd, $2 stdout path, $3 stderr path, $4 umask (octal or ""), then the command. */
 const WRAPPER = `
 fail() { printf '%s\\n' "$1" >&3; exit 126; }
+[ -z "$4" ] || umask "$4" || fail "cannot set umask \\"$4\\""
 cd -- "$1" 2>/dev/null || fail "cannot enter working directory \\"$1\\""
 for f in "$2" "$3"; do
   if [ -e "$f" ] && [ ! -f "$f" ]; then fail "output \\"$f\\": not a regular file (FIFOs, devices and directories are refused)"; fi
@@ -53,44 +83,77 @@ done
 exec 4>>"$2" 5>>"$3"
 t=$(stat -L -f -c %T /proc/self/fd/4 /proc/self/fd/5 2>/dev/null) || fail "output: cannot check the output files"
 for fs in $t; do case $fs in proc|sysfs|cgroup*|debugfs|securityfs|tracefs) fail "output: a /proc or /sys file (refused)";; esac; done
-shift 3
+shift 4
 command -v -- "$1" >/dev/null 2>&1 || fail "cannot execute \\"$1\\": not found"
 exec >&4 2>&5 4>&- 5>&- 3>&-
 exec "$@"
 `;
 
-/** How long a user's primary gid is trusted before the password database is asked again. */
+/** How long a user's password entry is trusted before the database is asked again. */
 const PASSWD_TTL_MS = 60_000;
+
+/** A user's entry in the password database: what a job of theirs starts with. */
+export interface PasswdEntry {
+  name: string;
+  uid: number;
+  gid: number;
+  home: string;
+  shell: string;
+}
+
+/** Looks `user` (a name or uid) up in the password database (getent: NSS too); undefined if absent. */
+export function passwdEntry(user: string | number): PasswdEntry | undefined {
+  const r = spawnSync("getent", ["passwd", String(user)], { encoding: "utf8" });
+  const f = r.status === 0 ? r.stdout.split("\n")[0]!.split(":") : [];
+  const uid = Number(f[2]);
+  const gid = Number(f[3]);
+  if (f.length < 7 || !Number.isInteger(uid) || !Number.isInteger(gid)) return undefined;
+  return { name: f[0]!, uid, gid, home: f[5]!, shell: f[6]! };
+}
 
 /** The launcher of this process: switches users only when running as root (or never, if told). */
 export function processLauncher(opts: { canSwitchUsers?: boolean } = {}): UserLauncher {
   const self = process.getuid?.() ?? 0;
   const canSwitchUsers = opts.canSwitchUsers ?? self === 0;
-  const gids = new Map<number, { gid: number; until: number }>();
-  const primaryGid = (uid: number): number => {
-    const hit = gids.get(uid);
-    if (hit && hit.until > Date.now()) return hit.gid;
-    const r = spawnSync("getent", ["passwd", String(uid)], { encoding: "utf8" });
-    const gid = Number(r.status === 0 ? r.stdout.split(":")[3] : NaN);
-    if (!Number.isInteger(gid)) throw new JobtapError(ErrorCode.PERMISSION_DENIED, `the job's user (uid ${uid}) is not in the password database`);
-    gids.set(uid, { gid, until: Date.now() + PASSWD_TTL_MS });
-    return gid;
+  const cache = new Map<number, { entry: PasswdEntry; until: number }>();
+  const lookup = (uid: number): PasswdEntry => {
+    const hit = cache.get(uid);
+    if (hit && hit.until > Date.now()) return hit.entry;
+    const entry = passwdEntry(uid);
+    // A user deleted after submitting: this job's exception, never a run as someone else.
+    if (!entry) throw new JobtapError(ErrorCode.PERMISSION_DENIED, `the job's user (uid ${uid}) is not in the password database`);
+    cache.set(uid, { entry, until: Date.now() + PASSWD_TTL_MS });
+    return entry;
   };
   return {
     canSwitchUsers,
     spawn(uid, task, setupFailed) {
       if (uid === self) return spawnDirect(task);
       if (!canSwitchUsers) throw cannotSwitch(uid, self);
-      return spawnSwitched(uid, primaryGid(uid), task, setupFailed);
+      return spawnSwitched(lookup(uid), task, setupFailed);
     },
+    signal: signalGroup,
   };
+}
+
+/** Signals a task's process group (its pid: it leads one), or the pid alone; gone is fine. */
+export function signalGroup(pid: number, _starttime: number | undefined, signal: NodeJS.Signals | number): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Gone already: its exit is on its way (or the poll sees it).
+    }
+  }
 }
 
 /** Why a job of `uid` cannot run on an instance whose daemon runs as `self`. */
 export function cannotSwitch(uid: number, self: number): JobtapError {
   return new JobtapError(
     ErrorCode.PERMISSION_DENIED,
-    `this instance cannot run jobs as uid ${uid}: its daemon runs as uid ${self}, not root, and never runs a job as another user`,
+    `this instance cannot run jobs as uid ${uid}: its daemon runs as uid ${self}, not root, and never runs a job as another user (a multi-user instance does: see docs/site.md)`,
     { userid: uid },
   );
 }
@@ -114,12 +177,19 @@ function spawnDirect(task: TaskLaunch): ChildProcess {
   }
 }
 
-/** Another user: setpriv, then the wrapper opens the files as that user. */
-function spawnSwitched(uid: number, gid: number, task: TaskLaunch, setupFailed: (why: string) => void): ChildProcess {
-  const argv = [`--reuid=${uid}`, `--regid=${gid}`, "--init-groups", "--", "/bin/sh", "-c", WRAPPER, "jobtap-task", task.cwd, task.stdout, task.stderr, ...task.argv];
+/**
+ * Another user: setpriv, then the wrapper opens the files as that user. HOME, USER, LOGNAME
+ * and SHELL come from the password database (they say who the job runs as), whatever the
+ * submitted environment held.
+ */
+function spawnSwitched(user: PasswdEntry, task: TaskLaunch, setupFailed: (why: string) => void): ChildProcess {
+  const umask = task.umask === undefined ? "" : (task.umask & 0o777).toString(8).padStart(4, "0");
+  const head = [`--reuid=${user.uid}`, `--regid=${user.gid}`, "--init-groups", "--", "/bin/sh", "-c", WRAPPER, "jobtap-task"];
+  const argv = [...head, task.cwd, task.stdout, task.stderr, umask, ...task.argv];
+  const env = { ...task.env, HOME: user.home, USER: user.name, LOGNAME: user.name, SHELL: user.shell };
   // cwd "/": the working directory is entered by the wrapper, as the user.
   // stderr too: setpriv's own failure (say, a user without a password entry) lands there.
-  const child = spawn(SETPRIV, argv, { cwd: "/", env: task.env, stdio: ["ignore", "ignore", "pipe", "pipe"], detached: true });
+  const child = spawn(SETPRIV, argv, { cwd: "/", env, stdio: ["ignore", "ignore", "pipe", "pipe"], detached: true });
   const streams = [child.stdio[2], child.stdio[3]].filter((s) => s !== null && s !== undefined);
   let text = "";
   let open = streams.length;

@@ -1,0 +1,64 @@
+/**
+ * The privileged launcher's channel: newline-separated JSON on the launcher's stdin (the
+ * daemon's requests) and stdout (its answers), pipes inherited at spawn and never a path in
+ * the filesystem. One line per message, each well under PIPE_BUF, so a line written by a
+ * launcher that then dies is whole or absent.
+ *
+ * After a (re)start the launcher ignores its input until a `sync` line: bytes a dead
+ * launcher had not consumed are stale, and the daemon failed their requests already.
+ */
+
+/** The daemon to the launcher. `req` numbers a start; answers carry it back. */
+export type LauncherRequest =
+  | { op: "sync"; n: number }
+  | { op: "authorise"; job: string; uid: number }
+  | { op: "forget"; job: string }
+  | {
+      op: "start";
+      req: number;
+      job: string;
+      uid: number;
+      argv: string[];
+      cwd: string;
+      env: Record<string, string>;
+      stdout: string;
+      stderr: string;
+      umask?: number;
+    }
+  | { op: "signal"; pid: number; starttime: number | undefined; signal: string | number }
+  | { op: "adopt"; job: string; uid: number; tasks: Array<{ pid: number; starttime: number }> };
+
+/** The launcher (or its keeper) to the daemon. */
+export type LauncherAnswer =
+  | { op: "launcher"; pid: number }
+  | { op: "died"; pid: number; why: string }
+  | { op: "synced"; n: number }
+  | { op: "spawned"; req: number; pid: number; starttime: number | undefined }
+  | { op: "error"; req: number; message: string; code?: string }
+  | { op: "setup"; req: number; why: string }
+  | { op: "exit"; req: number; code: number | null; signal: string | null }
+  | { op: "log"; level: "info" | "warn" | "error"; message: string };
+
+/** Splits a byte stream into lines; calls `line` for each complete one. */
+export function lineReader(line: (text: string) => void): (chunk: Buffer | string) => void {
+  let rest = "";
+  return (chunk) => {
+    rest += typeof chunk === "string" ? chunk : chunk.toString("utf8");
+    let at: number;
+    while ((at = rest.indexOf("\n")) >= 0) {
+      const text = rest.slice(0, at);
+      rest = rest.slice(at + 1);
+      if (text !== "") line(text);
+    }
+  };
+}
+
+/** Parses one line; undefined when it is not a JSON object with a string `op`. */
+export function parseMessage<T extends { op: string }>(text: string): T | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === "object" && v !== null && typeof (v as { op?: unknown }).op === "string" ? (v as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}
