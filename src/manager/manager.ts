@@ -38,7 +38,9 @@ import { activeInfo, inactiveInfo, waitResultOf, type JobInfo } from "./engine/v
 import type { State } from "./base/states.js";
 import type { ClassAd } from "../classad/classad.js";
 import { JobAds } from "./jobads.js";
-import { HostAds } from "./ads/hostads.js";
+import { HostAds, type SlotPolicy } from "./ads/hostads.js";
+import { Matchmaker } from "./policy/matchmaker.js";
+import { builtinEvaluator } from "../classad/shared.js";
 import { carveSlots, describeSlots, type ResourcePool, type SlotType } from "./scheduler/slots.js";
 import { hostname } from "node:os";
 
@@ -66,6 +68,8 @@ export interface JobManagerOptions {
   inactiveNumLimit?: number;
   /** Queued jobs one scheduling pass may look at (default 1: strict first-come). */
   queueDepth?: number;
+  /** Each slot's START/RANK/PREEMPT/STARTD_ATTRS (index = SlotID - 1; policy/slot-policy.ts). */
+  slotPolicy?: readonly SlotPolicy[];
   /** Attaches the plugin host; called after replay, before restart callbacks. */
   plugins?: (mgr: ManagerPort) => PluginPort | Promise<PluginPort>;
   log?: Logger;
@@ -142,7 +146,16 @@ export class JobManager {
       pool: scheduler.pool,
       slotUse: () => scheduler.slotUse(),
       ...(opts.statedir ? { diskPath: opts.statedir } : {}),
+      ...(opts.slotPolicy ? { policy: opts.slotPolicy } : {}),
+      changed: () => scheduler.poke(),
     });
+    scheduler.useMatcher(new Matchmaker({
+      hostAds: this.hostAds,
+      active: (id) => engine.active.get(id),
+      jobAd: (job) => this.jobAds.of(job),
+      evaluator: builtinEvaluator(),
+      log: opts.log ?? defaultLog,
+    }));
     const conf = opts.config ?? {};
     const lookups: ManagerLookups = {
       inactiveCore: (id) => this.loadInactive(id)?.core,

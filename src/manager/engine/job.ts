@@ -3,7 +3,7 @@
  * are not in the eventlog (mailbox queue, holds, requests in flight, caches).
  */
 import type { ClassAd } from "../../classad/classad.js";
-import type { JobAdBase } from "../ads/jobad.js";
+import type { JobAdBase, MatchTimes } from "../ads/jobad.js";
 import type { JobId } from "../base/ids.js";
 import type { JobResult } from "../base/states.js";
 import type { ExecReport, Executor } from "../port/executor.js";
@@ -81,8 +81,10 @@ export interface ActiveJob {
   refused?: ((err: unknown) => void) | undefined;
   /** The executor running the job, from start (or reattach) until it is released. */
   exec?: ExecBinding | undefined;
-  /** The job ad built for `core` (jobads.ts); stale once the core changed. */
-  adCache?: { revision: number; base: JobAdBase; ad: ClassAd } | undefined;
+  /** The job ad built for `core` (jobads.ts); stale once the core or `matchTimes` changed. */
+  adCache?: { revision: number; base: JobAdBase; ad: ClassAd; times: MatchTimes | undefined } | undefined;
+  /** LastMatchTime / LastRejMatchTime (policy/matchmaker.ts): replaced, never changed in place. */
+  matchTimes?: MatchTimes | undefined;
   /** Resolvers of `wait(id)`: each gets a result of its own when the job retires. */
   waiters?: Array<(r: WaitResult) => void>;
 }
@@ -112,6 +114,7 @@ export function newActiveJob(core: JobCore): ActiveJob {
     refused: undefined,
     exec: undefined,
     adCache: undefined,
+    matchTimes: undefined,
     waiters: undefined,
   };
 }
