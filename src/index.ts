@@ -97,6 +97,7 @@ export {
   matches,
   requirementsHold,
   rank,
+  analyzeRequirements,
   UNDEFINED,
   ERROR,
   ListValue,
@@ -111,6 +112,7 @@ export {
   toJS,
   fromJS,
 } from "./classad/index.js";
+export type { RequirementsAnalysis, ClauseAnalysis, SlotAnalysis } from "./classad/index.js";
 export type { Value as ClassAdValue, ValueType as ClassAdValueType, Expr as ClassAdExpr, ClassAdFunction, LazyClassAdFunction, EvaluatorOptions } from "./classad/index.js";
 
 // --- HTCondor config and transforms ---

@@ -8,7 +8,8 @@ import type { JobId } from "./manager/base/ids.js";
 import { createJobManager, type JobManager } from "./manager/manager.js";
 import type { EventEntry, Jobspec } from "./manager/port/records.js";
 import type { JobInfo } from "./manager/engine/views.js";
-import type { SlotType } from "./manager/scheduler/slots.js";
+import { carveSlots, type SlotType } from "./manager/scheduler/slots.js";
+import { slotPolicies } from "./manager/policy/slot-policy.js";
 import type { JobtapHost } from "./plugins/host.js";
 import { BUILTINS, jobtapPlugins } from "../plugins-builtin/index.js";
 import type { PluginDefinition } from "./plugins/loader.js";
@@ -104,12 +105,17 @@ export async function createTestHost(opts: TestHostOptions = {}): Promise<TestHo
     ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
   });
   let host: JobtapHost | undefined;
+  const resources = { cores: 4, gpus: 0, memory: 16 * 2 ** 30, ...opts.resources };
+  // `[policy]` and `[resources] slots` policy keys in the instance config, read as the daemon does.
+  const config = opts.config ?? {};
+  const slotPolicy = slotPolicies(carveSlots(resources, opts.slots), config.policy as Record<string, unknown> | undefined, (opts.slots ?? []) as never[]);
   const manager = await createJobManager({
     clock,
+    slotPolicy,
     ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
     store: "memory",
     config: opts.config ?? {},
-    resources: { cores: 4, gpus: 0, memory: 16 * 2 ** 30, ...opts.resources },
+    resources,
     ...(opts.slots !== undefined ? { slots: opts.slots } : {}),
     log: (level, message) => void log.push(`${level}: ${message}`),
     plugins: async (mgr) => (host = await factory(mgr)),

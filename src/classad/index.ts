@@ -21,7 +21,9 @@
  *   `evaluate(exprOrText, { my, target })`, `evaluateAttr(ad, name, target?)`.
  * - `evalAttr(ad, name, target?)` / `evalExpr(expr, { my, target })` use a shared builtin-only
  *   evaluator whose table cannot be changed.
- * - Matchmaking: `matches(a, b, ev?)`, `rank(a, b, ev?)`.
+ * - Matchmaking: `matches(a, b, ev?)`, `rank(a, b, ev?)`; `analyzeRequirements(job, slots)`
+ *   (better-analyze: per-clause slot counts, each slot's START, the first clause no slot
+ *   satisfies with a suggested constant).
  *
  * Values: `Value` = boolean | bigint (64-bit integer) | number (real) | string | ListValue |
  * ClassAd | AbsTime | RelTime | UNDEFINED | ERROR. Helpers: `typeOf`, `isUndefined`,
@@ -50,6 +52,8 @@ export { readOldAd, parseOldAd, parseNewAd, parseAd, insertLine, type FailedLine
 export { unparse, unparseValue, printOldAd, printNewAd, formatReal } from "./unparse.js";
 export { formatE, formatF, formatG } from "./cformat.js";
 export { adToJSON, adFromJSON, fromJS } from "./json.js";
+export { analyzeRequirements, rankOf, splitAnd, type RequirementsAnalysis, type ClauseAnalysis, type SlotAnalysis } from "./analyze.js";
+export { referencedNames, namesReadThrough } from "./refs.js";
 export {
   UNDEFINED,
   ERROR,

@@ -81,11 +81,11 @@ export class JobAds {
   /** The (cached) ad of an active job. */
   of(job: ActiveJob): ClassAd {
     const c = job.adCache;
-    if (c !== undefined && c.revision === job.revision) return c.ad;
+    if (c !== undefined && c.revision === job.revision && c.times === job.matchTimes) return c.ad;
     const core = job.core;
     const base = c !== undefined && c.base.jobspec === core.jobspec && c.base.t_submit === core.t_submit ? c.base : jobAdBase(job, this.host);
     const ad = buildJobAd(job, this.host, base);
-    job.adCache = { revision: job.revision, base, ad };
+    job.adCache = { revision: job.revision, base, ad, times: job.matchTimes };
     return ad;
   }
 

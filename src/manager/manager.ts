@@ -35,10 +35,13 @@ import { JobCommands, type RaiseOptions } from "./commands.js";
 import { DEFAULT_JOB_LIMITS, type JobLimits } from "./core/limits.js";
 import { JobUpdater, type UpdateOptions } from "./update.js";
 import { activeInfo, inactiveInfo, waitResultOf, type JobInfo } from "./engine/views.js";
-import type { State } from "./base/states.js";
+import { URGENCY_DEFAULT, type State } from "./base/states.js";
 import type { ClassAd } from "../classad/classad.js";
 import { JobAds } from "./jobads.js";
-import { HostAds } from "./ads/hostads.js";
+import { HostAds, type SlotPolicy } from "./ads/hostads.js";
+import { Matchmaker } from "./policy/matchmaker.js";
+import { PeriodicPolicy, type PeriodicActions } from "./policy/periodic.js";
+import { Evaluator } from "../classad/evaluator.js";
 import { carveSlots, describeSlots, type ResourcePool, type SlotType } from "./scheduler/slots.js";
 import { hostname } from "node:os";
 
@@ -66,6 +69,10 @@ export interface JobManagerOptions {
   inactiveNumLimit?: number;
   /** Queued jobs one scheduling pass may look at (default 1: strict first-come). */
   queueDepth?: number;
+  /** PERIODIC_EXPR_INTERVAL in ms: how often PeriodicRemove/Hold/Release are evaluated (default 60 s; 0: never). */
+  periodicExprIntervalMs?: number;
+  /** Each slot's START/RANK/PREEMPT/STARTD_ATTRS (index = SlotID - 1; policy/slot-policy.ts). */
+  slotPolicy?: readonly SlotPolicy[];
   /** Attaches the plugin host; called after replay, before restart callbacks. */
   plugins?: (mgr: ManagerPort) => PluginPort | Promise<PluginPort>;
   log?: Logger;
@@ -106,6 +113,8 @@ export class JobManager {
   /** The machine ad and the slot ads, and what plugins publish into them (hostads.ts). */
   readonly hostAds: HostAds;
   private closed = false;
+  /** PeriodicRemove/Hold/Release (policy/periodic.ts); armed once the manager is up. */
+  readonly periodic: PeriodicPolicy;
   /** Where local jobs' output goes when their jobspec names no file. */
   outputDir = "";
 
@@ -142,6 +151,26 @@ export class JobManager {
       pool: scheduler.pool,
       slotUse: () => scheduler.slotUse(),
       ...(opts.statedir ? { diskPath: opts.statedir } : {}),
+      ...(opts.slotPolicy ? { policy: opts.slotPolicy } : {}),
+      changed: () => scheduler.poke(),
+    });
+    // time() in policy expressions is the manager's clock (simulated in tests), in seconds.
+    const policyEvaluator = new Evaluator({ clock: () => Math.floor(engine.clock.now() / 1000), sealed: true });
+    scheduler.useMatcher(new Matchmaker({
+      hostAds: this.hostAds,
+      active: (id) => engine.active.get(id),
+      jobAd: (job) => this.jobAds.of(job),
+      evaluator: policyEvaluator,
+      log: opts.log ?? defaultLog,
+    }));
+    this.periodic = new PeriodicPolicy({
+      clock: engine.clock,
+      intervalMs: opts.periodicExprIntervalMs ?? 60_000,
+      jobs: () => engine.active.values(),
+      jobAd: (job) => this.jobAds.of(job),
+      evaluator: policyEvaluator,
+      log: opts.log ?? defaultLog,
+      actions: periodicActions(engine, this.owner, opts.log ?? defaultLog),
     });
     const conf = opts.config ?? {};
     const lookups: ManagerLookups = {
@@ -464,6 +493,7 @@ export class JobManager {
       this.engine.log("error", `closing plugins: ${(err as Error).message}`);
     }
     this.scheduler.close();
+    this.periodic.stop();
     this.inactive.close();
     this.executors.close();
     this.engine.batch.commit(true);
@@ -577,7 +607,30 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   const { loadInactive } = JobManager.internals(m);
   await restartCallbacks({ engine, store, inactive, scheduler, actions, executors }, replay, loadInactive);
   m.port.reprioritizeAll();
+  m.periodic.start();
   return m;
+}
+
+/**
+ * How a periodic expression acts on the manager (docs/ads.md): remove is a `cancel`
+ * exception, hold is urgency 0 with the hold reason and code (as condor-fetch holds),
+ * release is the default urgency. A job that cannot take the event now is logged.
+ */
+function periodicActions(engine: Engine, owner: number, log: Logger): PeriodicActions {
+  const post = (job: ActiveJob, name: string, context: Record<string, unknown>) => {
+    try {
+      engine.checkRoom(job);
+      engine.post(job, name, context);
+    } catch (e) {
+      log("error", `periodic policy: job ${formatJobId(job.core.id)}: ${(e as Error).message}`);
+    }
+  };
+  return {
+    remove: (job, reason) => post(job, "exception", { type: "cancel", severity: 0, note: reason, userid: owner }),
+    hold: (job, reason, code, subCode) =>
+      post(job, "urgency", { urgency: 0, userid: owner, hold_reason: reason, hold_reason_code: code, hold_reason_subcode: subCode }),
+    release: (job) => post(job, "urgency", { urgency: URGENCY_DEFAULT, userid: owner }),
+  };
 }
 
 /**

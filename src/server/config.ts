@@ -40,6 +40,8 @@
 import { readFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { carveSlots, type SlotType } from "../manager/scheduler/slots.js";
+import { hasPolicy, slotPolicies } from "../manager/policy/slot-policy.js";
+import type { SlotPolicy } from "../manager/ads/hostads.js";
 import { dirname, resolve } from "node:path";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import { parseFSD } from "../manager/base/fsd.js";
@@ -78,6 +80,8 @@ export interface DaemonSettings {
   maxConnections: number;
   /** `[limits] connections-per-user`: a guest's authenticated connections at most. */
   connectionsPerUser?: number;
+  /** `[policy]` START/RANK/PREEMPT/STARTD_ATTRS per slot (src/manager/policy/slot-policy.ts). */
+  slotPolicy?: SlotPolicy[];
 }
 
 /** A whole configuration: the raw tables (plugins see all of it) plus the daemon's reading. */
@@ -144,10 +148,27 @@ export function checkConfigFile(
   const errors: JobtapError[] = [];
   anchorLoadPaths(raw, dirname(resolve(path)));
   const settings = readSettings(raw, errors);
+  readSlotPolicy(raw, settings, dirname(resolve(path)), errors);
   checkPlugins(raw, env, errors);
   // What the builtins' conf.update would refuse, so the daemon does not start and then fail.
   for (const message of checkBuiltinConfig(raw, BUILTINS, SHIPPED)) errors.push(new JobtapError(ErrorCode.CONFIG, message));
   return { config: { source: path, raw, settings }, errors };
+}
+
+/**
+ * The slots' startd policy from `[policy]` (and its `condor_config` FILE, relative to the
+ * config file) and the `[resources] slots` entries, when any of them sets one.
+ */
+function readSlotPolicy(raw: Record<string, unknown>, s: DaemonSettings, dir: string, errors: JobtapError[]): void {
+  const policy = raw.policy as Record<string, unknown> | undefined;
+  const perType = (Array.isArray((raw.resources as { slots?: unknown } | undefined)?.slots) ? (raw.resources as { slots: unknown[] }).slots : []) as Array<Record<string, unknown>>;
+  if (!hasPolicy(policy) && !perType.some((t) => typeof t === "object" && t !== null && hasPolicy(t))) return;
+  const r = s.resources ?? {};
+  const pool = { cores: r.cores ?? cpus().length, gpus: r.gpus ?? 0, memory: r.memory ?? totalmem() };
+  guard(errors, () => {
+    s.slotPolicy = slotPolicies(carveSlots(pool, s.slots), policy, perType, dir);
+    return true;
+  });
 }
 
 /** Loads a config for the daemon: throws one CONFIG error listing every problem. */

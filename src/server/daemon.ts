@@ -160,7 +160,14 @@ async function launch(
     ...managerOptions(s),
   });
   let accepting = true;
-  const reload = createReloader({ configPath: opts.configPath, env: opts.env, host: () => host, log });
+  const reload = createReloader({
+    configPath: opts.configPath,
+    env: opts.env,
+    host: () => host,
+    log,
+    // The slots' START/RANK follow the file (their layout does not change without a restart).
+    applied: (settings) => manager.hostAds.setPolicy(settings.slotPolicy ?? []),
+  });
   const handlers = createHandlers({
     reload,
     manager,
@@ -225,6 +232,7 @@ function managerOptions(s: DaemonSettings) {
   return {
     ...(s.resources ? { resources: s.resources } : {}),
     ...(s.slots ? { slots: s.slots } : {}),
+    ...(s.slotPolicy ? { slotPolicy: s.slotPolicy } : {}),
     ...(s.queueDepth !== undefined ? { queueDepth: s.queueDepth } : {}),
     ...(s.batchWindowMs !== undefined ? { batchWindowMs: s.batchWindowMs } : {}),
     ...(s.inactiveAgeLimitMs !== undefined ? { inactiveAgeLimit: s.inactiveAgeLimitMs / 1000 } : {}),

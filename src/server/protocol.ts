@@ -90,7 +90,7 @@ export interface Methods {
   /** A job's ad (docs/ads.md): `text` as `condor_q -l` prints it, `json` as adToJSON. */
   jobad: { req: { id: string }; res: PrintedAd };
   /** Host ads (docs/ads.md): the slot ads (default), the machine ad, or one slot's ad. */
-  ads: { req: { machine?: boolean; slot?: number }; res: { ads: PrintedAd[] } };
+  ads: { req: { machine?: boolean; slot?: number; constraint?: string }; res: { ads: PrintedAd[] } };
   wait: { req: { id: string }; res: { job: JobView } };
   cancel: { req: { ids: string[]; note?: string }; res: { canceled: string[] } };
   urgency: { req: { id: string; urgency: number }; res: { old_urgency: number } };

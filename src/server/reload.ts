@@ -7,7 +7,7 @@
  */
 import { ErrorCode, JobtapError } from "../errors.js";
 import { reapplyPlugins, type JobtapHost } from "../plugins/index.js";
-import { loadConfigFile } from "./config.js";
+import { loadConfigFile, type DaemonSettings } from "./config.js";
 
 /** What one reload did. */
 export interface ReloadOutcome {
@@ -22,6 +22,8 @@ export interface ReloaderDeps {
   env: Record<string, string | undefined>;
   host: () => JobtapHost | undefined;
   log: (level: "info" | "warn", message: string) => void;
+  /** Applies the daemon's own settings after a reload that succeeded (slot policy). */
+  applied?: (settings: DaemonSettings) => void;
 }
 
 /**
@@ -66,5 +68,6 @@ async function apply(d: ReloaderDeps): Promise<ReloadOutcome> {
     await host.reloadConfig(old).catch((e2: unknown) => d.log("warn", `restoring the old config: ${(e2 as Error).message}`));
     throw e;
   }
+  d.applied?.(config.settings);
   return { source: config.source, pluginsReapplied };
 }

@@ -341,7 +341,15 @@ function jobConstraint(text: string): (ad: ClassAd) => boolean {
   return (ad) => isTrue(ad.evaluateExpr(expr));
 }
 
-function hostAds(m: JobManager, req: { machine?: unknown; slot?: unknown }): ClassAd[] {
+/** The host ads asked for; `constraint` (condor_status -constraint) keeps those where it is true. */
+function hostAds(m: JobManager, req: { machine?: unknown; slot?: unknown; constraint?: unknown }): ClassAd[] {
+  const all = hostAdsOf(m, req);
+  if (req.constraint === undefined) return all;
+  const keep = jobConstraint(str("ads", "constraint", req.constraint));
+  return all.filter(keep);
+}
+
+function hostAdsOf(m: JobManager, req: { machine?: unknown; slot?: unknown }): ClassAd[] {
   if (req.machine === true) return [m.hostAds.machineAd()];
   if (req.slot === undefined) return m.hostAds.slotAds();
   const id = int("ads", "slot", req.slot);

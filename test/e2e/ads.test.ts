@@ -110,7 +110,7 @@ describe("job ads from the command line", { timeout: 90_000 }, () => {
     expect(lines).toContain("Cpus = 2");
     expect(lines).toContain(`JobIds = "${id}"`);
     const table = d.cli(["ads"]).stdout.trimEnd().split("\n");
-    expect(table[0]).toMatch(/^Name\s+OpSys\s+Arch\s+State\s+Activity\s+LoadAv\s+Mem\s+Cpus$/);
+    expect(table[0]).toMatch(/^Name\s+OpSys\s+Arch\s+State\s+Activity\s+LoadAv\s+Mem\s+Cpus\s+Start\s+Rank$/);
     expect(table).toHaveLength(3);
     expect(table[2]).toMatch(/^slot2@\S+\s.*Claimed\s+Busy/);
     const machine = JSON.parse(d.cli(["ads", "--machine", "--json"]).stdout) as Array<Record<string, unknown>>;

@@ -30,7 +30,7 @@ const SRC_LAYERS = [
 const NO_PLUGINS_FROM = SRC_LAYERS.findIndex((l) => l.includes("plugins"));
 
 /** src/manager's rooms, lowest first; "." is the files at its top (the manager and its operations). */
-const MANAGER_ROOMS = ["base", "port", "store", "core", "scheduler", "ads", "engine", "exec", "."];
+const MANAGER_ROOMS = ["base", "port", "store", "core", "scheduler", "ads", "engine", "exec", "policy", "."];
 
 const DYNAMIC_IMPORT = /\bimport\(\s*["'](\.[^"']+)["']\s*\)/g;
 const STATIC_IMPORT = /^\s*(?:import|export)\b[^"';]*?\bfrom\s*["'](\.[^"']+)["']|^\s*import\s*["'](\.[^"']+)["']/gm;

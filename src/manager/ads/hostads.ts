@@ -34,6 +34,21 @@ interface Publication {
   readonly constraint: Expr | undefined;
 }
 
+/**
+ * A slot's startd policy (HTCondor's START, RANK, PREEMPT and STARTD_ATTRS), parsed; see
+ * policy/slot-policy.ts. Absent parts keep the defaults: Start = true, Rank = 0.0.
+ */
+export interface SlotPolicy {
+  readonly start?: Expr | undefined;
+  readonly rank?: Expr | undefined;
+  readonly preempt?: Expr | undefined;
+  /** STARTD_ATTRS: attributes published into the slot ad, in order. */
+  readonly attrs?: ReadonlyArray<readonly [string, Expr]> | undefined;
+}
+
+/** Attributes that make a slot choosy: set by policy or by a publication, matchmaking runs. */
+const POLICY_NAMES = new Set(["start", "requirements", "rank"]);
+
 export interface HostAdsOptions {
   hostname: string;
   clock: Clock;
@@ -42,6 +57,10 @@ export interface HostAdsOptions {
   slotUse(): SlotUse[];
   /** A directory on the filesystem whose free space is `Disk` (default: the temp dir). */
   diskPath?: string;
+  /** Per slot (index = SlotID - 1): its policy; a missing entry has the defaults. */
+  policy?: readonly SlotPolicy[];
+  /** Called after a publication, withdrawal or policy change: slots may match differently. */
+  changed?: () => void;
 }
 
 /** HTCondor's Arch and OpSys names for Node's. */
@@ -52,8 +71,45 @@ const OPSYS: Record<string, string> = { linux: "LINUX", darwin: "macOS", win32: 
 export class HostAds implements HostAdsApi {
   /** Registration order is merge order. */
   private readonly published = new Map<string, Publication>();
+  private policy: readonly SlotPolicy[];
+  /** See `constrained`. */
+  private choosy = false;
 
-  constructor(private readonly opts: HostAdsOptions) {}
+  constructor(private readonly opts: HostAdsOptions) {
+    this.policy = opts.policy ?? [];
+    this.recheck();
+  }
+
+  /**
+   * True when some slot may refuse a job: a START or RANK other than the defaults, or a
+   * publication setting Start, Requirements or Rank. False: the scheduler's fast path.
+   */
+  get constrained(): boolean {
+    return this.choosy;
+  }
+
+  /** Replaces the slots' policy (reconfig); the scheduler is told to look again. */
+  setPolicy(policy: readonly SlotPolicy[]): void {
+    this.policy = policy;
+    this.recheck();
+    this.opts.changed?.();
+  }
+
+  /** The policy of slot `id` (its SlotID). */
+  policyOf(id: number): SlotPolicy {
+    return this.policy[id - 1] ?? {};
+  }
+
+  private recheck(): void {
+    const trivialStart = (e: Expr | undefined) => e === undefined || (e.type === "literal" && e.value === true);
+    const trivialRank = (e: Expr | undefined) => e === undefined || (e.type === "literal" && (e.value === 0 || e.value === 0n));
+    let choosy = this.policy.some((p) => !trivialStart(p.start) || !trivialRank(p.rank));
+    for (const pub of this.published.values()) {
+      if (pub.target.ad === "machine") continue;
+      for (const name of pub.ad.names()) if (POLICY_NAMES.has(name.toLowerCase())) choosy = true;
+    }
+    this.choosy = choosy;
+  }
 
   /**
    * Publishes `ad` under `source` (replacing that source's previous ad, which keeps its
@@ -73,11 +129,18 @@ export class HostAds implements HostAdsApi {
     }
     const pub: Publication = { source, ad: ad.clone(), target: { ...target }, constraint };
     this.published.set(source, pub);
+    this.recheck();
+    this.opts.changed?.();
   }
 
   /** Removes a source's ad; false if it had none. */
   withdraw(source: string): boolean {
-    return this.published.delete(source);
+    const had = this.published.delete(source);
+    if (had) {
+      this.recheck();
+      this.opts.changed?.();
+    }
+    return had;
   }
 
   /** Sources in merge order. */
@@ -105,7 +168,7 @@ export class HostAds implements HostAdsApi {
   }
 
   private slotAdOf(use: SlotUse, machine: ClassAd): ClassAd {
-    const ad = slotBase(use, machine, this.opts.hostname);
+    const ad = slotBase(use, machine, this.opts.hostname, this.policyOf(use.slot.id));
     for (const pub of this.published.values()) if (pub.target.ad !== "machine" && this.selects(pub, ad, use.slot.id)) merge(ad, pub.ad);
     return ad;
   }
@@ -163,7 +226,7 @@ export function adTargetSelects(t: AdTarget, ad: ClassAd, slotAd: ClassAd): bool
 }
 
 /** A slot's ad: the machine's attributes, then the slot's own (docs/ads.md). */
-function slotBase(use: SlotUse, machine: ClassAd, hostname: string): ClassAd {
+function slotBase(use: SlotUse, machine: ClassAd, hostname: string, policy: SlotPolicy): ClassAd {
   const { slot } = use;
   const ad = machine.clone();
   const cores = slot.coreHi - slot.coreLo;
@@ -183,13 +246,18 @@ function slotBase(use: SlotUse, machine: ClassAd, hostname: string): ClassAd {
   ad.set("Activity", busy ? "Busy" : "Idle");
   ad.set("EnteredCurrentState", since);
   ad.set("EnteredCurrentActivity", since);
-  ad.set("Start", true);
-  ad.setExpr("Requirements", "START", true);
-  ad.set("Rank", 0.0);
+  ad.set("Start", policy.start ?? true);
+  ad.set("Requirements", REQUIREMENTS);
+  ad.set("Rank", policy.rank ?? 0.0);
+  if (policy.preempt !== undefined) ad.set("Preempt", policy.preempt);
+  for (const [name, expr] of policy.attrs ?? []) ad.set(name, expr);
   ad.set("NumJobs", BigInt(use.jobs.length));
   if (busy) ad.set("JobIds", use.jobs.map((id) => formatJobId(id)).join(","));
   return ad;
 }
+
+/** A slot's Requirements: its START, as the startd advertises it. */
+const REQUIREMENTS: Expr = parseExpr("START", true);
 
 /** Copies every attribute of `from` into `into` except the identity and selector names. */
 function merge(into: ClassAd, from: ClassAd): void {

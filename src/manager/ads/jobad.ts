@@ -39,17 +39,18 @@ export const JOB_AD_ATTRIBUTES: readonly string[] = [
   // Changed by events (rebuilt per event): the first DYNAMIC of them.
   "JobStatus", "EnteredCurrentStatus", "JobStartDate", "CompletionDate", "ExitCode", "ExitBySignal",
   "ExitSignal", "RemoteWallClockTime", "NumJobStarts", "HoldReason", "HoldReasonCode", "HoldReasonSubCode",
+  "LastMatchTime", "LastRejMatchTime",
   // Fixed at submit (kept per job while its jobspec is the same).
   "JobId", "ClusterId", "ProcId", "GlobalJobId", "Owner", "User", "QDate", "RequestCpus",
   "RequestGpus", "RequestMemory", "Cmd", "Arguments", "Iwd", "Out", "Err", "JobUniverse",
 ];
-const DYNAMIC = 12;
+const DYNAMIC = 14;
 /** Distinct user-attribute name lists whose layouts are interned (bounds the table). */
 const MAX_LAYOUTS = 4096;
 /** Attributes of integer type (slots hold JS numbers; see AdLayout). */
 const INTEGER_ATTRIBUTES = [
   "JobStatus", "EnteredCurrentStatus", "JobStartDate", "CompletionDate", "ExitCode", "ExitSignal",
-  "NumJobStarts", "HoldReasonCode", "HoldReasonSubCode", "ClusterId", "ProcId", "QDate", "RequestCpus", "RequestGpus",
+  "NumJobStarts", "HoldReasonCode", "HoldReasonSubCode", "LastMatchTime", "LastRejMatchTime", "ClusterId", "ProcId", "QDate", "RequestCpus", "RequestGpus",
   "RequestMemory", "JobUniverse",
 ];
 const RESERVED = new Set(JOB_AD_ATTRIBUTES.map((n) => n.toLowerCase()));
@@ -60,6 +61,13 @@ export interface JobAdInput {
   readonly eventlog: readonly EventEntry[];
   /** The resource request, when the manager already computed it. */
   readonly request?: ResourceRequest | undefined;
+  /** When a scheduling pass last passed over the job (matchmaking; memory only). */
+  readonly matchTimes?: MatchTimes | undefined;
+}
+
+/** Clock seconds of the last scheduling pass that looked at the job and did not place it. */
+export interface MatchTimes {
+  readonly rejected: number;
 }
 
 /** What the host contributes: names and the default output directory. */
@@ -183,6 +191,10 @@ export function buildJobAd(job: JobAdInput, host: JobAdHost, base: JobAdBase = j
     own[A.HoldReasonCode!] = f.holdCode;
     own[A.HoldReasonSubCode!] = f.holdSubCode;
   }
+  // LastMatchTime: the last allocation (the negotiator's match), read from the eventlog.
+  if (f.lastAlloc > 0) own[A.LastMatchTime!] = f.lastAlloc;
+  const t = job.matchTimes;
+  if (t !== undefined) own[A.LastRejMatchTime!] = t.rejected;
   if (f.adUpdates !== undefined) return withAdUpdates(base, own, f.adUpdates);
   return new RecordAd(base.layout, base.slots, own);
 }
@@ -222,6 +234,7 @@ interface Fold {
   holdReason: string;
   /** `classad-update` events' attributes by lower-cased name, last one winning. */
   adUpdates?: Map<string, { name: string; expr: Expr | null }>;
+  lastAlloc: number;
 }
 
 function requestOf(js: Jobspec): ResourceRequest {
@@ -241,7 +254,7 @@ function requestOf(js: Jobspec): ResourceRequest {
 function foldEventlog(eventlog: readonly EventEntry[], host: JobAdHost): Fold {
   const f: Fold = {
     status: JOB_STATUS.idle, entered: 0, startDate: 0, lastStart: 0, starts: 0,
-    wallClock: 0, completion: 0, finish: undefined, holdCode: 0, holdSubCode: 0, holdReason: "",
+    wallClock: 0, completion: 0, finish: undefined, holdCode: 0, holdSubCode: 0, holdReason: "", lastAlloc: 0,
   };
   let endedBy: string | undefined;
   const enter = (status: number, ts: number) => {
@@ -267,6 +280,7 @@ function foldEventlog(eventlog: readonly EventEntry[], host: JobAdHost): Fold {
       case "alloc":
         // RUN begins at alloc (prologs, HTCondor's PREPARE_JOB hooks, run before `start`).
         enter(JOB_STATUS.running, e.timestamp);
+        f.lastAlloc = Math.floor(e.timestamp);
         break;
       case "start":
         f.starts++;

@@ -16,6 +16,8 @@ export interface ResourceRequest {
   slots: number;
   /** The host slot (SlotID) the job must run in: `attributes.system.slot` (slots.ts). */
   slot?: number;
+  /** The job's ClassAd has Requirements or Rank: the scheduler matches it against slot ads. */
+  matchmaking?: true;
 }
 
 /** Deep merge where `null` deletes a key (annotations, memo). */
@@ -142,7 +144,18 @@ export function resourceRequest(js: Jobspec): ResourceRequest {
   if (req.slots === 0) throw badSpec("resources: no slot found");
   const slot = js.attributes?.system?.slot;
   if (typeof slot === "number") req.slot = slot;
+  if (hasMatchAttributes(js.attributes?.user?.classad)) req.matchmaking = true;
   return req;
+}
+
+/** Whether a `attributes.user.classad` table sets Requirements or Rank (any case). */
+function hasMatchAttributes(table: unknown): boolean {
+  if (!isPlainObject(table)) return false;
+  for (const name of Object.keys(table)) {
+    const key = name.toLowerCase();
+    if (key === "requirements" || key === "rank") return true;
+  }
+  return false;
 }
 
 /** The jobspec path of resource `path` (indices from the top, each level under `.with`). */

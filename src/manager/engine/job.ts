@@ -3,7 +3,7 @@
  * are not in the eventlog (mailbox queue, holds, requests in flight, caches).
  */
 import type { ClassAd } from "../../classad/classad.js";
-import type { JobAdBase } from "../ads/jobad.js";
+import type { JobAdBase, MatchTimes } from "../ads/jobad.js";
 import type { JobId } from "../base/ids.js";
 import type { JobResult } from "../base/states.js";
 import type { ExecReport, Executor } from "../port/executor.js";
@@ -87,8 +87,10 @@ export interface ActiveJob {
   announced: boolean;
   /** The executor running the job, from start (or reattach) until it is released. */
   exec?: ExecBinding | undefined;
-  /** The job ad built for `core` (jobads.ts); stale once the core changed. */
-  adCache?: { revision: number; base: JobAdBase; ad: ClassAd } | undefined;
+  /** The job ad built for `core` (jobads.ts); stale once the core or `matchTimes` changed. */
+  adCache?: { revision: number; base: JobAdBase; ad: ClassAd; times: MatchTimes | undefined } | undefined;
+  /** LastMatchTime / LastRejMatchTime (policy/matchmaker.ts): replaced, never changed in place. */
+  matchTimes?: MatchTimes | undefined;
   /** Resolvers of `wait(id)`: each gets a result of its own when the job retires. */
   waiters?: Array<(r: WaitResult) => void>;
 }
@@ -119,6 +121,7 @@ export function newActiveJob(core: JobCore): ActiveJob {
     announced: false,
     exec: undefined,
     adCache: undefined,
+    matchTimes: undefined,
     waiters: undefined,
   };
 }

@@ -34,6 +34,25 @@ export interface SchedulerHooks {
 }
 
 /**
+ * The matchmaker the scheduler consults (HTCondor's negotiator, one pass at a time). A pass
+ * calls `beginPass` once, then `candidates` for each job it looks at, and `rejected` for
+ * each it does not place (a placed job's LastMatchTime is its `alloc` event's time).
+ */
+export interface Matcher {
+  /** True when some slot's policy is not the constant `true` (START, Requirements, Rank). */
+  readonly slotsConstrained: boolean;
+  /** A pass begins at clock ms `now`: slot ads and memos are taken afresh. */
+  beginPass(now: number): void;
+  /**
+   * The slot indices (into the slot list) whose policy and the job's both match, best first
+   * (job Rank, then slot Rank, then slot order); undefined: every slot, in slot order.
+   */
+  candidates(id: JobId): readonly number[] | undefined;
+  /** The pass looked at the job and did not place it (LastRejMatchTime). */
+  rejected(id: JobId, now: number): void;
+}
+
+/**
  * A queued alloc request, handed back by `enqueue`: the caller keeps it (ActiveJob.schedEntry)
  * to withdraw or reprioritize it, so the scheduler keeps no map of queued jobs. `live` is
  * false once the request left the queue (allocated or withdrawn).
@@ -100,6 +119,8 @@ export class Scheduler {
   private readonly slotStates: SlotState[];
   private readonly allocs = new Map<JobId, Allocation>();
   private passTimer: TimerHandle | undefined;
+  /** ClassAd matchmaking (policy/matchmaker.ts); absent: every slot takes every job. */
+  private matcher: Matcher | undefined;
   /** The pass timer's callback, made once (a pass is requested after nearly every free). */
   private readonly passNow = (): void => {
     this.passTimer = undefined;
@@ -375,7 +396,22 @@ export class Scheduler {
     }
   }
 
+  /** Installs the matchmaker (the manager's, made once the ads exist). */
+  useMatcher(m: Matcher): void {
+    this.matcher = m;
+  }
+
+  /** Asks for a pass (coalesced): slot policy may have changed (published ads, reconfig). */
+  poke(): void {
+    this.requestPass();
+  }
+
   private walkQueue(): void {
+    const m = this.matcher;
+    if (m !== undefined) {
+      this.walkMatching(m);
+      return;
+    }
     let looked = 0;
     for (let i = this.head; i < this.queue.length && looked < this.queueDepth; i++) {
       const entry = this.queue[i]!;
@@ -394,6 +430,49 @@ export class Scheduler {
       this.enter(this.slotStates[a.slot]!, now);
       this.hooks.alloc(id, this.rOf(a, entry.duration, now));
     }
+  }
+
+  /**
+   * The pass with matchmaking: a job whose ClassAds match no slot at all is passed over
+   * without using up the look-ahead (it waits for policy, not for resources, so it must not
+   * block the queue); one that matches slots which are all full does use it up, as today.
+   * Jobs with no Requirements/Rank on unconstrained slots take `tryAllocate` unchanged.
+   */
+  private walkMatching(m: Matcher): void {
+    let began = false;
+    let looked = 0;
+    for (let i = this.head; i < this.queue.length && looked < this.queueDepth; i++) {
+      const entry = this.queue[i]!;
+      if (!entry.live) continue;
+      const policy = m.slotsConstrained || entry.request.matchmaking === true;
+      if (policy && !began) {
+        m.beginPass(this.clock.now());
+        began = true;
+      }
+      const order = policy ? m.candidates(entry.id) : undefined;
+      const a = order === undefined ? this.tryAllocate(entry.request) : this.tryAllocateAmong(entry.request, order);
+      if (!a) {
+        if (policy) m.rejected(entry.id, this.clock.now());
+        if (order === undefined || order.length > 0) looked++;
+        continue;
+      }
+      const id = entry.id;
+      this.kill(entry);
+      this.allocs.set(id, a);
+      const now = this.clock.now();
+      this.enter(this.slotStates[a.slot]!, now);
+      this.hooks.alloc(id, this.rOf(a, entry.duration, now));
+    }
+  }
+
+  /** The first slot of `order` (indices) where `r` fits now; a named slot must be among them. */
+  private tryAllocateAmong(r: ResourceRequest, order: readonly number[]): Allocation | undefined {
+    for (const index of order) {
+      if (r.slot !== undefined && index !== r.slot - 1) continue;
+      const a = this.tryAllocateIn(r, index);
+      if (a) return a;
+    }
+    return undefined;
   }
 
   private tryAllocate(r: ResourceRequest): Allocation | undefined {

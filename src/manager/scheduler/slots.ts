@@ -24,7 +24,15 @@ export interface SlotType {
   gpus?: number;
   /** Bytes per slot (default: an equal share of the memory no entry claims). */
   memory?: number;
+  /** Startd policy for these slots (policy/slot-policy.ts reads them). */
+  start?: string;
+  rank?: string;
+  preempt?: string;
+  "startd-attrs"?: Record<string, string>;
 }
+
+/** Keys of a `slots` entry besides the sizes: the slot policy (policy/slot-policy.ts). */
+const POLICY_KEYS = ["start", "rank", "preempt", "startd-attrs", "suspend", "want-suspend", "kill", "continue", "want-vacate"];
 
 /** One carved slot: which of the pool's cores and gpus it owns, and its memory. */
 export interface Slot {
@@ -89,11 +97,13 @@ export function carveSlots(pool: ResourcePool, types: readonly SlotType[] | unde
   return slots;
 }
 
-function checkType(t: unknown, at: string): Required<Omit<SlotType, "memory">> & { memory?: number } {
+function checkType(t: unknown, at: string): { count: number; cores: number; gpus: number; memory?: number } {
   if (typeof t !== "object" || t === null || Array.isArray(t)) throw configError(at, "must be a table such as { count = 2, cores = 4 }");
   const o = t as Record<string, unknown>;
   for (const key of Object.keys(o)) {
-    if (!["count", "cores", "gpus", "memory"].includes(key)) throw configError(`${at}.${key}`, "unknown key (expected count, cores, gpus, memory)");
+    if (!["count", "cores", "gpus", "memory", ...POLICY_KEYS].includes(key)) {
+      throw configError(`${at}.${key}`, "unknown key (expected count, cores, gpus, memory, start, rank, preempt, startd-attrs)");
+    }
   }
   const int = (key: string, min: number, fallback?: number): number => {
     const v = o[key] ?? fallback;

@@ -1,0 +1,109 @@
+/**
+ * `npm run bench -- policy [--jobs N] [--slots N] [--rounds N]`
+ *
+ * ClassAd policy costs (issue 35):
+ * - (a) `pass_ms`: one scheduling pass over N (default 100,000) pending jobs that carry
+ *   Requirements, against 64 one-core slots with a START: half the jobs want a slot that
+ *   exists (64 are placed), half want one that does not (passed over, LastRejMatchTime set).
+ *   The queue depth is N, so the pass looks at every job. Simulated clock, memory store; the
+ *   figure is the wall time of the pass, its 64 allocations included. `pass_ms_second` is a
+ *   second pass (after one job ends): the jobs' match keys are then already known.
+ * - (c) `trivial_policy_ratio`: end-to-end throughput (test executor, run 0 s, memory store,
+ *   real clock) with `[policy] start = "true"` over the rate without policy, alternating
+ *   rounds and taking the fastest round of each.
+ * (b), periodic evaluation, is not built yet (see docs/ads.md).
+ * The last stdout line is one JSON object.
+ */
+import { SimulatedClock } from "../src/manager/base/clock.js";
+import type { JobId } from "../src/manager/base/ids.js";
+import { createJobManager, type JobManager } from "../src/manager/manager.js";
+import { slotPolicies } from "../src/manager/policy/slot-policy.js";
+import { carveSlots } from "../src/manager/scheduler/slots.js";
+import { arg, testJobspec } from "./lib/common.js";
+
+const GiB = 2 ** 30;
+
+/** (a): one pass over `n` pending jobs with Requirements against `slots` slots. */
+async function passCost(n: number, slots: number): Promise<{ pass_ms: number; pass_ms_second: number; placed: number }> {
+  const clock = new SimulatedClock();
+  const pool = { cores: slots, gpus: 0, memory: slots * GiB };
+  const layout = [{ count: slots, cores: 1 }];
+  const slotPolicy = slotPolicies(carveSlots(pool, layout), { start: 'TARGET.Owner =!= "nobody-in-particular"' });
+  const mgr = await createJobManager({ clock, store: "memory", resources: pool, slots: layout, slotPolicy, queueDepth: n, log: () => undefined });
+  mgr.pauseScheduling();
+  const specs = Array.from({ length: 2 * slots }, (_, k) => {
+    const js = testJobspec();
+    js.attributes.system!.exec = { test: { run_duration: "1h" } };
+    js.attributes.user = { classad: { Requirements: "TARGET.SlotID == MY.Wanted", Wanted: String(k + 1) } };
+    return js;
+  });
+  const CHUNK = 5000;
+  for (let i = 0; i < n; i += CHUNK) {
+    const jobs = Array.from({ length: Math.min(CHUNK, n - i) }, (_, k) => ({ jobspec: specs[(i + k) % specs.length]! }));
+    const p = mgr.submitMany(jobs);
+    await clock.advance(20);
+    await p;
+  }
+  await clock.advance(100);
+  const t0 = performance.now();
+  mgr.resumeScheduling();
+  await clock.advance(0);
+  const pass = performance.now() - t0;
+  const placed = count(mgr, "RUN");
+  // A second pass: cancel one running job so a slot frees and the queue is walked again.
+  const running = mgr.jobs({ states: ["RUN"] })[0]!.id as JobId;
+  mgr.cancel(running);
+  await clock.advance(50);
+  const t1 = performance.now();
+  await clock.advance(0);
+  const second = performance.now() - t1;
+  await mgr.close();
+  return { pass_ms: round1(pass), pass_ms_second: round1(second), placed };
+}
+
+function count(mgr: JobManager, state: "RUN"): number {
+  return mgr.jobs({ states: [state] }).length;
+}
+
+/** (c): end-to-end jobs/s of `n` trivial jobs, with or without a trivial slot policy. */
+async function rate(n: number, policy: boolean): Promise<number> {
+  const pool = { cores: 4, gpus: 0, memory: 4 * GiB };
+  const slotPolicy = policy ? slotPolicies(carveSlots(pool, undefined), { start: "true" }) : undefined;
+  const mgr = await createJobManager({ store: "memory", resources: pool, ...(slotPolicy ? { slotPolicy } : {}), log: () => undefined });
+  const t0 = performance.now();
+  const ids = await Promise.all(Array.from({ length: n }, () => mgr.submit(testJobspec())));
+  await Promise.all(ids.map((id) => mgr.wait(id)));
+  const s = (performance.now() - t0) / 1000;
+  await mgr.close();
+  return Math.round(n / s);
+}
+
+function round1(x: number): number {
+  return Math.round(x * 10) / 10;
+}
+
+/** The bench entry point. */
+export async function main(args: string[]): Promise<void> {
+  const n = Number(arg(args, "jobs", "100000"));
+  const slots = Number(arg(args, "slots", "64"));
+  const rounds = Number(arg(args, "rounds", "4"));
+  const a = await passCost(n, slots);
+  process.stderr.write(`policy: pass ${JSON.stringify(a)}\n`);
+  const without: number[] = [];
+  const withPolicy: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    without.push(await rate(10_000, false));
+    withPolicy.push(await rate(10_000, true));
+  }
+  const best = (xs: number[]) => Math.max(...xs);
+  const result = {
+    jobs: n,
+    slots,
+    ...a,
+    no_policy_per_s: best(without),
+    trivial_policy_per_s: best(withPolicy),
+    trivial_policy_ratio: Math.round((best(withPolicy) / best(without)) * 1000) / 1000,
+    rounds: `${without.join(" ")} | ${withPolicy.join(" ")}`,
+  };
+  console.log(JSON.stringify(result));
+}

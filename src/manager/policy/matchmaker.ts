@@ -1,0 +1,126 @@
+/**
+ * Matchmaking for the scheduler (HTCondor's negotiator, spec htcondor.md §8.5): a job goes
+ * only to a slot where the slot's Requirements (its START) holds with MY = slot, TARGET =
+ * job, and the job's Requirements holds with MY = job, TARGET = slot; undefined or error is
+ * no match. Among matching slots the job's Rank (higher first) chooses, then the slot's
+ * Rank, then slot order.
+ *
+ * Each pass takes the slot ads once. Jobs that agree on every attribute the match reads
+ * (their Requirements and Rank texts, what those read in the job ad, and every name the
+ * slots' policy reads) match the same slots, so a pass evaluates each such group once —
+ * HTCondor's autoclusters. A job's key is kept until its next event.
+ */
+import type { ClassAd } from "../../classad/classad.js";
+import type { Evaluator } from "../../classad/evaluator.js";
+import { namesReadThrough } from "../../classad/refs.js";
+import { unparse } from "../../classad/unparse.js";
+import { isError } from "../../classad/values.js";
+import { rankOf } from "../../classad/analyze.js";
+import { formatJobId, type JobId } from "../base/ids.js";
+import type { HostAds } from "../ads/hostads.js";
+import type { Logger } from "../engine/engine.js";
+import type { ActiveJob } from "../engine/job.js";
+import type { Matcher } from "../scheduler/scheduler.js";
+
+export interface MatchmakerDeps {
+  hostAds: HostAds;
+  active(id: JobId): ActiveJob | undefined;
+  jobAd(job: ActiveJob): ClassAd;
+  evaluator: Evaluator;
+  log: Logger;
+}
+
+/** Memos beyond this many keys in one pass are dropped (a pass of all-distinct jobs). */
+const MEMO_KEPT = 65536;
+
+/** The scheduler's matchmaker over the host's slot ads. */
+export class Matchmaker implements Matcher {
+  private slotAds: ClassAd[] = [];
+  /** Lower-cased names the slots' Requirements and Rank read (through the slot ads). */
+  private slotNames: string[] = [];
+  private readonly memo = new Map<string, readonly number[]>();
+  private readonly keys = new WeakMap<ActiveJob, { revision: number; generation: number; key: string }>();
+  /** Bumped when the names the slots read change: every job's key is made again. */
+  private generation = 0;
+  /** Expressions whose evaluation error was logged (once each, not per pass). */
+  private readonly logged = new Set<string>();
+
+  constructor(private readonly d: MatchmakerDeps) {}
+
+  get slotsConstrained(): boolean {
+    return this.d.hostAds.constrained;
+  }
+
+  beginPass(_now: number): void {
+    this.slotAds = this.d.hostAds.slotAds();
+    const names = new Set<string>();
+    for (const ad of this.slotAds) for (const n of namesReadThrough(ad, ["requirements", "rank"])) names.add(n);
+    const sorted = [...names].sort();
+    if (sorted.join(",") !== this.slotNames.join(",")) this.generation++;
+    this.slotNames = sorted;
+    this.memo.clear();
+  }
+
+  candidates(id: JobId): readonly number[] | undefined {
+    const job = this.d.active(id);
+    if (job === undefined) return [];
+    const key = this.keyOf(job);
+    let order = this.memo.get(key);
+    if (order === undefined) {
+      order = this.match(this.d.jobAd(job), id);
+      if (this.memo.size >= MEMO_KEPT) this.memo.clear();
+      this.memo.set(key, order);
+    }
+    return order;
+  }
+
+  rejected(id: JobId, now: number): void {
+    const job = this.d.active(id);
+    if (job) job.matchTimes = { rejected: Math.floor(now / 1000) };
+  }
+
+  /** The slots matching `jobAd`, best first. */
+  private match(jobAd: ClassAd, id: JobId): number[] {
+    const ev = this.d.evaluator;
+    const found: Array<{ i: number; jobRank: number; slotRank: number }> = [];
+    this.slotAds.forEach((slotAd, i) => {
+      if (!this.holds(slotAd, jobAd, `slot ${i + 1}`)) return;
+      if (!this.holds(jobAd, slotAd, `job ${formatJobId(id)}`)) return;
+      found.push({ i, jobRank: rankOf(ev, jobAd, slotAd), slotRank: rankOf(ev, slotAd, jobAd) });
+    });
+    found.sort((a, b) => b.jobRank - a.jobRank || b.slotRank - a.slotRank || a.i - b.i);
+    return found.map((f) => f.i);
+  }
+
+  /** `ad`'s Requirements against `target`; absent is true (a job without Requirements). */
+  private holds(ad: ClassAd, target: ClassAd, who: string): boolean {
+    const req = ad.lookup("Requirements");
+    if (req === undefined) return true;
+    const v = this.d.evaluator.evaluateAttr(ad, "Requirements", target);
+    if (v === true) return true;
+    if (isError(v)) this.logOnce(who, unparse(req, true));
+    return false;
+  }
+
+  private logOnce(who: string, text: string): void {
+    const key = `${who}\0${text}`;
+    if (this.logged.has(key) || this.logged.size > 4096) return;
+    this.logged.add(key);
+    this.d.log("error", `matchmaking: ${who}: Requirements = ${text} evaluates to error: no match`);
+  }
+
+  /** What the job's match depends on, as text (kept per job until its next event). */
+  private keyOf(job: ActiveJob): string {
+    const kept = this.keys.get(job);
+    if (kept !== undefined && kept.revision === job.revision && kept.generation === this.generation) return kept.key;
+    const ad = this.d.jobAd(job);
+    const names = namesReadThrough(ad, ["requirements", "rank", ...this.slotNames]);
+    let key = "";
+    for (const n of [...names].sort()) {
+      const e = ad.lookup(n);
+      if (e !== undefined) key += `${n}=${unparse(e, true)}\n`;
+    }
+    this.keys.set(job, { revision: job.revision, generation: this.generation, key });
+    return key;
+  }
+}
