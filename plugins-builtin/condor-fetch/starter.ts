@@ -15,10 +15,11 @@
  *   waited for at most `<Keyword>_HOOK_JOB_EXIT_TIMEOUT` (30 s).
  */
 import { basename } from "node:path";
-import { ClassAd, JOB_AD_ATTRIBUTES, withRead, describeHookResult, formatJobId, printOldAd, readHookAd, splitCondorArgs, unparse, waitStatus, ErrorCode, JobtapError } from "jobtap/plugin";
-import type { EventArgs, HookResult, HookRunner, JobArgs, JobId, Jobspec, PluginContext } from "jobtap/plugin";
+import { ClassAd, JOB_AD_ATTRIBUTES, withRead, describeHookResult, formatJobId, printOldAd, readHookAd, splitCondorArgs, unparse, waitStatus } from "jobtap/plugin";
+import type { EventArgs, HookResult, HookRunner, JobArgs, JobId, PluginContext } from "jobtap/plugin";
 import type { FetchConfig, HookType, KeywordHooks } from "./config.js";
 import { addUsage, hookStatus, jobEnvironment, procUsage } from "./jobads.js";
+import { DEFAULT_REQUEUE, planCopy, type CopyPlan } from "./requeue.js";
 
 const PREPARE = "condor-fetch.prepare";
 const JOB_EXIT = "condor-fetch.job-exit";
@@ -211,38 +212,36 @@ export class StarterHooks {
     return JSON.parse(JSON.stringify(j.jobspec.tasks[0])) as Record<string, unknown>;
   }
 
-  /** Status 1–299 (or a failure): held copy; ≥ 300: pending copy. The job itself ends. */
-  private async failed(sj: StarterJob, status: number, text: string): Promise<void> {
-    const hold = status < 300;
+  /**
+   * Status 1–299 (or a failure): held copy; ≥ 300: a pending copy after a growing
+   * cool-down, held once `max_requeues` is reached (requeue.ts). The job itself ends.
+   */
+  private async failed(sj: StarterJob, status: number, hookText: string): Promise<void> {
     const f58 = formatJobId(sj.id);
-    this.p.log.warn(`job ${f58}: ${text}`);
+    this.p.log.warn(`job ${f58}: ${hookText}`);
     let copy: JobId | undefined;
+    // Without a plan (the job vanished) the job still ends, held or requeued as its status says.
+    let plan: Omit<CopyPlan, "jobspec"> = { hold: status < 300, text: hookText, delay: 0 };
     try {
-      copy = await this.p.submit(this.copyJobspec(sj.id), { userid: sj.userid, urgency: hold ? 0 : 16, environmentFrom: sj.id });
-      if (hold) {
-        this.p.postEvent(copy, "urgency", { urgency: 0, userid: this.p.owner, hold_reason: text, hold_reason_code: 19, hold_reason_subcode: status });
+      const full = planCopy(this.p, sj.id, status, hookText, this.cfg()?.requeue ?? DEFAULT_REQUEUE);
+      plan = full;
+      copy = await this.p.submit(full.jobspec, { userid: sj.userid, urgency: plan.hold ? 0 : 16, environmentFrom: sj.id });
+      if (plan.hold) {
+        this.p.postEvent(copy, "urgency", { urgency: 0, userid: this.p.owner, hold_reason: plan.text, hold_reason_code: 19, hold_reason_subcode: status });
       }
     } catch (e) {
-      this.p.log.error(`job ${f58}: could not submit its ${hold ? "held" : "requeued"} copy: ${(e as Error).message}`);
+      this.p.log.error(`job ${f58}: could not submit its ${plan.hold ? "held" : "requeued"} copy: ${(e as Error).message}`);
     }
-    const where = copy === undefined ? "" : ` (${hold ? "held" : "pending"} again as ${formatJobId(copy)})`;
+    const hold = plan.hold;
+    const wait = plan.delay > 0 ? `, runs in ${plan.delay} s` : "";
+    const where = copy === undefined ? "" : ` (${hold ? "held" : "pending"} again as ${formatJobId(copy)}${wait})`;
     try {
-      this.p.raiseException(sj.id, hold ? "hold" : "requeue", 0, `${text}${where}`);
+      this.p.raiseException(sj.id, hold ? "hold" : "requeue", 0, `${plan.text}${where}`);
     } catch (e) {
       this.p.log.warn(`job ${f58}: ${(e as Error).message}`);
     }
     this.finishPrologSafely(sj, hold ? waitStatus.exited(Math.max(1, Math.min(status, 255))) : waitStatus.exited(255));
     if (copy !== undefined) this.replaced(sj.id, copy);
-  }
-
-  /** The job's jobspec for its copy, marked with RequeuedFromJobId (its environment comes with `environmentFrom`). */
-  private copyJobspec(id: JobId): Jobspec {
-    const j = this.p.lookup(id);
-    if (j === undefined || j instanceof Promise) throw new JobtapError(ErrorCode.UNKNOWN_JOB, "job not found");
-    const js = JSON.parse(JSON.stringify(j.jobspec)) as Jobspec;
-    const user = (js.attributes.user ?? {}) as { classad?: Record<string, string> };
-    js.attributes.user = { ...user, classad: { ...user.classad, RequeuedFromJobId: JSON.stringify(formatJobId(id)) } };
-    return js;
   }
 
   /** job.event.* for a tracked job. */

@@ -277,13 +277,62 @@ describe("condor-fetch: starter hooks", () => {
     const prepare = script("prepare", `echo x >> ${dir}/prepare.log\nif [ $(wc -l < ${dir}/prepare.log) -eq 1 ]; then echo 'HookStatusCode = 300'; fi`);
     const t = (h = await starterHost({ prepare_job: prepare }));
     const id = await t.submit({ runDuration: 1, ...withKeyword });
-    await settle(t, () => allJobs(t).length === 2 && allJobs(t).every((j) => t.job(j).state === "INACTIVE"));
+    await settle(t, () => allJobs(t).length === 2 && allJobs(t).every((j) => t.job(j).state === "INACTIVE"), 100);
     expect(t.eventlog(id).find((e) => e.name === "exception")!.context).toMatchObject({ type: "requeue", severity: 0 });
+    expect(String(t.eventlog(id).find((e) => e.name === "exception")!.context!.note)).toMatch(/pending again as ƒ\w+, runs in 20 s\)$/);
     const copy = allJobs(t).find((j) => j !== id)!;
     expect(t.job(copy).result).toBe("COMPLETED");
     expect(t.events(id)).not.toContain("start");
     expect(t.events(copy).filter((e) => e === "start")).toHaveLength(1);
     expect(lines(join(dir, "prepare.log"))).toHaveLength(2);
+  });
+
+  it("a PREPARE_JOB answering 300 for ever: each copy waits a doubling cool-down, and after max_requeues the copy is held naming the count", async () => {
+    const prepare = script("prepare", `echo x >> ${dir}/prepare.log\necho 'HookStatusCode = 300'\necho 'HookStatusMessage = "busy"'`);
+    const t = (h = await starterHost({ prepare_job: prepare }, { requeue_delay: 2, requeue_delay_max: 5, max_requeues: 3 }));
+    const id = await t.submit({ runDuration: 1, ...withKeyword });
+    const held = () => allJobs(t).some((j) => attr(t.manager.jobAd(j), "JobStatus") === 5n);
+    await settle(t, () => held() && allJobs(t).filter((j) => t.job(j).state !== "INACTIVE").length === 1, 100);
+    // Let simulated time run on: nothing else starts (no runaway).
+    const at = t.clock.now();
+    await settle(t, () => t.clock.now() - at > 60_000, 1000);
+    const jobs = allJobs(t);
+    expect(jobs).toHaveLength(5);
+    expect(jobs[0]).toBe(id);
+    expect(lines(join(dir, "prepare.log"))).toHaveLength(4);
+    const attempts = jobs.slice(0, 4);
+    const ts = (j: JobId, name: string) => t.eventlog(j).find((e) => e.name === name)!.timestamp;
+    // Each copy waits from its submission to its attempt: 2, 4, then 5 (capped) seconds.
+    const waits = attempts.slice(1).map((j) => ts(j, "prolog-start") - ts(j, "submit"));
+    expect(waits[0]).toBeGreaterThanOrEqual(2);
+    expect(waits[0]).toBeLessThan(4);
+    expect(waits[1]).toBeGreaterThanOrEqual(4);
+    expect(waits[1]).toBeLessThan(5);
+    expect(waits[2]).toBeGreaterThanOrEqual(5);
+    expect(waits[2]).toBeLessThan(8);
+    attempts.slice(1).forEach((j, i) => {
+      const ad = t.manager.jobAd(j);
+      expect(attr(ad, "NumVacates")).toBe(BigInt(i + 1));
+      expect(attr(ad, "NumShadowStarts")).toBe(BigInt(i + 1));
+      expect(attr(ad, "NumJobStarts")).toBe(0n);
+      expect(Number(attr(ad, "JobCoolDownExpiration"))).toBeGreaterThanOrEqual(ts(j, "submit") + waits[i]! - 1);
+      expect(String(attr(ad, "VacateReason"))).toContain("busy");
+      expect(t.eventlog(attempts[i]!).find((e) => e.name === "exception")!.context).toMatchObject({ type: "requeue", severity: 0 });
+    });
+    const last = jobs[4]!;
+    const ad = t.manager.jobAd(last);
+    expect(attr(ad, "JobStatus")).toBe(5n);
+    expect(attr(ad, "NumShadowStarts")).toBe(4n);
+    expect(attr(ad, "HoldReasonCode")).toBe(19n);
+    expect(attr(ad, "HoldReasonSubCode")).toBe(300n);
+    expect(String(attr(ad, "HoldReason"))).toContain("requeued 3 times already (max_requeues = 3)");
+    expect(t.eventlog(attempts[3]!).find((e) => e.name === "exception")!.context).toMatchObject({ type: "hold", severity: 0 });
+  });
+
+  it("requeue knobs are whole numbers and the cap is not below the first delay", async () => {
+    await expect(starterHost({ prepare_job: "/bin/true" }, { max_requeues: "many" })).rejects.toThrow("conf.max_requeues: JOBTAP_MAX_REQUEUES = many: must be a whole number");
+    await expect(starterHost({ prepare_job: "/bin/true" }, { requeue_delay: 60, requeue_delay_max: 30 })).rejects.toThrow("conf.requeue_delay_max: JOBTAP_REQUEUE_DELAY_MAX = 30: must not be below SYSTEM_COOLDOWN_DURATION (60)");
+    await expect(starterHost({ prepare_job: "/bin/true" }, { requeue_delay: "5m" })).rejects.toThrow("conf.requeue_delay: SYSTEM_COOLDOWN_DURATION = 5m: must be a whole number of seconds");
   });
 
   it("a PREPARE_JOB that fails to run or is killed holds the job", async () => {
