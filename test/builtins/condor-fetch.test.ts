@@ -106,6 +106,44 @@ describe("condor-fetch: the fetch loop", () => {
   });
 });
 
+describe("condor-fetch: fetched job ads", () => {
+  it("relative Cmd, In, Out and Err are read in Iwd; In is the job's stdin; KillSig stops it", async () => {
+    const s = spool();
+    const iwd = join(dir, "work");
+    require("node:fs").mkdirSync(iwd);
+    writeScript(iwd, "prog.sh", `cat\necho "$@"\ntrap 'echo got-usr1 >> ${dir}/signal.log; exit 3' USR1\ntouch ${dir}/running\nwhile true; do sleep 0.05; done`);
+    writeFileSync(join(iwd, "in.txt"), "from stdin\n");
+    writeFileSync(join(s.spoolDir, "a.ad"), `Cmd = "prog.sh"\nArguments = "one two"\nIwd = "${iwd}"\nIn = "in.txt"\nOut = "out.txt"\nErr = "err.txt"\nKillSig = "SIGUSR1"\n`);
+    const t = (h = await fetchHost({ keyword: "TEST", fetch_work_delay: "5", hooks: { TEST: { fetch_work: s.fetch, reply_fetch: s.reply } } }));
+    await settle(t, () => existsSync(join(dir, "running")), 10);
+    const [id] = allJobs(t);
+    const ad = t.manager.jobAd(id!);
+    expect(attr(ad, "Cmd")).toBe(join(iwd, "prog.sh"));
+    expect(attr(ad, "Out")).toBe(join(iwd, "out.txt"));
+    t.manager.cancel(id!);
+    await settle(t, () => t.job(id!).state === "INACTIVE", 10);
+    expect(lines(join(dir, "signal.log"))).toEqual(["got-usr1"]);
+    expect(readFileSync(join(iwd, "out.txt"), "utf8")).toBe("from stdin\none two\n");
+    expect(existsSync(join(iwd, "err.txt"))).toBe(true);
+  });
+
+  it("rejects an ad whose RequestDisk exceeds the slot's Disk, a relative Out without Iwd, or an unknown KillSig", async () => {
+    const s = spool();
+    writeFileSync(join(s.spoolDir, "a.ad"), `Cmd = "/bin/true"\nRequestDisk = 1125899906842624\n`);
+    writeFileSync(join(s.spoolDir, "b.ad"), `Cmd = "/bin/true"\nOut = "out.txt"\n`);
+    writeFileSync(join(s.spoolDir, "c.ad"), `Cmd = "/bin/true"\nKillSig = "SIGNOPE"\n`);
+    writeFileSync(join(s.spoolDir, "d.ad"), `Cmd = "/bin/true"\nRequestDisk = 1024\nKillSig = 10\n`);
+    const t = (h = await fetchHost({ keyword: "TEST", fetch_work_delay: "1", hooks: { TEST: { fetch_work: s.fetch, reply_fetch: s.reply } } }));
+    await settle(t, () => lines(join(dir, "reply.log")).length === 4, 100);
+    expect(lines(join(dir, "reply.log"))).toEqual(["reject", "reject", "reject", "accept"]);
+    const log = t.log.join("\n");
+    expect(log).toMatch(/job rejected: job ad: RequestDisk 1125899906842624 KiB is more than the slot's Disk \d+ KiB/);
+    expect(log).toContain(`job rejected: job ad: Out "out.txt" is relative and the ad has no Iwd`);
+    expect(log).toContain(`job rejected: job ad: KillSig "SIGNOPE" is not a signal`);
+    expect(allJobs(t)).toHaveLength(1);
+  });
+});
+
 describe("condor-fetch: delay, policy and preemption", () => {
   it("FetchWorkDelay defaults to 300 s; one fetch in flight per slot", async () => {
     const s = spool();

@@ -29,6 +29,8 @@ export interface LocalRun {
   /** A task could not be started: the job gets no `finish`, only `release`. */
   failed: boolean;
   killed: boolean;
+  /** The signal a kill sends first (the job's `kill_signal`; default SIGTERM). */
+  killSignal?: number;
   limitTimer?: TimerHandle;
   killTimer?: TimerHandle;
   pollTimer?: TimerHandle;

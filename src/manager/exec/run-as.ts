@@ -16,7 +16,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { closeSync } from "node:fs";
 import { ErrorCode, JobtapError } from "../../errors.js";
-import { openForAppend } from "./output-files.js";
+import { openForAppend, openForRead } from "./output-files.js";
 
 /** One task to start. `stdout`/`stderr` are absolute paths. */
 export interface TaskLaunch {
@@ -25,6 +25,8 @@ export interface TaskLaunch {
   env: Record<string, string>;
   stdout: string;
   stderr: string;
+  /** The task's stdin file (absolute); none: stdin is empty. */
+  stdin?: string;
 }
 
 /** Starts processes as a given user. */
@@ -42,7 +44,7 @@ export interface UserLauncher {
 
 const SETPRIV = "/usr/bin/setpriv";
 
-/** The wrapper run as the user: $1 cwd, $2 stdout path, $3 stderr path, then the command. */
+/** The wrapper run as the user: $1 cwd, $2 stdout path, $3 stderr path, $4 stdin path or "", then the command. */
 const WRAPPER = `
 fail() { printf '%s\\n' "$1" >&3; exit 126; }
 cd -- "$1" 2>/dev/null || fail "cannot enter working directory \\"$1\\""
@@ -53,7 +55,11 @@ done
 exec 4>>"$2" 5>>"$3"
 t=$(stat -L -f -c %T /proc/self/fd/4 /proc/self/fd/5 2>/dev/null) || fail "output: cannot check the output files"
 for fs in $t; do case $fs in proc|sysfs|cgroup*|debugfs|securityfs|tracefs) fail "output: a /proc or /sys file (refused)";; esac; done
-shift 3
+if [ -n "$4" ]; then
+  [ -f "$4" ] || fail "input \\"$4\\": not a regular file or not there"
+  exec 0<"$4" 2>/dev/null || fail "input \\"$4\\": cannot open it"
+fi
+shift 4
 command -v -- "$1" >/dev/null 2>&1 || fail "cannot execute \\"$1\\": not found"
 exec >&4 2>&5 4>&- 5>&- 3>&-
 exec "$@"
@@ -97,26 +103,22 @@ export function cannotSwitch(uid: number, self: number): JobtapError {
 
 /** This process's own user: output opened here (checked), the command spawned directly. */
 function spawnDirect(task: TaskLaunch): ChildProcess {
-  const out = openForAppend(task.stdout);
-  let err: number;
+  const fds: number[] = [];
+  const keep = (fd: number): number => (fds.push(fd), fd);
   try {
-    err = openForAppend(task.stderr);
-  } catch (e) {
-    closeSync(out);
-    throw e;
-  }
-  try {
+    const input = task.stdin === undefined ? "ignore" : keep(openForRead(task.stdin));
+    const out = keep(openForAppend(task.stdout));
+    const err = keep(openForAppend(task.stderr));
     // spawn throws synchronously for some errors (E2BIG, EINVAL): the caller reports them.
-    return spawn(task.argv[0]!, task.argv.slice(1), { cwd: task.cwd, env: task.env, stdio: ["ignore", out, err], detached: true });
+    return spawn(task.argv[0]!, task.argv.slice(1), { cwd: task.cwd, env: task.env, stdio: [input, out, err], detached: true });
   } finally {
-    closeSync(out);
-    closeSync(err);
+    for (const fd of fds) closeSync(fd);
   }
 }
 
 /** Another user: setpriv, then the wrapper opens the files as that user. */
 function spawnSwitched(uid: number, gid: number, task: TaskLaunch, setupFailed: (why: string) => void): ChildProcess {
-  const argv = [`--reuid=${uid}`, `--regid=${gid}`, "--init-groups", "--", "/bin/sh", "-c", WRAPPER, "jobtap-task", task.cwd, task.stdout, task.stderr, ...task.argv];
+  const argv = [`--reuid=${uid}`, `--regid=${gid}`, "--init-groups", "--", "/bin/sh", "-c", WRAPPER, "jobtap-task", task.cwd, task.stdout, task.stderr, task.stdin ?? "", ...task.argv];
   // cwd "/": the working directory is entered by the wrapper, as the user.
   // stderr too: setpriv's own failure (say, a user without a password entry) lands there.
   const child = spawn(SETPRIV, argv, { cwd: "/", env: task.env, stdio: ["ignore", "ignore", "pipe", "pipe"], detached: true });
