@@ -14,7 +14,7 @@
 import { ClassAd, HookRunner, describeHookResult, formatJobId, isTrue, parseJobId, printOldAd, readHookAd, writeHookAds } from "jobtap/plugin";
 import type { HookResult, JobId, PluginContext } from "jobtap/plugin";
 import type { FetchConfig, KeywordHooks } from "./config.js";
-import { checkDisk, fetchedJobspec, resolveAdPaths } from "./fetched-ad.js";
+import { checkDisk, checkUserLogFormat, fetchedJobspec, resolveAdPaths } from "./fetched-ad.js";
 
 /** A fetch claim: the job ad a slot accepted, and the jobtap job running it. */
 export interface Claim {
@@ -286,6 +286,7 @@ export class Fetcher {
       try {
         resolveAdPaths(job);
         checkDisk(job, slot);
+        checkUserLogFormat(job);
         fetchedJobspec(job, s.id);
       } catch (e) {
         why = (e as Error).message;

@@ -36,6 +36,13 @@ export function resolveAdPaths(ad: ClassAd): void {
   }
 }
 
+/** StarterUserLogUseXML = true asks for HTCondor's XML log, which jobtap does not write: the ad is rejected naming it. */
+export function checkUserLogFormat(ad: ClassAd): void {
+  if (ad.has("StarterUserLogUseXML") && ad.evaluate("StarterUserLogUseXML") === true) {
+    throw reject("StarterUserLogUseXML = true: jobtap writes user logs in HTCondor's text format only");
+  }
+}
+
 /** KillSig (`"SIGUSR1"`, `"USR1"`, `"10"` or 10) as a signal number; undefined when absent. */
 export function killSignal(ad: ClassAd): number | undefined {
   if (!ad.has("KillSig")) return undefined;

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { formatJobId, parseJobId, readHookAds, type ClassAd } from "../../src/plugin.js";
 import type { JobId } from "../../src/manager/base/ids.js";
+import { parseUserLog } from "./userlog-parse.js";
 import { host, settle as settleUntil, writeScript, type TestHost } from "./helpers.js";
 
 let h: TestHost | undefined;
@@ -125,6 +126,21 @@ describe("condor-fetch: fetched job ads", () => {
     expect(lines(join(dir, "signal.log"))).toEqual(["got-usr1"]);
     expect(readFileSync(join(iwd, "out.txt"), "utf8")).toBe("from stdin\none two\n");
     expect(existsSync(join(iwd, "err.txt"))).toBe(true);
+  });
+
+  it("StarterUserLog (relative to Iwd) gets the job's events in HTCondor's format; StarterUserLogUseXML = true is rejected by name", async () => {
+    const s = spool();
+    writeFileSync(join(s.spoolDir, "a.ad"), `Cmd = "/bin/true"\nStarterUserLogUseXML = true\nStarterUserLog = "/tmp/never.log"\n`);
+    writeFileSync(join(s.spoolDir, "b.ad"), `Cmd = "/bin/sh"\nArguments = "-c 'exit 4'"\nIwd = "${dir}"\nStarterUserLog = "starter.log"\n`);
+    const t = (h = await fetchHost({ keyword: "TEST", fetch_work_delay: "1", hooks: { TEST: { fetch_work: s.fetch, reply_fetch: s.reply } } }));
+    await settle(t, () => lines(join(dir, "reply.log")).length === 2 && allJobs(t).length === 1 && t.job(allJobs(t)[0]!).state === "INACTIVE", 100);
+    expect(lines(join(dir, "reply.log"))).toEqual(["reject", "accept"]);
+    expect(t.log.join("\n")).toContain("job rejected: job ad: StarterUserLogUseXML = true: jobtap writes user logs in HTCondor's text format only");
+    const events = parseUserLog(readFileSync(join(dir, "starter.log"), "utf8"));
+    expect(events.map((e) => e.event)).toEqual([0, 1, 5]);
+    expect(events[2]!.body[0]).toBe("\t(1) Normal termination (return value 4)");
+    expect(events[1]!.body[0]).toMatch(/^\tSlotName: slot1@/);
+    expect(events[0]!.cluster).toBe(t.manager.jobAd(allJobs(t)[0]!).evaluate("ClusterId"));
   });
 
   it("rejects an ad whose RequestDisk exceeds the slot's Disk, a relative Out without Iwd, or an unknown KillSig", async () => {
