@@ -50,6 +50,7 @@ const computed = new Set(JOB_AD_ATTRIBUTES.map((n) => n.toLowerCase()));
 
 export class StarterHooks {
   readonly jobs = new Map<JobId, StarterJob>();
+  private removed = false;
 
   constructor(
     private readonly p: PluginContext,
@@ -146,7 +147,7 @@ export class StarterHooks {
         timeLimitMs: PREPARE_TIME_LIMIT_MS,
         signal: sj.abort.signal,
       });
-      if (sj.abort.signal.aborted) return this.finishPrologSafely(sj, 1 << 8);
+      if (sj.abort.signal.aborted) return this.finishPrologSafely(sj, this.removed ? 0 : 1 << 8);
       if (r.kind === "refused") continue; // an unsafe path counts as not configured (§1)
       const update = this.prepareOutput(sj, type, r);
       const status = hookStatus(r, update);
@@ -336,7 +337,13 @@ export class StarterHooks {
     this.jobs.delete(id);
   }
 
+  /**
+   * The plugin is being removed: timers stop and running hooks are killed. A PREPARE that
+   * was running finishes its prolog with status 0, so the job starts as it is (removing the
+   * plugin removes its hooks); a JOB_EXIT that was running finishes its epilog.
+   */
   stop(): void {
+    this.removed = true;
     for (const sj of this.jobs.values()) {
       if (sj.updateTimer) this.p.clock.clearTimeout(sj.updateTimer);
       sj.abort.abort();

@@ -389,6 +389,20 @@ describe("condor-fetch: starter hooks", () => {
     await expect(starterHost({ prepare_job: "/bin/true" }, { requeue_delay: "5m" })).rejects.toThrow("conf.requeue_delay: SYSTEM_COOLDOWN_DURATION = 5m: must be a whole number of seconds");
   });
 
+  it("plugin remove while PREPARE_JOB runs kills the hook and finishes the prolog: the job starts and completes", async () => {
+    const prepare = script("prepare", `echo $$ > ${dir}/prepare.pid\nexec sleep 1000`);
+    const t = (h = await starterHost({ prepare_job: prepare }));
+    const id = await t.submit({ runDuration: 1, ...withKeyword });
+    await settle(t, () => existsSync(join(dir, "prepare.pid")) && t.events(id).includes("prolog-start"));
+    expect(t.plugins.remove("condor-fetch")).toEqual(["condor-fetch"]);
+    await settle(t, () => t.job(id).state === "INACTIVE");
+    expect(t.job(id).result).toBe("COMPLETED");
+    const names = t.events(id);
+    expect(names.indexOf("prolog-finish")).toBeLessThan(names.indexOf("start"));
+    const pid = Number(readFileSync(join(dir, "prepare.pid"), "utf8"));
+    await settle(t, () => !existsSync(`/proc/${pid}`) || readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.startsWith("Z"));
+  });
+
   it("a PREPARE_JOB that fails to run or is killed holds the job", async () => {
     const prepare = script("prepare", `kill -9 $$`);
     const t = (h = await starterHost({ prepare_job: prepare }));
