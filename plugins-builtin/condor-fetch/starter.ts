@@ -18,7 +18,7 @@ import { basename } from "node:path";
 import { ClassAd, JOB_AD_ATTRIBUTES, withRead, describeHookResult, formatJobId, printOldAd, readHookAd, splitCondorArgs, unparse, waitStatus } from "jobtap/plugin";
 import type { EventArgs, HookResult, HookRunner, JobArgs, JobId, PluginContext } from "jobtap/plugin";
 import type { FetchConfig, HookType, KeywordHooks } from "./config.js";
-import { addUsage, hookStatus, jobEnvironment, procUsage } from "./jobads.js";
+import { addUsage, hookStatus, jobEnvironment, maxUsage, procUsage, processTree, type ProcUsage } from "./jobads.js";
 import { DEFAULT_REQUEUE, planCopy, type CopyPlan } from "./requeue.js";
 
 const PREPARE = "condor-fetch.prepare";
@@ -26,6 +26,8 @@ const JOB_EXIT = "condor-fetch.job-exit";
 /** jobtap's limit on each PREPARE hook (HTCondor waits for ever; docs/condor-fetch.md). */
 const PREPARE_TIME_LIMIT_MS = 300_000;
 const UPDATE_TIME_LIMIT_MS = 60_000;
+/** How often the usage of a job with UPDATE_JOB_INFO or JOB_EXIT is sampled, so JOB_EXIT reports it. */
+const SAMPLE_MS = 5_000;
 
 type ExitArg = "exit" | "hold" | "remove" | "evict";
 
@@ -40,6 +42,9 @@ interface StarterJob {
   exitArg?: ExitArg;
   exitReason?: string;
   updateTimer?: ReturnType<PluginContext["clock"]["setTimeout"]>;
+  sampleTimer?: ReturnType<PluginContext["clock"]["setTimeout"]>;
+  /** The largest usage seen so far (the processes are gone when JOB_EXIT runs). */
+  usage?: ProcUsage;
   updates: number;
 }
 
@@ -264,6 +269,8 @@ export class StarterHooks {
   }
 
   private onFatal(sj: StarterJob, type: string, note: string): void {
+    // The last look at the processes before the executor kills them.
+    if (sj.startedAt !== undefined) this.sample(sj);
     sj.exitArg ??= type === "cancel" ? "remove" : type === "hold" || type === "timeout" ? "hold" : "evict";
     sj.exitReason ??= note === "" ? type : `${type}: ${note}`;
     sj.abort.abort();
@@ -271,6 +278,16 @@ export class StarterHooks {
 
   private onStart(sj: StarterJob, ts: number): void {
     sj.startedAt = ts;
+    if (sj.hooks.paths.JOB_EXIT !== undefined || sj.hooks.paths.UPDATE_JOB_INFO !== undefined) {
+      const sample = () => {
+        sj.sampleTimer = this.p.clock.setTimeout(() => {
+          this.sample(sj);
+          sample();
+        }, SAMPLE_MS);
+      };
+      this.sample(sj);
+      sample();
+    }
     if (sj.hooks.paths.UPDATE_JOB_INFO === undefined) return;
     const cfg = this.cfg();
     const next = (sec: number) => {
@@ -289,9 +306,23 @@ export class StarterHooks {
     return tasks.flatMap((t: { pid?: unknown }) => (typeof t?.pid === "number" ? [t.pid] : []));
   }
 
+  /** Reads the usage of the job's whole process tree now, keeping the largest seen. */
+  private sample(sj: StarterJob): ProcUsage {
+    const now = procUsage(processTree(this.pidsOf(sj)));
+    const before = sj.usage;
+    sj.usage = maxUsage(before, now);
+    // Once it is being stopped, the tree shrinks under the kill: keep the last whole one.
+    if (sj.exitArg !== undefined && before !== undefined) sj.usage.pids = before.pids;
+    return now;
+  }
+
+  /** The job ad with the update attributes: live while it runs; at exit, the last sample's. */
   private liveAd(sj: StarterJob, state: string): ClassAd {
     const ad = this.p.jobAd(sj.id).clone();
-    addUsage(ad, procUsage(this.pidsOf(sj)), sj.startedAt, state);
+    const now = this.sample(sj);
+    // NumPids is what runs now; CPU and sizes the largest seen (exited processes included).
+    const u = { ...sj.usage!, pids: state === "Exited" ? sj.usage!.pids : now.pids };
+    addUsage(ad, u, sj.startedAt, state, this.pidsOf(sj)[0]);
     return ad;
   }
 
@@ -308,10 +339,11 @@ export class StarterHooks {
   /** JOB_EXIT as an epilog, in CLEANUP after `finish`. */
   private jobExit(sj: StarterJob, restarted = false): void {
     if (sj.updateTimer) this.p.clock.clearTimeout(sj.updateTimer);
-    sj.updateTimer = undefined;
+    if (sj.sampleTimer) this.p.clock.clearTimeout(sj.sampleTimer);
+    sj.updateTimer = sj.sampleTimer = undefined;
     const path = sj.hooks.paths.JOB_EXIT;
     if (path === undefined) return;
-    const arg: ExitArg = sj.exitArg ?? "exit";
+    const arg: ExitArg = (sj.exitArg ??= "exit");
     const ad = this.liveAd(sj, "Exited");
     ad.set("ExitReason", sj.exitReason ?? "exited normally");
     if (sj.startedAt !== undefined) ad.set("JobDuration", Math.max(0, this.p.clock.now() / 1000 - sj.startedAt));
@@ -334,6 +366,7 @@ export class StarterHooks {
     const sj = this.jobs.get(id);
     if (sj === undefined) return;
     if (sj.updateTimer) this.p.clock.clearTimeout(sj.updateTimer);
+    if (sj.sampleTimer) this.p.clock.clearTimeout(sj.sampleTimer);
     this.jobs.delete(id);
   }
 
@@ -346,6 +379,7 @@ export class StarterHooks {
     this.removed = true;
     for (const sj of this.jobs.values()) {
       if (sj.updateTimer) this.p.clock.clearTimeout(sj.updateTimer);
+      if (sj.sampleTimer) this.p.clock.clearTimeout(sj.sampleTimer);
       sj.abort.abort();
     }
   }

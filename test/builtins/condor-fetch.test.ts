@@ -465,6 +465,30 @@ describe("condor-fetch: starter hooks", () => {
     expect(Number(ad.evaluate("JobDuration"))).toBeGreaterThanOrEqual(308);
   });
 
+  it("JOB_EXIT's stdin carries the job's final usage (JobPid, CPU, ImageSize) and NumPids counts its whole process tree", async () => {
+    const exit = script("exit", `cat > ${dir}/exit.tmp\nmv ${dir}/exit.tmp ${dir}/exit.stdin`);
+    const t = (h = await starterHost({ job_exit: exit }));
+    const busy = `sleep 1000 & (sleep 1000 &) ; i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; touch ${dir}/busy-done; exec sleep 1000`;
+    const id = await submitRaw(t, {
+      version: 1,
+      resources: [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: 1 }] }],
+      tasks: [{ command: ["/bin/sh", "-c", busy], slot: "task", count: { per_slot: 1 } }],
+      attributes: { system: { cwd: dir }, user: { classad: { HookKeyword: '"TEST"' } } },
+    });
+    await settle(t, () => existsSync(join(dir, "busy-done")), 10, 60_000);
+    // A sample after the busy loop (every 5 s of the manager's clock).
+    const at = t.clock.now();
+    await settle(t, () => t.clock.now() - at > 6_000, 100);
+    t.manager.cancel(id);
+    await settle(t, () => t.job(id).state === "INACTIVE" && existsSync(join(dir, "exit.stdin")));
+    const ad = readHookAds(readFileSync(join(dir, "exit.stdin"), "utf8"))[0]!.ad;
+    expect(Number(ad.evaluate("JobPid"))).toBeGreaterThan(1);
+    expect(ad.evaluate("NumPids")).toBe(3n);
+    expect(Number(ad.evaluate("RemoteUserCpu")) + Number(ad.evaluate("RemoteSysCpu"))).toBeGreaterThan(0);
+    expect(Number(ad.evaluate("ImageSize"))).toBeGreaterThan(0);
+    expect(ad.evaluate("JobState")).toBe("Exited");
+  });
+
   it("JOB_EXIT gets exit, hold (time limit), evict; a hung JOB_EXIT is abandoned after its timeout", async () => {
     const exit = script("exit", `echo "$1" >> ${dir}/exit.log\n[ "$1" = evict ] && sleep 1000\nexit 0`);
     const t = (h = await starterHost({ job_exit: exit, job_exit_timeout: 5 }));
