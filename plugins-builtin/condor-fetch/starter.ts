@@ -285,7 +285,8 @@ export class StarterHooks {
           sample();
         }, SAMPLE_MS);
       };
-      this.sample(sj);
+      // At start the tree is the tasks themselves: no /proc scan (a scan costs ~1 ms per 4 processes).
+      sj.usage = procUsage(this.pidsOf(sj));
       sample();
     }
     if (sj.hooks.paths.UPDATE_JOB_INFO === undefined) return;
@@ -319,7 +320,8 @@ export class StarterHooks {
   /** The job ad with the update attributes: live while it runs; at exit, the last sample's. */
   private liveAd(sj: StarterJob, state: string): ClassAd {
     const ad = this.p.jobAd(sj.id).clone();
-    const now = this.sample(sj);
+    // At exit the processes are gone: the last sample stands (no scan).
+    const now = state === "Exited" && sj.usage !== undefined ? sj.usage : this.sample(sj);
     // NumPids is what runs now; CPU and sizes the largest seen (exited processes included).
     const u = { ...sj.usage!, pids: state === "Exited" ? sj.usage!.pids : now.pids };
     addUsage(ad, u, sj.startedAt, state, this.pidsOf(sj)[0]);
