@@ -38,6 +38,7 @@ export const BUILTINS: readonly BuiltinEntry[] = [
   { name: ".update-duration", load: () => import("./update-duration/index.js") },
   { name: ".history", load: () => import("./history/index.js") },
   { name: ".post-event", load: () => import("./post-event/index.js") },
+  { name: ".user-log", load: () => import("./user-log/index.js") },
   { name: ".exec-slurm", load: () => import("./exec-slurm/index.js"), checkConfig: execSlurmCheck },
   {
     name: ".update-queue",

@@ -151,6 +151,9 @@ export {
   expandMacros,
   formatSource,
 } from "./condor/index.js";
+/** HTCondor's job event log (user log): one event's text, and the one safe way to append it. */
+export { formatUserLogEvent, appendUserLog } from "./condor/user-log.js";
+export type { UserLogEvent, UserLogJob, UserLogUsage } from "./condor/user-log.js";
 /** Splits HTCondor's V2 raw argument text (`a 'b c' 'it''s'`) into words. */
 export { splitV2 as splitCondorArgs } from "./classad/functions/env.js";
 export type {

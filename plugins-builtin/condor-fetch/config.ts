@@ -10,6 +10,8 @@
  * that is not absolute, a slot keyword for a slot this host does not have.
  */
 import { checkPluginConf } from "../common/config.js";
+import type { RequeuePolicy } from "./requeue.js";
+import { DEFAULT_REQUEUE } from "./requeue.js";
 import { CondorConfig, formatSource, parseExpr, readCondorConfigFile, splitCondorArgs, ErrorCode, JobtapError, type ConfigCheck } from "jobtap/plugin";
 
 /** The hook types of one keyword, as spelled in `<Keyword>_HOOK_<TYPE>` knobs. */
@@ -48,6 +50,8 @@ export interface FetchConfig {
   /** STARTER_INITIAL_UPDATE_INTERVAL and STARTER_UPDATE_INTERVAL, seconds. */
   initialUpdateInterval: number;
   updateInterval: number;
+  /** PREPARE_JOB ≥ 300: the cool-down of a requeued copy and the requeue limit (requeue.ts). */
+  requeue: RequeuePolicy;
   /** The hooks of a keyword (any keyword: a job's HookKeyword too); undefined when none is set. */
   hooksFor(keyword: string): KeywordHooks | undefined;
   /** Where the HTCondor file came from, for messages. */
@@ -67,6 +71,10 @@ const TOP_KNOBS: Record<string, string> = {
   starter_default_keyword: "STARTER_DEFAULT_JOB_HOOK_KEYWORD",
   starter_initial_update_interval: "STARTER_INITIAL_UPDATE_INTERVAL",
   starter_update_interval: "STARTER_UPDATE_INTERVAL",
+  // HTCondor's cool-down knob; the cap and the limit are jobtap's (HTCondor has neither).
+  requeue_delay: "SYSTEM_COOLDOWN_DURATION",
+  requeue_delay_max: "JOBTAP_REQUEUE_DELAY_MAX",
+  max_requeues: "JOBTAP_MAX_REQUEUES",
 };
 /** Per-keyword TOML keys (`hooks.<KEYWORD>.<key>`) and the knob suffix each becomes. */
 const HOOK_KEYS: Record<string, string> = {
@@ -130,11 +138,11 @@ function expression(config: CondorConfig, name: string): string | undefined {
   return text;
 }
 
-function seconds(config: CondorConfig, name: string, dflt: number): number {
+function seconds(config: CondorConfig, name: string, dflt: number, unit = " of seconds"): number {
   const text = config.get(name);
   if (text === undefined) return dflt;
   const n = Number(text);
-  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n)) throw new JobtapError(ErrorCode.CONFIG, `${located(config, name)} = ${text}: must be a whole number of seconds`);
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n)) throw new JobtapError(ErrorCode.CONFIG, `${located(config, name)} = ${text}: must be a whole number${unit}`);
   return n;
 }
 
@@ -200,9 +208,19 @@ export function readFetchConfig(conf: Readonly<Table>, slotIds: readonly number[
     starterDefaultKeyword: config.get("STARTER_DEFAULT_JOB_HOOK_KEYWORD"),
     initialUpdateInterval: seconds(config, "STARTER_INITIAL_UPDATE_INTERVAL", 8),
     updateInterval: seconds(config, "STARTER_UPDATE_INTERVAL", 300),
+    requeue: requeuePolicy(config),
     hooksFor,
     file,
   };
+}
+
+/** The requeue knobs: whole numbers, the cap not below the first delay. */
+function requeuePolicy(config: CondorConfig): RequeuePolicy {
+  const delay = seconds(config, "SYSTEM_COOLDOWN_DURATION", DEFAULT_REQUEUE.delay);
+  const delayMax = seconds(config, "JOBTAP_REQUEUE_DELAY_MAX", Math.max(DEFAULT_REQUEUE.delayMax, delay));
+  if (delayMax < delay) throw new JobtapError(ErrorCode.CONFIG, `${located(config, "JOBTAP_REQUEUE_DELAY_MAX")} = ${delayMax}: must not be below SYSTEM_COOLDOWN_DURATION (${delay})`);
+  const maxRequeues = seconds(config, "JOBTAP_MAX_REQUEUES", DEFAULT_REQUEUE.maxRequeues, "");
+  return { delay, delayMax, maxRequeues };
 }
 
 /** What `conf.update` would refuse in each `[job-manager] plugins` entry loading condor-fetch (slots unknown until the host runs). */

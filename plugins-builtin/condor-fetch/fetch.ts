@@ -11,10 +11,10 @@
  * jobs still running are still the slots' claims; a job is submitted once per claim (its
  * id is stored before anything else can happen), so no fetched job is run twice.
  */
-import { ClassAd, HookRunner, describeHookResult, formatJobId, isTrue, jobspecFromAd, parseJobId, printOldAd, readHookAd, writeHookAds } from "jobtap/plugin";
+import { ClassAd, HookRunner, describeHookResult, formatJobId, isTrue, parseJobId, printOldAd, readHookAd, writeHookAds } from "jobtap/plugin";
 import type { HookResult, JobId, PluginContext } from "jobtap/plugin";
 import type { FetchConfig, KeywordHooks } from "./config.js";
-import { jobEnvironment } from "./jobads.js";
+import { checkDisk, checkUserLogFormat, fetchedJobspec, resolveAdPaths } from "./fetched-ad.js";
 
 /** A fetch claim: the job ad a slot accepted, and the jobtap job running it. */
 export interface Claim {
@@ -284,7 +284,10 @@ export class Fetcher {
       const kw = job.has("HookKeyword") ? job.evaluate("HookKeyword") : undefined;
       if (typeof kw !== "string") job.set("HookKeyword", s.keyword);
       try {
-        jobspecFromAd(job);
+        resolveAdPaths(job);
+        checkDisk(job, slot);
+        checkUserLogFormat(job);
+        fetchedJobspec(job, s.id);
       } catch (e) {
         why = (e as Error).message;
       }
@@ -339,8 +342,7 @@ export class Fetcher {
     ad.set("FetchClaimId", c.id);
     let jobspec;
     try {
-      const duration = ad.has("AllowedExecuteDuration") ? ad.evaluate("AllowedExecuteDuration") : undefined;
-      jobspec = jobspecFromAd(ad, { system: { slot: s.id, environment: jobEnvironment(ad), ...(typeof duration === "bigint" && duration > 0n ? { duration: Number(duration) } : {}) } });
+      jobspec = fetchedJobspec(ad, s.id);
     } catch (e) {
       this.p.log.warn(`${this.label(s, "FETCH_WORK")}: accepted job ad cannot become a job: ${(e as Error).message}`);
       this.evict(s, c, "bad job ad");

@@ -3,7 +3,7 @@
  * the live usage attributes of UPDATE_JOB_INFO and JOB_EXIT (read from /proc, spec
  * htcondor.md §3.3), and a starter hook's effective status (§3.2).
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { constants } from "node:os";
 import { splitCondorArgs } from "jobtap/plugin";
 import type { ClassAd, HookResult } from "jobtap/plugin";
@@ -57,10 +57,55 @@ export function procUsage(pids: readonly number[]): ProcUsage {
   return u;
 }
 
+/**
+ * The job's whole process tree: its task pids and every process in their sessions (each
+ * local task leads its own session, so children, grandchildren and background jobs are
+ * found even after their parent exited). One pass over /proc.
+ */
+export function processTree(leaders: readonly number[]): number[] {
+  if (leaders.length === 0) return [];
+  const sessions = new Set(leaders);
+  const out: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [...leaders];
+  }
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      // After the command: state ppid pgrp session ...
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // A zombie has ended: it waits only for its parent (or init) to reap it.
+      if (f[0] === "Z") continue;
+      if (sessions.has(pid) || sessions.has(Number(f[3]))) out.push(pid);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
+}
+
+/** The larger of two samples, field by field: usage only grows, and processes that exited keep their share. */
+export function maxUsage(a: ProcUsage | undefined, b: ProcUsage): ProcUsage {
+  if (a === undefined) return b;
+  return {
+    pids: b.pids.length > 0 ? b.pids : a.pids,
+    userCpu: Math.max(a.userCpu, b.userCpu),
+    sysCpu: Math.max(a.sysCpu, b.sysCpu),
+    imageSize: Math.max(a.imageSize, b.imageSize),
+    residentSetSize: Math.max(a.residentSetSize, b.residentSetSize),
+  };
+}
+
 /** Adds HTCondor's live update attributes (§3.3) to `ad`. */
-export function addUsage(ad: ClassAd, u: ProcUsage, startedAt: number | undefined, state: string): void {
+export function addUsage(ad: ClassAd, u: ProcUsage, startedAt: number | undefined, state: string, jobPid?: number): void {
   ad.set("JobState", state);
-  if (u.pids.length > 0) ad.set("JobPid", BigInt(u.pids[0]!));
+  const pid = jobPid ?? u.pids[0];
+  if (pid !== undefined) ad.set("JobPid", BigInt(pid));
   ad.set("NumPids", BigInt(u.pids.length));
   if (startedAt !== undefined) ad.set("JobStartDate", BigInt(Math.floor(startedAt)));
   ad.set("RemoteUserCpu", u.userCpu);

@@ -15,16 +15,19 @@
  *   waited for at most `<Keyword>_HOOK_JOB_EXIT_TIMEOUT` (30 s).
  */
 import { basename } from "node:path";
-import { ClassAd, JOB_AD_ATTRIBUTES, withRead, describeHookResult, formatJobId, printOldAd, readHookAd, splitCondorArgs, unparse, waitStatus, ErrorCode, JobtapError } from "jobtap/plugin";
-import type { EventArgs, HookResult, HookRunner, JobArgs, JobId, Jobspec, PluginContext } from "jobtap/plugin";
+import { ClassAd, JOB_AD_ATTRIBUTES, withRead, describeHookResult, formatJobId, printOldAd, readHookAd, splitCondorArgs, unparse, waitStatus } from "jobtap/plugin";
+import type { EventArgs, HookResult, HookRunner, JobArgs, JobId, PluginContext } from "jobtap/plugin";
 import type { FetchConfig, HookType, KeywordHooks } from "./config.js";
-import { addUsage, hookStatus, jobEnvironment, procUsage } from "./jobads.js";
+import { addUsage, hookStatus, jobEnvironment, maxUsage, procUsage, processTree, type ProcUsage } from "./jobads.js";
+import { DEFAULT_REQUEUE, planCopy, type CopyPlan } from "./requeue.js";
 
 const PREPARE = "condor-fetch.prepare";
 const JOB_EXIT = "condor-fetch.job-exit";
 /** jobtap's limit on each PREPARE hook (HTCondor waits for ever; docs/condor-fetch.md). */
 const PREPARE_TIME_LIMIT_MS = 300_000;
 const UPDATE_TIME_LIMIT_MS = 60_000;
+/** How often the usage of a job with UPDATE_JOB_INFO or JOB_EXIT is sampled, so JOB_EXIT reports it. */
+const SAMPLE_MS = 5_000;
 
 type ExitArg = "exit" | "hold" | "remove" | "evict";
 
@@ -39,6 +42,9 @@ interface StarterJob {
   exitArg?: ExitArg;
   exitReason?: string;
   updateTimer?: ReturnType<PluginContext["clock"]["setTimeout"]>;
+  sampleTimer?: ReturnType<PluginContext["clock"]["setTimeout"]>;
+  /** The largest usage seen so far (the processes are gone when JOB_EXIT runs). */
+  usage?: ProcUsage;
   updates: number;
 }
 
@@ -49,6 +55,7 @@ const computed = new Set(JOB_AD_ATTRIBUTES.map((n) => n.toLowerCase()));
 
 export class StarterHooks {
   readonly jobs = new Map<JobId, StarterJob>();
+  private removed = false;
 
   constructor(
     private readonly p: PluginContext,
@@ -145,7 +152,7 @@ export class StarterHooks {
         timeLimitMs: PREPARE_TIME_LIMIT_MS,
         signal: sj.abort.signal,
       });
-      if (sj.abort.signal.aborted) return this.finishPrologSafely(sj, 1 << 8);
+      if (sj.abort.signal.aborted) return this.finishPrologSafely(sj, this.removed ? 0 : 1 << 8);
       if (r.kind === "refused") continue; // an unsafe path counts as not configured (§1)
       const update = this.prepareOutput(sj, type, r);
       const status = hookStatus(r, update);
@@ -211,38 +218,36 @@ export class StarterHooks {
     return JSON.parse(JSON.stringify(j.jobspec.tasks[0])) as Record<string, unknown>;
   }
 
-  /** Status 1–299 (or a failure): held copy; ≥ 300: pending copy. The job itself ends. */
-  private async failed(sj: StarterJob, status: number, text: string): Promise<void> {
-    const hold = status < 300;
+  /**
+   * Status 1–299 (or a failure): held copy; ≥ 300: a pending copy after a growing
+   * cool-down, held once `max_requeues` is reached (requeue.ts). The job itself ends.
+   */
+  private async failed(sj: StarterJob, status: number, hookText: string): Promise<void> {
     const f58 = formatJobId(sj.id);
-    this.p.log.warn(`job ${f58}: ${text}`);
+    this.p.log.warn(`job ${f58}: ${hookText}`);
     let copy: JobId | undefined;
+    // Without a plan (the job vanished) the job still ends, held or requeued as its status says.
+    let plan: Omit<CopyPlan, "jobspec"> = { hold: status < 300, text: hookText, delay: 0 };
     try {
-      copy = await this.p.submit(this.copyJobspec(sj.id), { userid: sj.userid, urgency: hold ? 0 : 16, environmentFrom: sj.id });
-      if (hold) {
-        this.p.postEvent(copy, "urgency", { urgency: 0, userid: this.p.owner, hold_reason: text, hold_reason_code: 19, hold_reason_subcode: status });
+      const full = planCopy(this.p, sj.id, status, hookText, this.cfg()?.requeue ?? DEFAULT_REQUEUE);
+      plan = full;
+      copy = await this.p.submit(full.jobspec, { userid: sj.userid, urgency: plan.hold ? 0 : 16, environmentFrom: sj.id });
+      if (plan.hold) {
+        this.p.postEvent(copy, "urgency", { urgency: 0, userid: this.p.owner, hold_reason: plan.text, hold_reason_code: 19, hold_reason_subcode: status });
       }
     } catch (e) {
-      this.p.log.error(`job ${f58}: could not submit its ${hold ? "held" : "requeued"} copy: ${(e as Error).message}`);
+      this.p.log.error(`job ${f58}: could not submit its ${plan.hold ? "held" : "requeued"} copy: ${(e as Error).message}`);
     }
-    const where = copy === undefined ? "" : ` (${hold ? "held" : "pending"} again as ${formatJobId(copy)})`;
+    const hold = plan.hold;
+    const wait = plan.delay > 0 ? `, runs in ${plan.delay} s` : "";
+    const where = copy === undefined ? "" : ` (${hold ? "held" : "pending"} again as ${formatJobId(copy)}${wait})`;
     try {
-      this.p.raiseException(sj.id, hold ? "hold" : "requeue", 0, `${text}${where}`);
+      this.p.raiseException(sj.id, hold ? "hold" : "requeue", 0, `${plan.text}${where}`);
     } catch (e) {
       this.p.log.warn(`job ${f58}: ${(e as Error).message}`);
     }
     this.finishPrologSafely(sj, hold ? waitStatus.exited(Math.max(1, Math.min(status, 255))) : waitStatus.exited(255));
     if (copy !== undefined) this.replaced(sj.id, copy);
-  }
-
-  /** The job's jobspec for its copy, marked with RequeuedFromJobId (its environment comes with `environmentFrom`). */
-  private copyJobspec(id: JobId): Jobspec {
-    const j = this.p.lookup(id);
-    if (j === undefined || j instanceof Promise) throw new JobtapError(ErrorCode.UNKNOWN_JOB, "job not found");
-    const js = JSON.parse(JSON.stringify(j.jobspec)) as Jobspec;
-    const user = (js.attributes.user ?? {}) as { classad?: Record<string, string> };
-    js.attributes.user = { ...user, classad: { ...user.classad, RequeuedFromJobId: JSON.stringify(formatJobId(id)) } };
-    return js;
   }
 
   /** job.event.* for a tracked job. */
@@ -264,6 +269,8 @@ export class StarterHooks {
   }
 
   private onFatal(sj: StarterJob, type: string, note: string): void {
+    // The last look at the processes before the executor kills them.
+    if (sj.startedAt !== undefined) this.sample(sj);
     sj.exitArg ??= type === "cancel" ? "remove" : type === "hold" || type === "timeout" ? "hold" : "evict";
     sj.exitReason ??= note === "" ? type : `${type}: ${note}`;
     sj.abort.abort();
@@ -271,6 +278,17 @@ export class StarterHooks {
 
   private onStart(sj: StarterJob, ts: number): void {
     sj.startedAt = ts;
+    if (sj.hooks.paths.JOB_EXIT !== undefined || sj.hooks.paths.UPDATE_JOB_INFO !== undefined) {
+      const sample = () => {
+        sj.sampleTimer = this.p.clock.setTimeout(() => {
+          this.sample(sj);
+          sample();
+        }, SAMPLE_MS);
+      };
+      // At start the tree is the tasks themselves: no /proc scan (a scan costs ~1 ms per 4 processes).
+      sj.usage = procUsage(this.pidsOf(sj));
+      sample();
+    }
     if (sj.hooks.paths.UPDATE_JOB_INFO === undefined) return;
     const cfg = this.cfg();
     const next = (sec: number) => {
@@ -289,9 +307,24 @@ export class StarterHooks {
     return tasks.flatMap((t: { pid?: unknown }) => (typeof t?.pid === "number" ? [t.pid] : []));
   }
 
+  /** Reads the usage of the job's whole process tree now, keeping the largest seen. */
+  private sample(sj: StarterJob): ProcUsage {
+    const now = procUsage(processTree(this.pidsOf(sj)));
+    const before = sj.usage;
+    sj.usage = maxUsage(before, now);
+    // Once it is being stopped, the tree shrinks under the kill: keep the last whole one.
+    if (sj.exitArg !== undefined && before !== undefined) sj.usage.pids = before.pids;
+    return now;
+  }
+
+  /** The job ad with the update attributes: live while it runs; at exit, the last sample's. */
   private liveAd(sj: StarterJob, state: string): ClassAd {
     const ad = this.p.jobAd(sj.id).clone();
-    addUsage(ad, procUsage(this.pidsOf(sj)), sj.startedAt, state);
+    // At exit the processes are gone: the last sample stands (no scan).
+    const now = state === "Exited" && sj.usage !== undefined ? sj.usage : this.sample(sj);
+    // NumPids is what runs now; CPU and sizes the largest seen (exited processes included).
+    const u = { ...sj.usage!, pids: state === "Exited" ? sj.usage!.pids : now.pids };
+    addUsage(ad, u, sj.startedAt, state, this.pidsOf(sj)[0]);
     return ad;
   }
 
@@ -308,10 +341,11 @@ export class StarterHooks {
   /** JOB_EXIT as an epilog, in CLEANUP after `finish`. */
   private jobExit(sj: StarterJob, restarted = false): void {
     if (sj.updateTimer) this.p.clock.clearTimeout(sj.updateTimer);
-    sj.updateTimer = undefined;
+    if (sj.sampleTimer) this.p.clock.clearTimeout(sj.sampleTimer);
+    sj.updateTimer = sj.sampleTimer = undefined;
     const path = sj.hooks.paths.JOB_EXIT;
     if (path === undefined) return;
-    const arg: ExitArg = sj.exitArg ?? "exit";
+    const arg: ExitArg = (sj.exitArg ??= "exit");
     const ad = this.liveAd(sj, "Exited");
     ad.set("ExitReason", sj.exitReason ?? "exited normally");
     if (sj.startedAt !== undefined) ad.set("JobDuration", Math.max(0, this.p.clock.now() / 1000 - sj.startedAt));
@@ -334,12 +368,20 @@ export class StarterHooks {
     const sj = this.jobs.get(id);
     if (sj === undefined) return;
     if (sj.updateTimer) this.p.clock.clearTimeout(sj.updateTimer);
+    if (sj.sampleTimer) this.p.clock.clearTimeout(sj.sampleTimer);
     this.jobs.delete(id);
   }
 
+  /**
+   * The plugin is being removed: timers stop and running hooks are killed. A PREPARE that
+   * was running finishes its prolog with status 0, so the job starts as it is (removing the
+   * plugin removes its hooks); a JOB_EXIT that was running finishes its epilog.
+   */
   stop(): void {
+    this.removed = true;
     for (const sj of this.jobs.values()) {
       if (sj.updateTimer) this.p.clock.clearTimeout(sj.updateTimer);
+      if (sj.sampleTimer) this.p.clock.clearTimeout(sj.sampleTimer);
       sj.abort.abort();
     }
   }

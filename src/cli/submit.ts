@@ -46,6 +46,7 @@ export const SPEC: CommandSpec = {
     { name: "cwd", value: "DIR", help: "the job's working directory (default: the current one)" },
     { name: "output", value: "FILE", help: "write the job's stdout to FILE ({{id}} is the job id; default STATEDIR/jobs/ID/stdout)" },
     { name: "error", value: "FILE", help: "write the job's stderr to FILE (default STATEDIR/jobs/ID/stderr)" },
+    { name: "log", value: "FILE", help: "write the job's HTCondor event log (user log) to FILE (the ClassAd's UserLog)" },
     { name: "cc", value: "IDSET", help: "submit one copy per id in IDSET (0-9); {cc} in the command is replaced by it" },
     { name: "jobspec", value: "FILE", help: "submit this JSON jobspec file instead of building one from COMMAND" },
     { name: "wait", help: "wait for the job to end; exit with its status" },
@@ -150,6 +151,12 @@ async function jobspecFrom(p: ParsedArgs, io: CliIO): Promise<Jobspec> {
       table[name] = text;
     }
     user.classad = table;
+  }
+  const log = optString(p, "log");
+  if (log !== undefined) {
+    // HTCondor's `log = FILE`: relative to the submit directory; the daemon writes it (.user-log).
+    const user = (jobspec.attributes.user ??= {});
+    user.classad = { ...(user.classad as Record<string, string> | undefined), UserLog: JSON.stringify(resolve(io.cwd, log)) };
   }
   const slot = optString(p, "slot");
   if (slot !== undefined) (jobspec.attributes.system ??= {}).slot = parseSlotArg(slot);

@@ -18,3 +18,5 @@ export { parseTransform, parseUniverse, transformWhere, UNIVERSES } from "./tran
 export type { Transform, TransformStep, TransformOrigin, IfBranch, AttrRegex } from "./transform.js";
 export { TransformRun, defaultBuiltins } from "./apply.js";
 export type { TransformRunOptions, TransformOutcome } from "./apply.js";
+export { formatUserLogEvent, appendUserLog } from "./user-log.js";
+export type { UserLogEvent, UserLogJob, UserLogUsage } from "./user-log.js";

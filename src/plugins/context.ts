@@ -207,6 +207,8 @@ interface Guards {
   setupOnly(what: string): void;
   /** Runs a ManagerPort call, labelling any failure with plugin, topic and job. */
   job<T>(what: string, id: JobId, fn: (m: ManagerPort) => T): T;
+  /** `job` without the removal check: finishing a prolog or epilog the plugin started. */
+  finishing<T>(what: string, id: JobId, fn: (m: ManagerPort) => T): T;
   /** Fails unless one of this plugin's handlers is running for the job. */
   current(what: string, id: JobId): void;
 }
@@ -219,6 +221,14 @@ function guards(host: ContextHost, rec: PluginRecord): Guards {
   const live = (what: string): void => {
     if (rec.removed) throw phase(what, "the plugin has been removed");
   };
+  const finishing = <T>(what: string, id: JobId, fn: (m: ManagerPort) => T): T => {
+    const mgr = host.manager(`plugin ${rec.name}: ${what}`);
+    try {
+      return fn(mgr);
+    } catch (e) {
+      throw host.wrapError(rec, id, what, e);
+    }
+  };
   return {
     phase,
     live,
@@ -228,13 +238,9 @@ function guards(host: ContextHost, rec: PluginRecord): Guards {
     },
     job(what, id, fn) {
       live(what);
-      const mgr = host.manager(`plugin ${rec.name}: ${what}`);
-      try {
-        return fn(mgr);
-      } catch (e) {
-        throw host.wrapError(rec, id, what, e);
-      }
+      return finishing(what, id, fn);
     },
+    finishing,
     current(what, id) {
       if (host.currentFrame(id, rec) !== undefined) return;
       const why = "allowed only for the current job (inside this plugin's callback for it)";
@@ -381,14 +387,16 @@ function jobApi(host: ContextHost, rec: PluginRecord, g: Guards): JobApi {
       g.current("prologStart", id);
       job("prologStart", id, (m) => m.prologStart(id, nonEmpty(description)));
     },
+    // No live() check for the two finishes: a removed plugin (its onRemove, or a hook that
+    // ends after it) must still close the prologs and epilogs it opened, or the job waits for ever.
     prologFinish: (id, d, status) =>
-      job("prologFinish", id, (m) => m.prologFinish(id, nonEmpty(d), status)),
+      g.finishing("prologFinish", id, (m) => m.prologFinish(id, nonEmpty(d), status)),
     epilogStart(id, description) {
       g.current("epilogStart", id);
       job("epilogStart", id, (m) => m.epilogStart(id, nonEmpty(description)));
     },
     epilogFinish: (id, d, status) =>
-      job("epilogFinish", id, (m) => m.epilogFinish(id, nonEmpty(d), status)),
+      g.finishing("epilogFinish", id, (m) => m.epilogFinish(id, nonEmpty(d), status)),
     lookup(id) {
       g.live("lookup");
       return host.shield.args(host.manager(`plugin ${rec.name}: lookup`).lookup(id));

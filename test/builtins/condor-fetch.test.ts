@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { formatJobId, parseJobId, readHookAds, type ClassAd } from "../../src/plugin.js";
 import type { JobId } from "../../src/manager/base/ids.js";
+import { parseUserLog } from "./userlog-parse.js";
 import { host, settle as settleUntil, writeScript, type TestHost } from "./helpers.js";
 
 let h: TestHost | undefined;
@@ -103,6 +104,59 @@ describe("condor-fetch: the fetch loop", () => {
     expect(typeof slotAttr(t, 1, "LastFetchWorkSpawned")).toBe("bigint");
     expect(typeof slotAttr(t, 1, "LastFetchWorkCompleted")).toBe("bigint");
     expect(slotAttr(t, 1, "NextFetchWorkDelay")).toBe(0n);
+  });
+});
+
+describe("condor-fetch: fetched job ads", () => {
+  it("relative Cmd, In, Out and Err are read in Iwd; In is the job's stdin; KillSig stops it", async () => {
+    const s = spool();
+    const iwd = join(dir, "work");
+    require("node:fs").mkdirSync(iwd);
+    writeScript(iwd, "prog.sh", `cat\necho "$@"\ntrap 'echo got-usr1 >> ${dir}/signal.log; exit 3' USR1\ntouch ${dir}/running\nwhile true; do sleep 0.05; done`);
+    writeFileSync(join(iwd, "in.txt"), "from stdin\n");
+    writeFileSync(join(s.spoolDir, "a.ad"), `Cmd = "prog.sh"\nArguments = "one two"\nIwd = "${iwd}"\nIn = "in.txt"\nOut = "out.txt"\nErr = "err.txt"\nKillSig = "SIGUSR1"\n`);
+    const t = (h = await fetchHost({ keyword: "TEST", fetch_work_delay: "5", hooks: { TEST: { fetch_work: s.fetch, reply_fetch: s.reply } } }));
+    await settle(t, () => existsSync(join(dir, "running")), 10);
+    const [id] = allJobs(t);
+    const ad = t.manager.jobAd(id!);
+    expect(attr(ad, "Cmd")).toBe(join(iwd, "prog.sh"));
+    expect(attr(ad, "Out")).toBe(join(iwd, "out.txt"));
+    t.manager.cancel(id!);
+    await settle(t, () => t.job(id!).state === "INACTIVE", 10);
+    expect(lines(join(dir, "signal.log"))).toEqual(["got-usr1"]);
+    expect(readFileSync(join(iwd, "out.txt"), "utf8")).toBe("from stdin\none two\n");
+    expect(existsSync(join(iwd, "err.txt"))).toBe(true);
+  });
+
+  it("StarterUserLog (relative to Iwd) gets the job's events in HTCondor's format; StarterUserLogUseXML = true is rejected by name", async () => {
+    const s = spool();
+    writeFileSync(join(s.spoolDir, "a.ad"), `Cmd = "/bin/true"\nStarterUserLogUseXML = true\nStarterUserLog = "/tmp/never.log"\n`);
+    writeFileSync(join(s.spoolDir, "b.ad"), `Cmd = "/bin/sh"\nArguments = "-c 'exit 4'"\nIwd = "${dir}"\nStarterUserLog = "starter.log"\n`);
+    const t = (h = await fetchHost({ keyword: "TEST", fetch_work_delay: "1", hooks: { TEST: { fetch_work: s.fetch, reply_fetch: s.reply } } }));
+    await settle(t, () => lines(join(dir, "reply.log")).length === 2 && allJobs(t).length === 1 && t.job(allJobs(t)[0]!).state === "INACTIVE", 100);
+    expect(lines(join(dir, "reply.log"))).toEqual(["reject", "accept"]);
+    expect(t.log.join("\n")).toContain("job rejected: job ad: StarterUserLogUseXML = true: jobtap writes user logs in HTCondor's text format only");
+    const events = parseUserLog(readFileSync(join(dir, "starter.log"), "utf8"));
+    expect(events.map((e) => e.event)).toEqual([0, 1, 5]);
+    expect(events[2]!.body[0]).toBe("\t(1) Normal termination (return value 4)");
+    expect(events[1]!.body[0]).toMatch(/^\tSlotName: slot1@/);
+    expect(events[0]!.cluster).toBe(t.manager.jobAd(allJobs(t)[0]!).evaluate("ClusterId"));
+  });
+
+  it("rejects an ad whose RequestDisk exceeds the slot's Disk, a relative Out without Iwd, or an unknown KillSig", async () => {
+    const s = spool();
+    writeFileSync(join(s.spoolDir, "a.ad"), `Cmd = "/bin/true"\nRequestDisk = 1125899906842624\n`);
+    writeFileSync(join(s.spoolDir, "b.ad"), `Cmd = "/bin/true"\nOut = "out.txt"\n`);
+    writeFileSync(join(s.spoolDir, "c.ad"), `Cmd = "/bin/true"\nKillSig = "SIGNOPE"\n`);
+    writeFileSync(join(s.spoolDir, "d.ad"), `Cmd = "/bin/true"\nRequestDisk = 1024\nKillSig = 10\n`);
+    const t = (h = await fetchHost({ keyword: "TEST", fetch_work_delay: "1", hooks: { TEST: { fetch_work: s.fetch, reply_fetch: s.reply } } }));
+    await settle(t, () => lines(join(dir, "reply.log")).length === 4, 100);
+    expect(lines(join(dir, "reply.log"))).toEqual(["reject", "reject", "reject", "accept"]);
+    const log = t.log.join("\n");
+    expect(log).toMatch(/job rejected: job ad: RequestDisk 1125899906842624 KiB is more than the slot's Disk \d+ KiB/);
+    expect(log).toContain(`job rejected: job ad: Out "out.txt" is relative and the ad has no Iwd`);
+    expect(log).toContain(`job rejected: job ad: KillSig "SIGNOPE" is not a signal`);
+    expect(allJobs(t)).toHaveLength(1);
   });
 });
 
@@ -277,13 +331,76 @@ describe("condor-fetch: starter hooks", () => {
     const prepare = script("prepare", `echo x >> ${dir}/prepare.log\nif [ $(wc -l < ${dir}/prepare.log) -eq 1 ]; then echo 'HookStatusCode = 300'; fi`);
     const t = (h = await starterHost({ prepare_job: prepare }));
     const id = await t.submit({ runDuration: 1, ...withKeyword });
-    await settle(t, () => allJobs(t).length === 2 && allJobs(t).every((j) => t.job(j).state === "INACTIVE"));
+    await settle(t, () => allJobs(t).length === 2 && allJobs(t).every((j) => t.job(j).state === "INACTIVE"), 100);
     expect(t.eventlog(id).find((e) => e.name === "exception")!.context).toMatchObject({ type: "requeue", severity: 0 });
+    expect(String(t.eventlog(id).find((e) => e.name === "exception")!.context!.note)).toMatch(/pending again as ƒ\w+, runs in 20 s\)$/);
     const copy = allJobs(t).find((j) => j !== id)!;
     expect(t.job(copy).result).toBe("COMPLETED");
     expect(t.events(id)).not.toContain("start");
     expect(t.events(copy).filter((e) => e === "start")).toHaveLength(1);
     expect(lines(join(dir, "prepare.log"))).toHaveLength(2);
+  });
+
+  it("a PREPARE_JOB answering 300 for ever: each copy waits a doubling cool-down, and after max_requeues the copy is held naming the count", async () => {
+    const prepare = script("prepare", `echo x >> ${dir}/prepare.log\necho 'HookStatusCode = 300'\necho 'HookStatusMessage = "busy"'`);
+    const t = (h = await starterHost({ prepare_job: prepare }, { requeue_delay: 2, requeue_delay_max: 5, max_requeues: 3 }));
+    const id = await t.submit({ runDuration: 1, ...withKeyword });
+    const held = () => allJobs(t).some((j) => attr(t.manager.jobAd(j), "JobStatus") === 5n);
+    await settle(t, () => held() && allJobs(t).filter((j) => t.job(j).state !== "INACTIVE").length === 1, 100);
+    // Let simulated time run on: nothing else starts (no runaway).
+    const at = t.clock.now();
+    await settle(t, () => t.clock.now() - at > 60_000, 1000);
+    const jobs = allJobs(t);
+    expect(jobs).toHaveLength(5);
+    expect(jobs[0]).toBe(id);
+    expect(lines(join(dir, "prepare.log"))).toHaveLength(4);
+    const attempts = jobs.slice(0, 4);
+    const ts = (j: JobId, name: string) => t.eventlog(j).find((e) => e.name === name)!.timestamp;
+    // Each copy waits from its submission to its attempt: 2, 4, then 5 (capped) seconds.
+    const waits = attempts.slice(1).map((j) => ts(j, "prolog-start") - ts(j, "submit"));
+    expect(waits[0]).toBeGreaterThanOrEqual(2);
+    expect(waits[0]).toBeLessThan(4);
+    expect(waits[1]).toBeGreaterThanOrEqual(4);
+    expect(waits[1]).toBeLessThan(5);
+    expect(waits[2]).toBeGreaterThanOrEqual(5);
+    expect(waits[2]).toBeLessThan(8);
+    attempts.slice(1).forEach((j, i) => {
+      const ad = t.manager.jobAd(j);
+      expect(attr(ad, "NumVacates")).toBe(BigInt(i + 1));
+      expect(attr(ad, "NumShadowStarts")).toBe(BigInt(i + 1));
+      expect(attr(ad, "NumJobStarts")).toBe(0n);
+      expect(Number(attr(ad, "JobCoolDownExpiration"))).toBeGreaterThanOrEqual(ts(j, "submit") + waits[i]! - 1);
+      expect(String(attr(ad, "VacateReason"))).toContain("busy");
+      expect(t.eventlog(attempts[i]!).find((e) => e.name === "exception")!.context).toMatchObject({ type: "requeue", severity: 0 });
+    });
+    const last = jobs[4]!;
+    const ad = t.manager.jobAd(last);
+    expect(attr(ad, "JobStatus")).toBe(5n);
+    expect(attr(ad, "NumShadowStarts")).toBe(4n);
+    expect(attr(ad, "HoldReasonCode")).toBe(19n);
+    expect(attr(ad, "HoldReasonSubCode")).toBe(300n);
+    expect(String(attr(ad, "HoldReason"))).toContain("requeued 3 times already (max_requeues = 3)");
+    expect(t.eventlog(attempts[3]!).find((e) => e.name === "exception")!.context).toMatchObject({ type: "hold", severity: 0 });
+  });
+
+  it("requeue knobs are whole numbers and the cap is not below the first delay", async () => {
+    await expect(starterHost({ prepare_job: "/bin/true" }, { max_requeues: "many" })).rejects.toThrow("conf.max_requeues: JOBTAP_MAX_REQUEUES = many: must be a whole number");
+    await expect(starterHost({ prepare_job: "/bin/true" }, { requeue_delay: 60, requeue_delay_max: 30 })).rejects.toThrow("conf.requeue_delay_max: JOBTAP_REQUEUE_DELAY_MAX = 30: must not be below SYSTEM_COOLDOWN_DURATION (60)");
+    await expect(starterHost({ prepare_job: "/bin/true" }, { requeue_delay: "5m" })).rejects.toThrow("conf.requeue_delay: SYSTEM_COOLDOWN_DURATION = 5m: must be a whole number of seconds");
+  });
+
+  it("plugin remove while PREPARE_JOB runs kills the hook and finishes the prolog: the job starts and completes", async () => {
+    const prepare = script("prepare", `echo $$ > ${dir}/prepare.pid\nexec sleep 1000`);
+    const t = (h = await starterHost({ prepare_job: prepare }));
+    const id = await t.submit({ runDuration: 1, ...withKeyword });
+    await settle(t, () => existsSync(join(dir, "prepare.pid")) && t.events(id).includes("prolog-start"));
+    expect(t.plugins.remove("condor-fetch")).toEqual(["condor-fetch"]);
+    await settle(t, () => t.job(id).state === "INACTIVE");
+    expect(t.job(id).result).toBe("COMPLETED");
+    const names = t.events(id);
+    expect(names.indexOf("prolog-finish")).toBeLessThan(names.indexOf("start"));
+    const pid = Number(readFileSync(join(dir, "prepare.pid"), "utf8"));
+    await settle(t, () => !existsSync(`/proc/${pid}`) || readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.startsWith("Z"));
   });
 
   it("a PREPARE_JOB that fails to run or is killed holds the job", async () => {
@@ -346,6 +463,30 @@ describe("condor-fetch: starter hooks", () => {
     expect(ad.evaluate("ExitBySignal")).toBe(true);
     expect(String(ad.evaluate("ExitReason"))).toMatch(/^cancel/);
     expect(Number(ad.evaluate("JobDuration"))).toBeGreaterThanOrEqual(308);
+  });
+
+  it("JOB_EXIT's stdin carries the job's final usage (JobPid, CPU, ImageSize) and NumPids counts its whole process tree", async () => {
+    const exit = script("exit", `cat > ${dir}/exit.tmp\nmv ${dir}/exit.tmp ${dir}/exit.stdin`);
+    const t = (h = await starterHost({ job_exit: exit }));
+    const busy = `sleep 1000 & (sleep 1000 &) ; i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; touch ${dir}/busy-done; exec sleep 1000`;
+    const id = await submitRaw(t, {
+      version: 1,
+      resources: [{ type: "slot", count: 1, label: "task", with: [{ type: "core", count: 1 }] }],
+      tasks: [{ command: ["/bin/sh", "-c", busy], slot: "task", count: { per_slot: 1 } }],
+      attributes: { system: { cwd: dir }, user: { classad: { HookKeyword: '"TEST"' } } },
+    });
+    await settle(t, () => existsSync(join(dir, "busy-done")), 10, 60_000);
+    // A sample after the busy loop (every 5 s of the manager's clock).
+    const at = t.clock.now();
+    await settle(t, () => t.clock.now() - at > 6_000, 100);
+    t.manager.cancel(id);
+    await settle(t, () => t.job(id).state === "INACTIVE" && existsSync(join(dir, "exit.stdin")));
+    const ad = readHookAds(readFileSync(join(dir, "exit.stdin"), "utf8"))[0]!.ad;
+    expect(Number(ad.evaluate("JobPid"))).toBeGreaterThan(1);
+    expect(ad.evaluate("NumPids")).toBe(3n);
+    expect(Number(ad.evaluate("RemoteUserCpu")) + Number(ad.evaluate("RemoteSysCpu"))).toBeGreaterThan(0);
+    expect(Number(ad.evaluate("ImageSize"))).toBeGreaterThan(0);
+    expect(ad.evaluate("JobState")).toBe("Exited");
   });
 
   it("JOB_EXIT gets exit, hold (time limit), evict; a hung JOB_EXIT is abandoned after its timeout", async () => {

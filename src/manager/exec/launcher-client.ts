@@ -94,8 +94,8 @@ class Client implements LauncherClient {
     const h = new RemoteTask(job, uid, setupFailed);
     const req = this.nextReq++;
     this.starting.set(req, h);
-    const { argv, cwd, env, stdout, stderr, umask } = task;
-    this.send({ op: "start", req, job, uid, argv: [...argv], cwd, env, stdout, stderr, ...(umask === undefined ? {} : { umask }) });
+    const { argv, cwd, env, stdout, stderr, umask, stdin } = task;
+    this.send({ op: "start", req, job, uid, argv: [...argv], cwd, env, stdout, stderr, ...(umask === undefined ? {} : { umask }), ...(stdin === undefined ? {} : { stdin }) });
     return h;
   }
 

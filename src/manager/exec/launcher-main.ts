@@ -48,7 +48,7 @@ function start(m: Start): void {
   }
   let child;
   try {
-    const task = { argv: m.argv, cwd: m.cwd, env: m.env, stdout: m.stdout, stderr: m.stderr, ...(m.umask === undefined ? {} : { umask: m.umask }) };
+    const task = { argv: m.argv, cwd: m.cwd, env: m.env, stdout: m.stdout, stderr: m.stderr, ...(m.umask === undefined ? {} : { umask: m.umask }), ...(m.stdin === undefined ? {} : { stdin: m.stdin }) };
     child = launcher.spawn(m.uid, task, (text) => send({ op: "setup", req: m.req, why: text }));
   } catch (e) {
     send({ op: "error", req: m.req, message: (e as Error).message, ...codeOf(e) });

@@ -24,6 +24,7 @@ export type LauncherRequest =
       stdout: string;
       stderr: string;
       umask?: number;
+      stdin?: string;
     }
   | { op: "signal"; pid: number; starttime: number | undefined; signal: string | number }
   | { op: "adopt"; job: string; uid: number; tasks: Array<{ pid: number; starttime: number }> };

@@ -15,11 +15,14 @@
  *   job run as this process's user and `<cwd>/jobtap-<f58>.out|.err` for a guest's (the
  *   statedir stays private). The paths are saved with the tasks (`exec-state {output}`):
  *   the `output` method reads only those.
+ * - stdin is `attributes.system.shell.options.input.stdin.path` (Flux's `--input`; relative
+ *   to the cwd), opened with the user's rights, else empty.
  * - Before `start`, each task's pid and start time (/proc/<pid>/stat) are saved
  *   (`exec-state {tasks}`); after a restart the tasks still alive are found again by both
  *   and watched until they exit (local-reattach.ts).
  * - `finish` carries the largest wait status of the tasks; a fatal exception sends SIGTERM
- *   to every task's group, then SIGKILL after `killTimeoutMs`; the duration is enforced
+ *   (or `attributes.system.kill_signal`, a signal number: HTCondor's KillSig) to every
+ *   task's group, then SIGKILL after `killTimeoutMs`; the duration is enforced
  *   with a `timeout` exception. A task that cannot be executed (ENOENT, E2BIG, ...) is an
  *   `exec` exception on the job, never a manager crash.
  */
@@ -27,7 +30,7 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { makeDirs } from "../base/fsutil.js";
 import { constants as osConstants } from "node:os";
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import { outputPaths } from "../ads/jobad.js";
 import type { Clock } from "../base/clock.js";
 import { formatJobId, type JobId } from "../base/ids.js";
@@ -73,7 +76,7 @@ export class LocalExecutor implements Executor, LocalRunner {
   }
 
   start(job: ExecJob, report: ExecReport): void {
-    const run = this.newRun(job.id, report);
+    const run = this.newRun(job, report);
     this.launcher.authorise?.(formatJobId(job.id), this.runAs(job.userid));
     // Processes start only once the job's `alloc` is in the store: a manager killed before
     // that comes back with the job still waiting for resources and would run it again,
@@ -132,12 +135,14 @@ export class LocalExecutor implements Executor, LocalRunner {
 
   /** After a restart: watch the tasks still alive (pid and start time match), or end the job. */
   reattach(job: ExecJob, report: ExecReport): void {
-    reattachLocal(this, this.newRun(job.id, report), job);
+    reattachLocal(this, this.newRun(job, report), job);
   }
 
-  private newRun(id: JobId, report: ExecReport): LocalRun {
-    const run: LocalRun = { id, report, tasks: [], running: 0, status: 0, statusUnknown: false, failed: false, killed: false };
-    this.runs.set(id, run);
+  private newRun(job: ExecJob, report: ExecReport): LocalRun {
+    const run: LocalRun = { id: job.id, report, tasks: [], running: 0, status: 0, statusUnknown: false, failed: false, killed: false };
+    const sig = job.jobspec.attributes.system?.kill_signal;
+    if (typeof sig === "number" && Number.isInteger(sig) && sig > 0 && sig < 65) run.killSignal = sig;
+    this.runs.set(job.id, run);
     return run;
   }
 
@@ -155,7 +160,8 @@ export class LocalExecutor implements Executor, LocalRunner {
     const env = { ...baseEnv, JOBTAP_JOB_ID: formatJobId(job.id), FLUX_TASK_RANK: String(rank), FLUX_JOB_SIZE: String(size) };
     const cwd = typeof sys.cwd === "string" ? sys.cwd : process.cwd();
     const umask = typeof sys.umask === "number" ? { umask: sys.umask } : {};
-    const launch = { argv, cwd, env, ...out, ...umask, job: formatJobId(job.id) };
+    const stdin = inputPath(job, cwd);
+    const launch = { argv, cwd, env, ...out, ...umask, ...(stdin === undefined ? {} : { stdin }), job: formatJobId(job.id) };
     const child = this.launcher.spawn(this.runAs(job.userid), launch, (why) => {
       run.report.log("error", `job ${formatJobId(job.id)} task ${rank}: ${why}`);
       run.report.exception(job.id, "exec", `task ${rank}: ${why}`);
@@ -253,7 +259,7 @@ export class LocalExecutor implements Executor, LocalRunner {
     const run = this.runs.get(id);
     if (!run || run.killed) return;
     run.killed = true;
-    this.signalAll(run, "SIGTERM");
+    this.signalAll(run, run.killSignal ?? "SIGTERM");
     run.killTimer = this.clock.setTimeout(() => this.signalAll(run, "SIGKILL"), this.opts.killTimeoutMs ?? 5000);
   }
 
@@ -314,6 +320,13 @@ export class LocalExecutor implements Executor, LocalRunner {
     }
     return paths;
   }
+}
+
+/** The task's stdin file (absolute), from Flux's `shell.options.input.stdin`; undefined: none. */
+function inputPath(job: ExecJob, cwd: string): string | undefined {
+  const shell = job.jobspec.attributes.system?.shell as { options?: { input?: { stdin?: { path?: unknown } } } } | undefined;
+  const path = shell?.options?.input?.stdin?.path;
+  return typeof path === "string" && path !== "" ? resolve(cwd, path) : undefined;
 }
 
 /** Tasks to start: `count.total`, or `count.per_slot` × slots (default 1 per slot). */

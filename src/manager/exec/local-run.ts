@@ -35,6 +35,8 @@ export interface LocalRun {
   /** Tasks whose pid a deferred launcher has not told yet; `started` runs when none is left. */
   unspawned?: number;
   started?: (() => void) | undefined;
+  /** The signal a kill sends first (the job's `kill_signal`; default SIGTERM). */
+  killSignal?: number;
   limitTimer?: TimerHandle;
   killTimer?: TimerHandle;
   pollTimer?: TimerHandle;

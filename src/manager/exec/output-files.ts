@@ -57,6 +57,25 @@ export function openForAppend(path: string): number {
 }
 
 /**
+ * Opens a job's input file (its stdin) read-only with this process's rights, never
+ * blocking on a FIFO; only an ordinary file. Throws PERMISSION_DENIED naming the path.
+ */
+export function openForRead(path: string): number {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (err) {
+    throw new JobtapError(ErrorCode.PERMISSION_DENIED, `input "${path}": cannot open it: ${errnoText(err)}`, { path });
+  }
+  const why = notOrdinary(fd);
+  if (why !== undefined) {
+    closeSync(fd);
+    throw new JobtapError(ErrorCode.PERMISSION_DENIED, `input "${path}": ${why}`, { path });
+  }
+  return fd;
+}
+
+/**
  * Reads up to `max` bytes of a job's output file from `offset`: only a regular file owned
  * by `uid` (the uid the job ran as), never through a symbolic link. A file not there yet reads as
  * empty. Throws PERMISSION_DENIED naming the path and why.

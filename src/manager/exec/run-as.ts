@@ -16,7 +16,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { closeSync } from "node:fs";
 import { ErrorCode, JobtapError } from "../../errors.js";
-import { openForAppend } from "./output-files.js";
+import { openForAppend, openForRead } from "./output-files.js";
 
 /** One task to start. `stdout`/`stderr` are absolute paths. */
 export interface TaskLaunch {
@@ -27,6 +27,8 @@ export interface TaskLaunch {
   stderr: string;
   /** The submitter's umask (another user's task only; this process's own keep its umask). */
   umask?: number;
+  /** The task's stdin file (absolute); none: stdin is empty. */
+  stdin?: string;
   /** The job (f58), for a launcher that checks which user each job may run as. */
   job?: string;
 }
@@ -71,7 +73,7 @@ export interface UserLauncher {
 
 const SETPRIV = "/usr/bin/setpriv";
 
-/** The wrapper run as the user: $1 cwd, $2 stdout path, $3 stderr path, $4 umask (octal or ""), then the command. */
+/** The wrapper run as the user: $1 cwd, $2 stdout path, $3 stderr path, $4 umask (octal or ""), $5 stdin path or "", then the command. */
 const WRAPPER = `
 fail() { printf '%s\\n' "$1" >&3; exit 126; }
 [ -z "$4" ] || umask "$4" || fail "cannot set umask \\"$4\\""
@@ -83,7 +85,11 @@ done
 exec 4>>"$2" 5>>"$3"
 t=$(stat -L -f -c %T /proc/self/fd/4 /proc/self/fd/5 2>/dev/null) || fail "output: cannot check the output files"
 for fs in $t; do case $fs in proc|sysfs|cgroup*|debugfs|securityfs|tracefs) fail "output: a /proc or /sys file (refused)";; esac; done
-shift 4
+if [ -n "$5" ]; then
+  [ -f "$5" ] || fail "input \\"$5\\": not a regular file or not there"
+  exec 0<"$5" 2>/dev/null || fail "input \\"$5\\": cannot open it"
+fi
+shift 5
 command -v -- "$1" >/dev/null 2>&1 || fail "cannot execute \\"$1\\": not found"
 exec >&4 2>&5 4>&- 5>&- 3>&-
 exec "$@"
@@ -160,20 +166,16 @@ export function cannotSwitch(uid: number, self: number): JobtapError {
 
 /** This process's own user: output opened here (checked), the command spawned directly. */
 function spawnDirect(task: TaskLaunch): ChildProcess {
-  const out = openForAppend(task.stdout);
-  let err: number;
+  const fds: number[] = [];
+  const keep = (fd: number): number => (fds.push(fd), fd);
   try {
-    err = openForAppend(task.stderr);
-  } catch (e) {
-    closeSync(out);
-    throw e;
-  }
-  try {
+    const input = task.stdin === undefined ? "ignore" : keep(openForRead(task.stdin));
+    const out = keep(openForAppend(task.stdout));
+    const err = keep(openForAppend(task.stderr));
     // spawn throws synchronously for some errors (E2BIG, EINVAL): the caller reports them.
-    return spawn(task.argv[0]!, task.argv.slice(1), { cwd: task.cwd, env: task.env, stdio: ["ignore", out, err], detached: true });
+    return spawn(task.argv[0]!, task.argv.slice(1), { cwd: task.cwd, env: task.env, stdio: [input, out, err], detached: true });
   } finally {
-    closeSync(out);
-    closeSync(err);
+    for (const fd of fds) closeSync(fd);
   }
 }
 
@@ -185,7 +187,7 @@ function spawnDirect(task: TaskLaunch): ChildProcess {
 function spawnSwitched(user: PasswdEntry, task: TaskLaunch, setupFailed: (why: string) => void): ChildProcess {
   const umask = task.umask === undefined ? "" : (task.umask & 0o777).toString(8).padStart(4, "0");
   const head = [`--reuid=${user.uid}`, `--regid=${user.gid}`, "--init-groups", "--", "/bin/sh", "-c", WRAPPER, "jobtap-task"];
-  const argv = [...head, task.cwd, task.stdout, task.stderr, umask, ...task.argv];
+  const argv = [...head, task.cwd, task.stdout, task.stderr, umask, task.stdin ?? "", ...task.argv];
   const env = { ...task.env, HOME: user.home, USER: user.name, LOGNAME: user.name, SHELL: user.shell };
   // cwd "/": the working directory is entered by the wrapper, as the user.
   // stderr too: setpriv's own failure (say, a user without a password entry) lands there.
