@@ -42,21 +42,22 @@ describe("job why: the state machine", () => {
   });
 
   it("an outstanding dependency names the antecedent and its state", async () => {
-    const h = await start({ plugin: { name: "quiet", setup: () => undefined } });
+    const h = await start({ plugin: fixture("dep-plain.js") });
     const ante = await h.submit({ runDuration: 100 });
     await h.advance(1_000);
-    const dep = await h.submit({ dependencies: [{ scheme: "afterok", value: formatJobId(ante) }] });
+    const dep = await h.submit({ dependencies: [{ scheme: "plain", value: formatJobId(ante) }] });
     const ex = await h.manager.why(dep);
     expect(ex.state).toBe("DEPEND");
     const r = ex.reasons.find((x) => x.code === "dependency")!;
     expect(r.figures).toMatchObject({ antecedent: formatJobId(ante), antecedent_state: "RUN" });
-    expect(r.text).toContain(`job ${formatJobId(ante)} is RUN`);
+    expect(r.text).toBe(`dependency plain=${formatJobId(ante)} outstanding: job ${formatJobId(ante)} is RUN`);
+    expect(r).toMatchObject({ source: "manager", key: `dependency:plain=${formatJobId(ante)}` });
   });
 
   it("a begin-time in local time", async () => {
-    const h = await start();
+    const h = await start({ plugin: fixture("dep-plain.js") });
     const at = Math.floor(h.clock.now() / 1000) + 3600;
-    const id = await h.submit({ dependencies: [{ scheme: "begin-time", value: at }] });
+    const id = await h.submit({ dependencies: [{ scheme: "later", value: at }] });
     const r = (await h.manager.why(id)).reasons.find((x) => x.code === "begin-time")!;
     expect(r.figures).toMatchObject({ begin: at });
     expect(r.text).toBe(`begin time not reached: ${localTime(at)}`);
