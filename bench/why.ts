@@ -88,7 +88,7 @@ export async function main(args: string[]): Promise<void> {
   const listed = Number(arg(args, "listed", "10000"));
   const tjobs = arg(args, "jobs", "10000");
   const dir = mkdtempSync(join(tmpdir(), "jobtap-bench-why-"));
-  const toml = `[resources]\ncores = ${slots}\nslots = [{ count = ${slots}, cores = 1 }]\n`;
+  const toml = `[resources]\ncores = ${slots}\nslots = [{ count = ${slots}, cores = 1 }]\n[limits]\njobs-per-user = ${2 * (slots + pending)}\n`;
   const daemon = await startDaemon(dir, { ...process.env }, toml);
   const socket = join(dir, "jobtap.sock");
   const client = connectDaemon(socket);
