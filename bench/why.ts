@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- why [--pending N] [--slots S] [--listed L] [--jobs T]` (issue 36).
+ * `npm run bench -- why [--pending N] [--slots S] [--listed L] [--jobs T] [--no-throughput]` (issue 36).
  *
  * A daemon as its own process with S one-core slots (default 64): S jobs run for an hour and
  * N more (default 100,000) wait in SCHED behind them. Then:
@@ -7,7 +7,8 @@
  *   the daemon's share of a socket call: the median round trip of `why` minus the median
  *   round trip of `ping` (20 calls each, alternating);
  * - `reason_list_ms`: `jobtap jobs -c L -o '{id} {reason}'` (L default 10,000 pending jobs)
- *   as a real process, end to end (wall time from spawn to exit);
+ *   as a real process, end to end (wall time from spawn to exit); `plain_list_ms`: the same
+ *   listing with `{id} {name}` (no reasons) in the same run, for comparison;
  * - `throughput_builtins_per_s` and `throughput_builtins_per_s_main`: `throughput --builtins
  *   only --jobs T` (default 10,000) of this build and of /work/main's build (null if absent), run one after
  *   the other in this run: nobody asks why there, so the figures should match.
@@ -57,10 +58,10 @@ async function whyDaemonMs(client: DaemonClient, id: string): Promise<{ why: num
   return { why: median(whys), ping: median(pings) };
 }
 
-function listMs(socket: string, limit: number): Promise<{ ms: number; lines: number }> {
+function listMs(socket: string, limit: number, format = "{id} {reason}"): Promise<{ ms: number; lines: number }> {
   return new Promise((resolve, reject) => {
     const t = performance.now();
-    const c = spawn(process.execPath, [BIN, "jobs", "-n", "-c", String(limit), "-o", "{id} {reason}"], {
+    const c = spawn(process.execPath, [BIN, "jobs", "-n", "-c", String(limit), "-o", format], {
       env: { ...process.env, JOBTAP_SOCKET: socket },
       stdio: ["ignore", "pipe", "inherit"],
     });
@@ -101,12 +102,15 @@ export async function main(args: string[]): Promise<void> {
     result.why_sample = ex.reasons.map((r) => r.text);
     const list = await listMs(socket, listed);
     Object.assign(result, { reason_list_ms: list.ms, reason_list_lines: list.lines });
+    // The same listing without reasons: what the listing itself costs.
+    result.plain_list_ms = (await listMs(socket, listed, "{id} {name}")).ms;
   } finally {
     client.close();
     await stopDaemon(daemon);
     rmSync(dir, { recursive: true, force: true });
   }
   // dist/bench/why.js → the repository's root.
+  if (args.includes("--no-throughput")) return void console.log(JSON.stringify(result));
   const here = fileURLToPath(new URL("../..", import.meta.url));
   result.throughput_builtins_per_s = throughput(here, tjobs);
   result.throughput_builtins_per_s_main = throughput("/work/main", tjobs);
