@@ -22,6 +22,9 @@ export type { State, JobResult } from "./manager/base/states.js";
 export { parseJobId, formatJobId, asJobId, FluidGenerator, JOBID_ENCODINGS } from "./manager/base/ids.js";
 export type { JobId, JobIdEncoding } from "./manager/base/ids.js";
 export type { EventEntry, Jobspec, JobArgs } from "./manager/port/records.js";
+// `JobManager.why(id)` (docs/why.md): the same structure the socket's `why` method returns.
+export type { Explanation, Reason, ReasonInput, ReasonLayer, Figure } from "./manager/port/reasons.js";
+export type { SchedAnalyzer } from "./manager/why-sched.js";
 export { createJobManager, JobManager } from "./manager/manager.js";
 export type { JobManagerOptions, JobFilter } from "./manager/manager.js";
 export type { JobInfo } from "./manager/engine/views.js";

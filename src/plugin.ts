@@ -6,6 +6,10 @@ export { PRIORITY_UNAVAILABLE } from "./manager/port/port.js";
 export type { StackOut, PluginSubmitOptions } from "./manager/port/port.js";
 export type { EventEntry, Jobspec, JobArgs } from "./manager/port/records.js";
 export type { JobId } from "./manager/base/ids.js";
+// `job.explain` (docs/plugins.md, docs/why.md): the reasons a plugin gives for a job.
+export type { Reason, ReasonInput, ReasonLayer, Figure, Explanation } from "./manager/port/reasons.js";
+export type { ExplainOut } from "./manager/port/topics.js";
+export { localTime } from "./manager/why-state.js";
 export type { State, JobResult } from "./manager/base/states.js";
 
 // --- plugin host (src/plugins) ---

@@ -15,11 +15,11 @@ export const BIN = fileURLToPath(new URL("../../../bin/jobtap", import.meta.url)
  * Starts `jobtap daemon` on `statedir` with a large simulated pool (the point is the manager
  * and the socket path, not this machine's core count); resolves once it answers a ping.
  * `JOBTAP_BENCH_DAEMON_ARGS` adds node options for the daemon only (`--cpu-prof`, which
- * NODE_OPTIONS refuses).
+ * NODE_OPTIONS refuses). `configText` replaces the default TOML.
  */
-export async function startDaemon(statedir: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+export async function startDaemon(statedir: string, env: NodeJS.ProcessEnv, configText = "[resources]\ncores = 100000\n"): Promise<ChildProcess> {
   const config = join(statedir, "bench.toml");
-  writeFileSync(config, `[resources]\ncores = 100000\n`);
+  writeFileSync(config, configText);
   const nodeArgs = (process.env.JOBTAP_BENCH_DAEMON_ARGS ?? "").split(" ").filter((a) => a !== "");
   const child = spawn(process.execPath, [...nodeArgs, BIN, "daemon", "--statedir", statedir, "--config", config], {
     env,

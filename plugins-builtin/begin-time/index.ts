@@ -5,7 +5,7 @@
  * job (or removing the plugin) clears it. A time already past releases the job at once.
  */
 import type { JobId, PluginContext } from "jobtap/plugin";
-import { formatJobId, withRead } from "jobtap/plugin";
+import { formatFSD, formatJobId, localTime, withRead } from "jobtap/plugin";
 
 /** Parses a begin-time value: finite, >= 0, nothing trailing. */
 export function parseBeginTime(value: unknown): number | undefined {
@@ -28,6 +28,26 @@ export default function beginTime(p: PluginContext): void {
       }
     }, ms);
     p.auxSet(id, "timer", timer, (t) => p.clock.clearTimeout(t));
+  };
+
+  // job.explain: the begin time in local time and how long until then.
+  // Only the jobs it holds (its timer is armed): another plugin may post the same words.
+  p.on("job.explain", (job) =>
+    withRead(p.auxGet(job.id, "timer"), (timer) => (timer === undefined ? undefined : explain(job.dependencies))),
+  );
+  const explain = (dependencies: readonly string[]) => {
+    const reasons = dependencies.filter((d) => d.startsWith("begin-time=")).map((d) => {
+      const at = Number(d.slice("begin-time=".length));
+      const left = Math.max(0, at - p.clock.now() / 1000);
+      return {
+        layer: "state" as const,
+        code: "begin-time",
+        key: `dependency:${d}`,
+        text: `begin time not reached: ${localTime(at)} (in ${formatFSD(Math.ceil(left))})`,
+        figures: { dependency: d, begin: at, remaining: Math.ceil(left) },
+      };
+    });
+    return reasons.length === 0 ? undefined : { reasons };
   };
 
   p.on("job.dependency.begin-time", (job) => {

@@ -9,7 +9,7 @@
  * be satisfied raises a fatal `dependency` exception and drops the others. It is rebuilt after a
  * restart or reload because jobtap re-runs `job.dependency.*` for jobs still in DEPEND.
  */
-import type { DependencyArgs, JobArgs, JobId, PluginContext, Rejection } from "jobtap/plugin";
+import type { DependencyArgs, ExplainOut, JobArgs, JobId, PluginContext, ReasonInput, Rejection } from "jobtap/plugin";
 import { formatJobId, parseJobId, withRead } from "jobtap/plugin";
 import { endingOf, inactiveAtSubmit, releasedAtEnd, SCHEMES, type AfterType, type Ending } from "./rules.js";
 
@@ -189,6 +189,27 @@ class AfterPlugin {
     this.graph.forget(id);
   }
 
+  /**
+   * `job.explain`: each dependency of the job this plugin holds, with what it waits for and
+   * the antecedent's state now (same key as the manager's generic line, which it replaces).
+   */
+  explain(args: JobArgs): ExplainOut | Promise<ExplainOut> | undefined {
+    const waits = [...this.graph.waiting].flatMap(([ante, list]) =>
+      list.filter((w) => w.depid === args.id).map((w) => ({ ante, w })),
+    );
+    if (waits.length === 0) return undefined;
+    const reasons: ReasonInput[] = [];
+    const steps = waits.map(({ ante, w }) =>
+      withRead(this.p.lookup(ante), (target) => {
+        reasons.push(explainWait(ante, w, target?.state));
+        return 0;
+      }),
+    );
+    const pending = steps.filter((s) => s instanceof Promise);
+    if (pending.length === 0) return { reasons };
+    return Promise.all(pending).then(() => ({ reasons }));
+  }
+
   /** `plugin.query`: every pending dependency, ids in f58. */
   query(): Record<string, unknown> {
     const dependencies = [...this.graph.waiting].flatMap(([ante, list]) =>
@@ -196,6 +217,26 @@ class AfterPlugin {
     );
     return { dependencies };
   }
+}
+
+const WAITS_FOR: Record<AfterType, string> = {
+  "after-start": "to start",
+  "after-finish": "to finish",
+  "after-success": "to complete successfully",
+  "after-failure": "to fail",
+  "after-except": "to end with an exception",
+};
+
+/** One waiting dependency as a reason. */
+function explainWait(ante: JobId, w: Waiter, state: string | undefined): ReasonInput {
+  const id = formatJobId(ante);
+  return {
+    layer: "state",
+    code: "dependency",
+    key: `dependency:${w.description}`,
+    text: `waits for job ${id} ${WAITS_FOR[w.type]} (${w.type}); it is ${state ?? "gone"}`,
+    figures: { dependency: w.description, type: w.type, antecedent: id, antecedent_state: state ?? null },
+  };
 }
 
 /** Registers the scheme handlers, the release paths and plugin.query. */
@@ -208,4 +249,5 @@ export default function dependencyAfter(p: PluginContext): void {
   // (Released dependents are forgotten at release, cancelled ones at job.state.inactive.)
   p.on("job.destroy", ({ id }) => after.forget(id));
   p.on("plugin.query", () => after.query());
+  p.on("job.explain", (args) => after.explain(args));
 }

@@ -114,6 +114,28 @@ export default function dependencySingleton(p: PluginContext): void {
     for (const g of groups.values()) g.singletons = g.singletons.filter((s) => s !== id);
   });
 
+  // job.explain: a waiting singleton names its group and what blocks it.
+  p.on("job.explain", (job) => {
+    const key = counted.get(job.id) ?? keyOf(job);
+    const g = key === undefined ? undefined : groups.get(key);
+    if (g === undefined || !g.singletons.includes(job.id)) return undefined;
+    const place = g.singletons.indexOf(job.id);
+    const others = g.count - g.singletons.filter((s) => counted.get(s) === key).length;
+    const name = jobName(job) ?? "";
+    const text = others > 0
+      ? `singleton: ${others} other active job(s) named "${name}" of this user run or wait first`
+      : `singleton: ${place} older singleton(s) named "${name}" go first`;
+    return {
+      reasons: [{
+        layer: "state",
+        code: "singleton",
+        key: `dependency:${DESCRIPTION}`,
+        text,
+        figures: { name, active: others, waiting_ahead: place },
+      }],
+    };
+  });
+
   p.on("plugin.query", () =>
     Object.fromEntries(
       [...groups].map(([k, g]) => [k, { count: g.count, singletons: g.singletons.map((id) => formatJobId(id)) }]),

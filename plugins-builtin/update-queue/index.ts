@@ -16,7 +16,7 @@
 import type { ConfigCheck, JobArgs, PluginContext } from "jobtap/plugin";
 import { ErrorCode, isJobtapError, withRead } from "jobtap/plugin";
 import { checkWith, ConfigError, defaultQueue, jobQueue, queueTables } from "../common/config.js";
-import { reasonOf, reconcile, targets, type QueueStatus, type StatusTable } from "./status.js";
+import { explainQueue, reasonOf, reconcile, targets, type QueueStatus, type StatusTable } from "./status.js";
 
 const STATE_KEY = "status";
 
@@ -89,7 +89,7 @@ export default function updateQueue(p: PluginContext): void {
   p.on("plugin.replay-done", ({ reason }) => {
     if (reason !== "restart" || !stopOnRestart || restored !== true) return;
     for (const s of Object.values(status)) {
-      if (s.started) Object.assign(s, { started: false, stopReason: "Automatically stopped due to restart" });
+      if (s.started) Object.assign(s, { started: false, stopReason: "Automatically stopped due to restart", stoppedAt: p.clock.now() / 1000 });
     }
     save();
     applyToManager();
@@ -164,10 +164,12 @@ export default function updateQueue(p: PluginContext): void {
       applyToManager();
       return {};
     });
-  change("enable", (s) => Object.assign(s, { enabled: true, disableReason: undefined }));
-  change("disable", (s, r) => Object.assign(s, { enabled: false, disableReason: r }));
-  change("start", (s) => Object.assign(s, { started: true, stopReason: undefined }));
-  change("stop", (s, r) => Object.assign(s, { started: false, stopReason: r }));
+  const now = () => p.clock.now() / 1000;
+  change("enable", (s) => Object.assign(s, { enabled: true, disableReason: undefined, disabledAt: undefined }));
+  change("disable", (s, r) => Object.assign(s, { enabled: false, disableReason: r, disabledAt: s.enabled ? now() : s.disabledAt }));
+  change("start", (s) => Object.assign(s, { started: true, stopReason: undefined, stoppedAt: undefined }));
+  change("stop", (s, r) => Object.assign(s, { started: false, stopReason: r, stoppedAt: s.started ? now() : s.stoppedAt }));
+  p.on("job.explain", (job) => explainQueue(queueOf(job) ?? "", status, cfg.parents));
   p.serviceRegister("status", () => ({ queues: status }), { guests: true });
   p.on("plugin.query", () => ({ queues: status, default: cfg.defaultQueue ?? null }));
 }

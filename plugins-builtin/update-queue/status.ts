@@ -3,7 +3,7 @@
  * submissions, started queues schedule. Kept in the plugin's persistent state so it
  * survives a restart of the manager.
  */
-import { ErrorCode, JobtapError } from "jobtap/plugin";
+import { ErrorCode, JobtapError, localTime, type ExplainOut, type ReasonInput } from "jobtap/plugin";
 
 /** One queue's status. */
 export interface QueueStatus {
@@ -12,6 +12,9 @@ export interface QueueStatus {
   /** Why it was disabled / stopped, as the admin said. */
   disableReason?: string;
   stopReason?: string;
+  /** Seconds since the epoch when it was last disabled / stopped (`job why` says since when). */
+  disabledAt?: number;
+  stoppedAt?: number;
 }
 
 /** The status of every configured queue; `""` stands for the anonymous queue. */
@@ -40,4 +43,41 @@ export function targets(table: StatusTable, payload: unknown, what: string): str
 export function reasonOf(payload: unknown): string | undefined {
   const r = (payload as { reason?: unknown } | null)?.reason;
   return typeof r === "string" && r.length > 0 ? r : undefined;
+}
+
+/**
+ * `job.explain`: the job's queue (or the parent a virtual queue schedules through) stopped
+ * or disabled, since when and why. The stop line has the manager's key, which it replaces.
+ */
+export function explainQueue(q: string, table: StatusTable, parents: ReadonlyMap<string, string>): ExplainOut | undefined {
+  const reasons: ReasonInput[] = [];
+  const s = table[q];
+  const parent = parents.get(q);
+  const name = q === "" ? "the anonymous queue" : `queue ${q}`;
+  if (s !== undefined && !s.started) reasons.push(stopped(q, name, s));
+  else if (parent !== undefined && table[parent]?.started === false) {
+    const r = stopped(parent, `queue ${parent} (the parent of ${q})`, table[parent]!);
+    reasons.push({ ...r, key: `queue-stopped:${q}` });
+  }
+  if (s !== undefined && !s.enabled) {
+    const since = s.disabledAt === undefined ? "" : ` since ${localTime(s.disabledAt)}`;
+    reasons.push({
+      layer: "state",
+      code: "queue-disabled",
+      text: `${name} is disabled${since}${s.disableReason ? `: ${s.disableReason}` : ""} (it takes no new jobs)`,
+      figures: { queue: q, since: s.disabledAt ?? null, reason: s.disableReason ?? null },
+    });
+  }
+  return reasons.length === 0 ? undefined : { reasons };
+}
+
+function stopped(q: string, name: string, s: QueueStatus): ReasonInput {
+  const since = s.stoppedAt === undefined ? "" : ` since ${localTime(s.stoppedAt)}`;
+  return {
+    layer: "state",
+    code: "queue-stopped",
+    key: `queue-stopped:${q}`,
+    text: `${name} is stopped${since}${s.stopReason ? `: ${s.stopReason}` : ""}`,
+    figures: { queue: q, since: s.stoppedAt ?? null, reason: s.stopReason ?? null },
+  };
 }

@@ -42,7 +42,13 @@ const FIELDS: Record<string, { header: string; get: Field }> = {
   runtime: { header: "TIME", get: (j, e) => formatRuntime(runtimeOf(j, e.now)) },
   dependencies: { header: "DEPENDENCIES", get: (j) => j.dependencies.join(",") },
   info: { header: "INFO", get: (j) => contextualInfo(j) },
+  reason: { header: "REASON", get: (j) => j.reason ?? "" },
 };
+
+/** True if a format shows a pending job's reason (the listing must ask the daemon for it). */
+export function wantsReasons(format: string): boolean {
+  return /\{(reason|info)[:}]/.test(format);
+}
 
 /** The names `-o` accepts (documented in docs/cli.md). */
 export const FORMAT_FIELDS = Object.keys(FIELDS);
@@ -117,6 +123,8 @@ export function formatRuntime(seconds: number | undefined): string {
 
 /** The INFO column: why a pending job waits, or how an inactive one ended. */
 function contextualInfo(job: JobView): string {
+  // A pending job's first `job why` reason, when the listing asked for it.
+  if (job.reason !== undefined && job.state !== "INACTIVE") return job.reason;
   switch (job.state) {
     case "DEPEND":
       return "depends:" + job.dependencies.map(beginAt).join(",");

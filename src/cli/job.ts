@@ -5,6 +5,7 @@
  *   ad, printed like `condor_q -l`;
  * - `kill [-s SIG] ID...`: a signal (name or number, default SIGTERM) to running jobs;
  * - `purge [--force] [--age-limit=FSD] [--num-limit=N] [ID...]`: drop inactive jobs;
+ * - `why ID... [--json]`: why each job is not running, or how it ended (why.ts);
  * - `output [-f] ID`: what the job wrote to stdout and stderr; `attach ID` follows it until
  *   the job ends and exits with the job's status, as `flux job attach` does.
  */
@@ -50,6 +51,11 @@ export const SPEC = {
       summary: "prints what the job wrote to stdout and stderr (on ours)",
       options: [FOLLOW],
     },
+    why: {
+      usage: ["job why ID... [--json]"],
+      summary: "says why each job is not running (or how it ended), from every layer (docs/why.md)",
+      options: [{ name: "json", help: "print the reasons as one JSON array" }],
+    },
     attach: {
       usage: ["job attach ID"],
       summary: "copies the job's output until it ends, then exits with its status (flux job attach)",
@@ -64,6 +70,7 @@ const RUN: Record<keyof typeof SPEC.subcommands, (argv: string[], io: CliIO) => 
   purge: (a, io) => purge(a, io),
   output: (a, io) => output(a, io, false),
   attach: (a, io) => output(a, io, true),
+  why: (a, io) => import("./why.js").then((m) => m.why(a, io)),
 };
 
 /** `job info|kill|purge|output|attach ...`. */

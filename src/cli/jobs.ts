@@ -6,7 +6,7 @@
 import { ACTIVE, PENDING, RESULTS, RUNNING, STATES } from "../manager/base/states.js";
 import { optFlag, optInt, optString, parseArgs, usage, type CommandSpec } from "./args.js";
 import { currentUserid, withDaemon } from "./common.js";
-import { DEFAULT_FORMAT, formatTable, type FormatEnv } from "./format.js";
+import { DEFAULT_FORMAT, formatTable, wantsReasons, type FormatEnv } from "./format.js";
 import type { CliIO, Subcommand } from "./io.js";
 import type { JobView } from "../server/protocol.js";
 import { loadUserTable } from "../manager/base/users.js";
@@ -70,6 +70,8 @@ export const jobs: Subcommand = async (argv, io) => {
       ...(userid === undefined ? {} : { userid }),
       ...(limit === undefined ? {} : { limit }),
       ...(constraint === undefined ? {} : { constraint }),
+      // The INFO and REASON columns show a pending job's first reason (computed by the daemon).
+      ...(!optFlag(p, "json") && wantsReasons(format) ? { reasons: true } : {}),
     };
     // Streamed: rows are printed a chunk at a time as the daemon sends them, so a listing
     // of 100,000 jobs never sits whole in either process. --json passes the daemon's JSON

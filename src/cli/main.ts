@@ -26,7 +26,8 @@ interface SubcommandEntry {
 export const SUBCOMMANDS: Record<string, SubcommandEntry> = {
   submit: { summary: "submit a job", load: () => import("./submit.js").then((m) => ({ run: m.submit, help: m.SPEC })) },
   jobs: { summary: "list jobs", load: () => import("./jobs.js").then((m) => ({ run: m.jobs, help: m.SPEC })) },
-  job: { summary: "job info | kill | purge | output | attach", load: () => import("./job.js").then((m) => ({ run: m.job, help: m.SPEC })) },
+  job: { summary: "job info | why | kill | purge | output | attach", load: () => import("./job.js").then((m) => ({ run: m.job, help: m.SPEC })) },
+  why: { summary: "why jobs are not running (job why)", load: () => import("./why.js").then((m) => ({ run: m.why, help: m.SPEC })) },
   top: { summary: "a live view of the queue and the running jobs", load: () => import("./top.js").then((m) => ({ run: m.top, help: m.SPEC })) },
   eventlog: { summary: "print a job's eventlog", load: () => import("./eventlog.js").then((m) => ({ run: m.eventlog, help: m.SPEC })) },
   wait: { summary: "wait for jobs to finish", load: () => import("./wait.js").then((m) => ({ run: m.wait, help: m.SPEC })) },

@@ -44,6 +44,10 @@ import { PeriodicPolicy, type PeriodicActions } from "./policy/periodic.js";
 import { Evaluator } from "../classad/evaluator.js";
 import { carveSlots, describeSlots, type ResourcePool, type SlotType } from "./scheduler/slots.js";
 import { hostname } from "node:os";
+import type { Explanation } from "./port/reasons.js";
+import { explainJob, whyLookups, type WhyDeps } from "./why.js";
+import { BriefReasons } from "./why-brief.js";
+import type { SchedAnalyzer } from "./why-sched.js";
 
 export interface JobManagerOptions {
   /** State directory: the SQLite store (jobtap.db) and per-job output files. */
@@ -115,6 +119,7 @@ export class JobManager {
   private closed = false;
   /** PeriodicRemove/Hold/Release (policy/periodic.ts); armed once the manager is up. */
   readonly periodic: PeriodicPolicy;
+  private analyzer: SchedAnalyzer | undefined;
   /** Where local jobs' output goes when their jobspec names no file. */
   outputDir = "";
 
@@ -515,6 +520,46 @@ export class JobManager {
     job.eventlog = r.eventlog;
     job.execlog = r.execlog;
     return job;
+  }
+
+  /**
+   * Why the job is not running, or how it ended (issue 36, docs/why.md): every layer's
+   * reasons, computed only now (nothing is kept on the job's path). Throws UNKNOWN_JOB.
+   */
+  why(id: JobId): Promise<Explanation> {
+    this.checkOpen();
+    return explainJob(this.whyDeps(), id);
+  }
+
+  /**
+   * The scheduler's better-analyze producer for `why` (the matchmaking policy's); undefined
+   * removes it. Until one is set `why` reports the resource request only.
+   */
+  setSchedAnalyzer(analyzer: SchedAnalyzer | undefined): void {
+    this.analyzer = analyzer;
+  }
+
+  /**
+   * One-line reasons for a listing: `of(id)` gives a pending job's first reason (manager
+   * state only, no plugin call), undefined for others. Use one per listing.
+   */
+  briefReasons(): (id: JobId) => string | undefined {
+    const brief = new BriefReasons(this.scheduler, whyLookups(this.whyDeps()));
+    return (id) => {
+      const job = this.engine.active.get(id);
+      return job === undefined ? undefined : brief.of(job);
+    };
+  }
+
+  private whyDeps(): WhyDeps {
+    return {
+      engine: this.engine,
+      scheduler: this.scheduler,
+      gate: this.queues.gate,
+      loadInactive: (id) => this.loadInactive(id),
+      stateOf: (id) => this.engine.active.get(id)?.core.state ?? (this.inactive.has(id) ? "INACTIVE" : undefined),
+      analyzer: this.analyzer,
+    };
   }
 
   /** The job's R (its allocated resources), active or cached inactive; undefined before

@@ -14,9 +14,9 @@
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import type { JobId } from "../manager/base/ids.js";
 import { formatJobId } from "../manager/base/ids.js";
-import type { StackOut, StackResult } from "../manager/port/port.js";
+import { PRIORITY_UNAVAILABLE, type StackOut, type StackResult } from "../manager/port/port.js";
 import { isThenable, runSteps, type Step } from "../manager/base/steps.js";
-import type { TopicRule } from "../manager/port/topics.js";
+import type { Collect, TopicRule } from "../manager/port/topics.js";
 import type { PluginRecord } from "./record.js";
 import type { AnyHandler, CallInfo } from "./topics.js";
 
@@ -426,6 +426,9 @@ function fail(host: StackHost, call: StackCall, plugin: PluginRecord, e: unknown
   host.report("warn", message);
   call.outcome = isJobtapError(e, ErrorCode.PLUGIN_DEADLINE) ? "deadline" : "error";
   call.message = message;
+  const collect = call.rule.collect;
+  // A collecting topic (job.explain) keeps the failure as its own labelled element.
+  if (collect !== undefined) collected(call, collect.key).push(collect.error(plugin.name, why));
   if (!call.stopOnError) return false;
   call.error = { plugin: plugin.name, message };
   call.out.errmsg = message;
@@ -471,6 +474,7 @@ function mergeKey(
   key: string,
   value: unknown,
 ): string | undefined {
+  if (key === call.rule.collect?.key) return collect(call, plugin, call.rule.collect, value);
   switch (key) {
     case "priority":
       // A later plugin's value replaces an earlier one's whatever its type, as in Flux;
@@ -478,6 +482,9 @@ function mergeKey(
       if (typeof value === "number" && Number.isInteger(value)) {
         call.out.priority = value;
         call.badPriority = undefined;
+        // Who made the priority unavailable (`job why` names it); a plugin cannot claim it.
+        if (value === PRIORITY_UNAVAILABLE) call.out.unavailableBy = plugin.name;
+        else if (call.out.unavailableBy !== undefined) delete call.out.unavailableBy;
       } else {
         delete call.out.priority;
         call.badPriority = { plugin, value };
@@ -490,10 +497,29 @@ function mergeKey(
       if (typeof value !== "object" || value === null || Array.isArray(value)) return "R must be an object";
       call.out.R = value;
       return undefined;
+    case "unavailableBy":
+      return undefined;
     default:
       call.out[key] = value;
       return undefined;
   }
+}
+
+/** The OUT array a collecting topic gathers into. */
+function collected(call: StackCall, key: string): unknown[] {
+  const list = call.out[key];
+  if (Array.isArray(list)) return list;
+  const fresh: unknown[] = [];
+  call.out[key] = fresh;
+  return fresh;
+}
+
+/** Appends one plugin's elements (each checked and stamped by the topic's `item`). */
+function collect(call: StackCall, plugin: PluginRecord, how: Collect, value: unknown): string | undefined {
+  if (!Array.isArray(value)) return `${how.key} must be an array`;
+  const list = collected(call, how.key);
+  for (const raw of value) list.push(how.item(plugin.name, raw));
+  return undefined;
 }
 
 /**

@@ -14,6 +14,9 @@
  * auth methods needs one of the two (see docs/cli.md, "Who may do what").
  */
 import type { EventEntry, Jobspec } from "../manager/port/records.js";
+import type { Explanation } from "../manager/port/reasons.js";
+
+export type { Explanation, Reason, ReasonLayer, Figure } from "../manager/port/reasons.js";
 
 /** The path prefix of every call; bumped if a method changes incompatibly. */
 export const API_PREFIX = "/v1/";
@@ -48,6 +51,8 @@ export interface JobView {
   exception?: { type: string; severity: number; note: string };
   annotations: Record<string, unknown> | null;
   dependencies: string[];
+  /** A pending job's first reason in one line (`job why`'s), when the listing asked for `reasons`. */
+  reason?: string;
 }
 
 /** A ClassAd on the wire: old-style text (sorted by name, like `condor_q -l`) and JSON. */
@@ -81,10 +86,12 @@ export interface Methods {
      * between which the daemon serves other requests (`jobtap jobs` over a big store);
      * no job: the plain reply.
      */
-    req: { states?: string[]; results?: string[]; userid?: number; limit?: number; constraint?: string; stream?: boolean };
+    req: { states?: string[]; results?: string[]; userid?: number; limit?: number; constraint?: string; stream?: boolean; reasons?: boolean };
     res: { jobs: JobView[] };
   };
   info: { req: { id: string }; res: { job: JobView; jobspec: Jobspec; R?: unknown } };
+  /** Why the job is not running, or how it ended: every layer's reasons (docs/why.md). Visible as `info`. */
+  why: { req: { id: string }; res: Explanation };
   /** `path`: "eventlog" (the default, RFC 21's events) or "exec" (executor state, as Flux's exec eventlog). */
   eventlog: { req: { id: string; follow?: boolean; path?: string }; res: { eventlog: EventEntry[] } };
   /** A job's ad (docs/ads.md): `text` as `condor_q -l` prints it, `json` as adToJSON. */
@@ -152,6 +159,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "submit",
   "list",
   "info",
+  "why",
   "eventlog",
   "jobad",
   "ads",

@@ -69,6 +69,12 @@ export function createHandlers(d: ServiceDeps): Handlers {
       if (req.follow === true) return follow(m, id, ctx);
       return { eventlog: m.eventlog(id) };
     },
+    why: (req, ctx) => {
+      const id = jobId("why", req.id);
+      // The same rule as `job info`: a job's reasons quote its eventlog and plugins' views.
+      readable(m, id, who(ctx), "job why", "why it waits");
+      return m.why(id);
+    },
     jobad: (req, ctx) => {
       const id = jobId("jobad", req.id);
       readable(m, id, who(ctx), "job info --classad", "its job ad");
@@ -271,7 +277,7 @@ interface Listing {
 
 function list(
   m: JobManager,
-  req: { states?: unknown; results?: unknown; userid?: unknown; limit?: unknown; constraint?: unknown },
+  req: { states?: unknown; results?: unknown; userid?: unknown; limit?: unknown; constraint?: unknown; reasons?: unknown },
   caller: Caller,
 ): Listing {
   const states = (req.states === undefined ? [...STATES] : strList("list", "states", req.states)) as State[];
@@ -295,8 +301,22 @@ function list(
   // jobs sort by their alloc time, which only the eventlog holds, so theirs is read for the
   // sort (bounded by resources).
   const rows = sortForListing(filtered.map((info): ListingRow => (isRunning(info) ? { info, view: fullView(m, info) } : { info })));
-  return { rows: rows.slice(0, limit), full: (r) => r.view ?? fullView(m, r.info) };
+  const shown = rows.slice(0, limit);
+  if (req.reasons !== true) return { rows: shown, full: (r) => r.view ?? fullView(m, r.info) };
+  // `jobs -o '{reason}'` and INFO: a pending job's first reason, from the manager's state
+  // only (queue positions read once for the whole listing).
+  const reasonOf = m.briefReasons();
+  return {
+    rows: shown,
+    full: (r) => {
+      const view = r.view ?? fullView(m, r.info);
+      const reason = PENDING.has(r.info.state) ? reasonOf(r.info.id) : undefined;
+      return reason === undefined ? view : { ...view, reason };
+    },
+  };
 }
+
+const PENDING = new Set<State>(["NEW", "DEPEND", "PRIORITY", "SCHED"]);
 
 function isRunning(info: { state: State }): boolean {
   return info.state === "RUN" || info.state === "CLEANUP";

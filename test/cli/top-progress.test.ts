@@ -24,9 +24,18 @@ describe("top's screen", () => {
       expect(lines.every((l) => l.length <= columns)).toBe(true);
     }
     const lines = render(jobs, { columns: 80, rows: 10 }, users, 0);
-    expect(lines[0]).toBe("jobtap top  28 pending  2 running  (q quits)");
+    expect(lines[0]).toBe("jobtap top  28 pending  2 running  (q quits, j/k select)");
     expect(lines).toHaveLength(10);
-    expect(lines.at(-1)).toBe("... 24 more");
+    expect(lines.at(-1)).toBe("... 25 more");
+  });
+
+  it("shows the selected job's reason on the second line and marks its row", () => {
+    const withReason = jobs.map((j) => (j.id === "f3" ? { ...j, reason: "2 ahead in the queue" } : j));
+    const order = byPriority(withReason).map((j) => j.id);
+    const lines = render(withReason, { columns: 80, rows: 40 }, users, 0, order.indexOf("f3"));
+    expect(lines[1]).toBe("why f3: 2 ahead in the queue");
+    expect(lines.filter((l) => l.startsWith(">"))).toEqual([expect.stringContaining("f3")]);
+    expect(render(withReason, { columns: 80, rows: 8 }, users, 0, 29).some((l) => l.startsWith(">"))).toBe(true);
   });
 });
 

@@ -59,11 +59,15 @@ describe("in a terminal (tmux)", { timeout: 120_000 }, () => {
     d.cli(["urgency", normal, "16"]);
     const s = session(d, 80, 24, `${cli} top --interval 0.2; echo TOP-EXIT=$?; sleep 60`);
     let text = await shows(s, new RegExp(`${normal}[\\s\\S]*${held}`), "both jobs, the priority-16 one first");
-    expect(text).toMatch(/^jobtap top {2}\d+ pending {2}\d+ running {2}\(q quits\)/);
+    expect(text).toMatch(/^jobtap top {2}\d+ pending {2}\d+ running {2}\(q quits, j\/k select\)/);
     expect(text).toMatch(/JOBID/);
     const expedited = submit("--urgency", "31", "true");
     text = await shows(s, new RegExp(`${expedited}[\\s\\S]*${normal}[\\s\\S]*${held}`), "the new expedited job on top");
     expect(text.match(/jobtap top/g)).toHaveLength(1); // redrawn in place, not scrolled
+    // j moves the selection down: the held job (third) shows its first `job why` reason.
+    tmux("send-keys", "-t", s, "j");
+    tmux("send-keys", "-t", s, "j");
+    await shows(s, new RegExp(`why ${held}: held \\(urgency 0\\) by `), "the held job's reason");
     tmux("send-keys", "-t", s, "q");
     text = await shows(s, /TOP-EXIT=0/, "top to quit");
     expect(text).not.toMatch(/JOBID/); // the alternate screen is gone
@@ -117,7 +121,7 @@ describe("in a terminal (tmux)", { timeout: 120_000 }, () => {
     const r = d.cli(["top"]);
     expect(r.status).toBe(0);
     expect(r.stdout).not.toContain("\x1b[");
-    expect(r.stdout).toMatch(new RegExp(`^jobtap top {2}\\d+ pending {2}\\d+ running\\n\\n +JOBID[^\\n]*\\n[\\s\\S]*${high}[\\s\\S]*${low}`));
+    expect(r.stdout).toMatch(new RegExp(`^jobtap top {2}\\d+ pending {2}\\d+ running\\nwhy [^\\n]*\\n\\n +JOBID[^\\n]*\\n[\\s\\S]*${high}[\\s\\S]*${low}`));
     expect(d.cli(["top", "--interval", "0"]).stderr).toContain("--interval");
     d.cli(["cancel", low, high]);
   });

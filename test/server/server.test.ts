@@ -33,6 +33,7 @@ function testHandlers(onWait: () => void = () => undefined): Handlers {
         onWait();
       }),
     jobad: fail,
+    why: fail,
     ads: fail,
     cancel: fail,
     urgency: fail,

@@ -36,6 +36,14 @@ export class QueueGate {
     return this.stopped.has(queue);
   }
 
+  /** The job's queue when it is stopped, else undefined (`job why`). */
+  stoppedQueueOf(jobspec: Jobspec): string | undefined {
+    if (this.stopped.size === 0) return undefined;
+    const q = jobspec.attributes.system?.queue;
+    const queue = typeof q === "string" ? q : (this.defaultQueue ?? "");
+    return this.stopped.has(queue) ? queue : undefined;
+  }
+
   /** Stopped queue names, sorted (listings, tests). */
   stoppedQueues(): string[] {
     return [...this.stopped].sort();

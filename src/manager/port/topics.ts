@@ -28,6 +28,7 @@
 import type { JobId } from "../base/ids.js";
 import type { JobArgs } from "./records.js";
 import type { State } from "../base/states.js";
+import { explainError, pluginReason, type ReasonInput } from "./reasons.js";
 
 /** How a topic's per-plugin results combine. */
 export type DispatchRule = "validate" | "reduce" | "notify" | "query" | "custom";
@@ -58,6 +59,19 @@ export interface SchedOut extends JobOut {
 /** `job.priority.get`: only `priority` is read. */
 export interface PriorityOut {
   priority?: number;
+  /** Set by the host, never by a handler: the plugin whose PRIORITY_UNAVAILABLE is the
+   *  merged priority (`job why` names it). */
+  unavailableBy?: string;
+  reject?: never;
+}
+
+/**
+ * `job.explain` OUT: why the job waits (or ended), in this plugin's words. Every plugin's
+ * reasons are kept, in load order (the host stamps each with the plugin's name); a handler
+ * that fails or misses its deadline leaves one labelled `explain-error` reason instead.
+ */
+export interface ExplainOut {
+  reasons?: ReasonInput[];
   reject?: never;
 }
 
@@ -121,6 +135,19 @@ export interface TopicRule {
    * false only where each plugin is told on its own (`plugin.replay-done`).
    */
   readonly stopsAtError: boolean;
+  /**
+   * An OUT key whose arrays are concatenated in load order instead of replaced (`item`
+   * checks and stamps each element with the plugin); a failing handler adds `error`'s
+   * element there. Only `job.explain` has one.
+   */
+  readonly collect?: Collect;
+}
+
+/** How a collecting topic gathers its OUT key. */
+export interface Collect {
+  readonly key: string;
+  item(plugin: string, raw: unknown): unknown;
+  error(plugin: string, message: string): unknown;
 }
 
 /** One topic's declaration: the runtime rule, with IN and OUT as (phantom) types. */
@@ -139,6 +166,7 @@ interface RuleOptions {
   badPriority?: "raise" | "log";
   rejection?: (plugin: string) => string;
   stopsAtError?: boolean;
+  collect?: Collect;
 }
 
 function spec<A, O, K extends DispatchRule>(rule: K, job: boolean, o: RuleOptions): TopicSpec<A, O, K> {
@@ -148,6 +176,7 @@ function spec<A, O, K extends DispatchRule>(rule: K, job: boolean, o: RuleOption
     badPriority: o.badPriority ?? "log",
     rejection: o.rejection ?? byPlugin,
     stopsAtError: o.stopsAtError ?? true,
+    ...(o.collect ? { collect: o.collect } : {}),
   };
   return (o.phase === undefined ? s : { ...s, phase: o.phase }) as TopicSpec<A, O, K>;
 }
@@ -166,6 +195,11 @@ export const TOPICS = {
   "job.validate": validate<JobArgs, Rejection>(),
   "job.new": reduce<JobArgs, JobOut>({ badPriority: "raise" }),
   "job.priority.get": reduce<JobArgs, PriorityOut>(),
+  /** Asked only by `job why` (never on the job's own path): every plugin says its part. */
+  "job.explain": reduce<JobArgs, ExplainOut>({
+    stopsAtError: false,
+    collect: { key: "reasons", item: pluginReason, error: explainError },
+  }),
   "job.inactive-add": reduce<JobArgs, JobOut>(),
   "job.inactive-remove": reduce<JobArgs, JobOut>(),
   "job.destroy": reduce<JobArgs, JobOut>(),

@@ -268,6 +268,26 @@ export class Scheduler {
     }
   }
 
+  /**
+   * Live requests queued ahead of `entry` (-1: it is not queued). Read-only, for `job why`:
+   * one walk of the queue, made only when someone asks.
+   */
+  ahead(entry: QueueEntry): number {
+    if (!entry.live) return -1;
+    let n = 0;
+    for (let i = this.head; i < this.queue.length; i++) {
+      const e = this.queue[i]!;
+      if (e === entry) return n;
+      if (e.live) n++;
+    }
+    return -1;
+  }
+
+  /** Live requests in queue order with their request (read-only, for listings' reasons). */
+  queued(): ReadonlyArray<Readonly<SchedRequest>> {
+    return this.queue.slice(this.head).filter(isLive);
+  }
+
   /** Pending requests in queue order (for listings and tests). */
   pending(): JobId[] {
     return this.queue.slice(this.head).filter(isLive).map((e) => e.id);
