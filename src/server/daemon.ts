@@ -21,6 +21,10 @@ import { createReloader, type ReloadOutcome } from "./reload.js";
 import { createHandlers } from "./service.js";
 import { containPluginFaults, type PluginFile } from "./faults.js";
 import { packageVersion } from "../version.js";
+import { openTokenStore } from "./http/tokens.js";
+import { startHttpListener, type HttpListener } from "./http/listener.js";
+import { rateLimiter } from "./http/ratelimit.js";
+import { openapiDocument } from "./http/openapi.js";
 
 export interface DaemonOptions {
   statedir: string;
@@ -141,6 +145,7 @@ async function launch(
     ...managerOptions(s),
   });
   let accepting = true;
+  const tokens = openTokenStore(opts.statedir);
   const reload = createReloader({ configPath: opts.configPath, env: opts.env, host: () => host, log });
   const handlers = createHandlers({
     reload,
@@ -150,6 +155,7 @@ async function launch(
     startedAt: Date.now(),
     accepting: () => accepting,
     log: (level, message) => log(level, message),
+    tokens,
   });
   log("info", `plugins: ${host?.list({ all: true }).map((p) => p.name).join(" ") ?? "(no host)"}`);
   let server: SocketServer;
@@ -168,6 +174,19 @@ async function launch(
     await manager.close();
     throw e;
   }
+  let http: HttpListener | undefined;
+  if (s.http !== undefined) {
+    const version = packageVersion();
+    const deps = { handlers, tokens, owner, maxBytes: s.maxRequestBytes, limiter: rateLimiter(s.http.rateLimit), metricsPublic: s.http.metricsPublic, openapi: () => openapiDocument(version) };
+    try {
+      http = await startHttpListener(s.http, deps, (l) => log("warn", l));
+    } catch (e) {
+      await server.close();
+      await manager.close();
+      throw new JobtapError(ErrorCode.CONFIG, `[daemon].http: cannot listen on ${s.http.host}:${s.http.port}: ${(e as Error).message}`);
+    }
+    log("info", `http: listening on ${http.url}`);
+  }
   log("info", `ready: socket ${socketPath}, statedir ${opts.statedir}, config ${config.source}, ${manager.jobs({}).length} jobs in the store`);
   let stopping: Promise<void> | undefined;
   const shutdown = (reason: string) => {
@@ -178,6 +197,7 @@ async function launch(
       // to leave running jobs unsettled or the store open (shutdown never hangs on it).
       const failed = [
         await step(log, "closing the socket", () => server.close()),
+        await step(log, "closing the http listener", async () => http?.close()),
         await step(log, "settling running jobs", () => settleRunningJobs(manager, s, log)),
         await step(log, "closing the store", () => manager.close()),
       ].filter((ok) => !ok).length;
