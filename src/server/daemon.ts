@@ -25,6 +25,7 @@ import { openTokenStore } from "./http/tokens.js";
 import { startHttpListener, type HttpListener } from "./http/listener.js";
 import { rateLimiter } from "./http/ratelimit.js";
 import { openapiDocument } from "./http/openapi.js";
+import { createMetrics, type Metrics } from "./http/metrics.js";
 
 export interface DaemonOptions {
   statedir: string;
@@ -175,9 +176,12 @@ async function launch(
     throw e;
   }
   let http: HttpListener | undefined;
+  let metrics: Metrics | undefined;
   if (s.http !== undefined) {
     const version = packageVersion();
-    const deps = { handlers, tokens, owner, maxBytes: s.maxRequestBytes, limiter: rateLimiter(s.http.rateLimit), metricsPublic: s.http.metricsPublic, openapi: () => openapiDocument(version) };
+    // Metrics exist only where something can scrape them: with the listener.
+    metrics = createMetrics(manager, () => host);
+    const deps = { handlers, tokens, owner, maxBytes: s.maxRequestBytes, limiter: rateLimiter(s.http.rateLimit), metricsPublic: s.http.metricsPublic, metrics, openapi: () => openapiDocument(version) };
     try {
       http = await startHttpListener(s.http, deps, (l) => log("warn", l));
     } catch (e) {
@@ -197,7 +201,10 @@ async function launch(
       // to leave running jobs unsettled or the store open (shutdown never hangs on it).
       const failed = [
         await step(log, "closing the socket", () => server.close()),
-        await step(log, "closing the http listener", async () => http?.close()),
+        await step(log, "closing the http listener", async () => {
+          await http?.close();
+          metrics?.stop();
+        }),
         await step(log, "settling running jobs", () => settleRunningJobs(manager, s, log)),
         await step(log, "closing the store", () => manager.close()),
       ].filter((ok) => !ok).length;

@@ -45,7 +45,9 @@ export async function startHttpListener(s: HttpSettings, deps: RestDeps, log: (l
     requestTimeout: Math.max(60_000, s.headersTimeoutMs),
     // How often the timeouts above are checked: often enough that a short timeout bites.
     connectionsCheckingInterval: Math.min(1000, s.headersTimeoutMs / 2),
-    keepAliveTimeout: 5_000,
+    // Longer than clients keep idle sockets (their pools reuse them): a server closing first
+    // races the next request. Idle connections are bounded by http-connections anyway.
+    keepAliveTimeout: 65_000,
   };
   const server: Server = s.tls ? createHttpsServer({ ...options, cert: s.tls.cert, key: s.tls.key }, onRequest) : createHttpServer(options, onRequest);
   capConnections(server, s.maxConnections, (socket) => (inFlight.get(socket) ?? 0) > 0, log);

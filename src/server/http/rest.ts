@@ -196,11 +196,13 @@ function refuse(req: IncomingMessage, res: ServerResponse, status: number, error
   if (status === 401) res.setHeader("www-authenticate", 'Bearer realm="jobtap"');
   const bodyStatus = error.details?.status;
   if (bodyStatus === 413) status = 413;
-  if (!req.complete) {
+  const declared = req.headers["content-length"];
+  const bodyPending = !req.complete && (req.headers["transfer-encoding"] !== undefined || (declared !== undefined && declared !== "0"));
+  if (bodyPending) {
     // The body was never read: answer, then close rather than parse what follows.
     res.shouldKeepAlive = false;
     res.once("finish", () => req.socket.destroySoon());
-  }
+  } else req.resume();
   sendJson(res, status, { error });
 }
 
