@@ -49,11 +49,9 @@ export function readHttpSettings(daemon: Record<string, unknown>, problem: Probl
   const hostPort = parseAddress(address, problem);
   if ((tlsCert === undefined) !== (tlsKey === undefined)) problem(`[daemon].${tlsCert === undefined ? "tls-cert" : "tls-key"}`, "tls-cert and tls-key go together");
   const s: HttpSettings = { ...(hostPort ?? { host: "127.0.0.1", port: 0 }), metricsPublic: false, ...HTTP_DEFAULTS };
-  if (tlsCert !== undefined && tlsKey !== undefined) {
-    const cert = readPem(tlsCert, "tls-cert", problem);
-    const key = readPem(tlsKey, "tls-key", problem);
-    if (cert !== undefined && key !== undefined) s.tls = { cert, key, certPath: tlsCert };
-  }
+  const cert = tlsCert === undefined ? undefined : readPem(tlsCert, "tls-cert", problem);
+  const key = tlsKey === undefined ? undefined : readPem(tlsKey, "tls-key", problem);
+  if (cert !== undefined && key !== undefined) s.tls = { cert, key, certPath: tlsCert as string };
   const pub = daemon["metrics-public"];
   if (typeof pub === "boolean") s.metricsPublic = pub;
   else if (pub !== undefined) problem("[daemon].metrics-public", `must be true or false, got ${JSON.stringify(pub)}`);
