@@ -17,9 +17,9 @@ export const BIN = fileURLToPath(new URL("../../../bin/jobtap", import.meta.url)
  * `JOBTAP_BENCH_DAEMON_ARGS` adds node options for the daemon only (`--cpu-prof`, which
  * NODE_OPTIONS refuses).
  */
-export async function startDaemon(statedir: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+export async function startDaemon(statedir: string, env: NodeJS.ProcessEnv, daemonToml = ""): Promise<ChildProcess> {
   const config = join(statedir, "bench.toml");
-  writeFileSync(config, `[resources]\ncores = 100000\n`);
+  writeFileSync(config, `${daemonToml === "" ? "" : `[daemon]\n${daemonToml}`}[resources]\ncores = 100000\n`);
   const nodeArgs = (process.env.JOBTAP_BENCH_DAEMON_ARGS ?? "").split(" ").filter((a) => a !== "");
   const child = spawn(process.execPath, [...nodeArgs, BIN, "daemon", "--statedir", statedir, "--config", config], {
     env,

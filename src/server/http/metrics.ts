@@ -67,10 +67,25 @@ export function createMetrics(m: JobManager, host: () => JobtapHost | undefined)
   const attach = () => {
     const h = host();
     if (h === undefined || uninspect !== undefined) return;
+    // The labelled children, found by two map lookups per record (prom-client would hash a
+    // label object per observation).
+    const children = new Map<string, Map<string, { time: Histogram.Internal<string>; labels: { plugin: string; topic: string } }>>();
+    const child = (plugin: string, topic: string) => {
+      let byTopic = children.get(plugin);
+      if (byTopic === undefined) children.set(plugin, (byTopic = new Map()));
+      let c = byTopic.get(topic);
+      if (c === undefined) {
+        const labels = { plugin: bound("plugin", plugin), topic: topicFamily(topic, bound) };
+        c = { time: callbacks.labels(labels), labels };
+        // Raw topics may embed user-chosen words: cache a bounded number of them.
+        if (byTopic.size < 1000) byTopic.set(topic, c);
+      }
+      return c;
+    };
     uninspect = h.inspect((r: HandlerRecord) => {
-      const labels = { plugin: bound("plugin", r.plugin), topic: topicFamily(r.topic, bound) };
-      callbacks.observe(labels, r.ms / 1000);
-      if (r.outcome === "error" || r.outcome === "deadline") callbackErrors.inc(labels);
+      const c = child(r.plugin, r.topic);
+      c.time.observe(r.ms / 1000);
+      if (r.outcome === "error" || r.outcome === "deadline") callbackErrors.inc(c.labels);
     });
   };
   attach();
