@@ -41,6 +41,8 @@ import v8 from "node:v8";
 import { runInNewContext } from "node:vm";
 import { createJobManager, JobManager } from "../src/manager/manager.js";
 import { jobtapPlugins } from "../plugins-builtin/index.js";
+import type { JobtapHost } from "../src/plugins/index.js";
+import { createMetrics } from "../src/server/http/metrics.js";
 import type { JobId } from "../src/manager/base/ids.js";
 import { arg, testJobspec as jobspec } from "./lib/common.js";
 import { measureStoreLimit } from "./lib/storelimit.js";
@@ -165,11 +167,13 @@ const WARMUP_ROUNDS = 2;
  */
 const TIMED_ROUNDS = 3;
 
-interface Settings {
+export interface Settings {
   n: number;
   cores: string;
   sync: "full" | "normal";
   builtins: boolean;
+  /** Attach the daemon's Prometheus metrics (src/server/http/metrics.ts), as `[daemon] http` does. */
+  metrics?: boolean;
 }
 
 /**
@@ -178,18 +182,21 @@ interface Settings {
  * over those (see the header), i.e. what more inactive jobs cost once the transient peak of
  * N in-flight jobs has been paid.
  */
-async function measure(s: Settings): Promise<Record<string, number | string>> {
+export async function measure(s: Settings): Promise<Record<string, number | string>> {
   const { n, cores, sync } = s;
   const dir = mkdtempSync(join(tmpdir(), "jobtap-bench-"));
   try {
+    let host: JobtapHost | undefined;
+    const builtins = jobtapPlugins({ config: {} });
     const mgr = await createJobManager({
       statedir: dir,
       store: "sqlite",
       sqliteSynchronous: sync,
       ...(cores ? { resources: { cores: Number(cores) } } : {}),
-      ...(s.builtins ? { plugins: jobtapPlugins({ config: {} }) } : {}),
+      ...(s.builtins ? { plugins: async (port: Parameters<typeof builtins>[0]) => (host = await builtins(port)) } : {}),
     });
-    const label = s.builtins ? "throughput (builtins)" : "throughput";
+    const metrics = s.metrics === true ? createMetrics(mgr, () => host) : undefined;
+    const label = `throughput${s.builtins ? " (builtins)" : ""}${metrics ? " (metrics)" : ""}`;
     const rssStart = process.memoryUsage().rss;
     const cold = await round(mgr, n);
     process.stderr.write(`${label}: warm-up round ${JSON.stringify(cold)}\n`);
@@ -206,6 +213,8 @@ async function measure(s: Settings): Promise<Record<string, number | string>> {
       samples.push(await sample(i * n));
     }
     const rssSlope = slope(samples, "rss");
+    if (metrics) await metrics.text();
+    metrics?.stop();
     await mgr.close();
     // The ceiling: the rows this run wrote for N jobs, written again straight through SQLite.
     const limit = measureStoreLimit(join(dir, "jobtap.db"), n, sync);

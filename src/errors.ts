@@ -61,6 +61,10 @@ export const ErrorCode = {
   NOT_AUTHENTICATED: "NOT_AUTHENTICATED",
   PROTOCOL: "PROTOCOL",
   USAGE: "USAGE",
+  /** An HTTP path or REST route that does not exist (404). */
+  NOT_FOUND: "NOT_FOUND",
+  /** A bearer token spent its request rate (`[daemon] http-rate-limit`): 429 with Retry-After. */
+  RATE_LIMITED: "RATE_LIMITED",
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

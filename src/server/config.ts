@@ -51,6 +51,7 @@ import { resolvePlugin } from "../plugins/loader.js";
 import { DEFAULT_MAX_REQUEST_BYTES } from "./protocol.js";
 import { closest } from "./suggest.js";
 import { KERNEL_ARGUMENT_MAX, type JobLimits } from "../manager/core/limits.js";
+import { HTTP_KEYS, readHttpSettings, type HttpSettings } from "./http/config.js";
 
 /** What SIGTERM/SIGINT does to jobs that are running. */
 export type ShutdownPolicy = "kill" | "wait";
@@ -82,6 +83,8 @@ export interface DaemonSettings {
   connectionsPerUser?: number;
   /** `[policy]` START/RANK/PREEMPT/STARTD_ATTRS per slot (src/manager/policy/slot-policy.ts). */
   slotPolicy?: SlotPolicy[];
+  /** `[daemon] http` and its companions (http/config.ts); absent: no TCP listener. */
+  http?: HttpSettings;
 }
 
 /** A whole configuration: the raw tables (plugins see all of it) plus the daemon's reading. */
@@ -91,7 +94,7 @@ export interface DaemonConfig {
   settings: DaemonSettings;
 }
 
-const DAEMON_KEYS = ["socket", "guests", "user", "max-request-size", "shutdown", "shutdown-timeout"];
+const DAEMON_KEYS = ["socket", "guests", "user", "max-request-size", "shutdown", "shutdown-timeout", ...HTTP_KEYS];
 const RESOURCE_KEYS = ["cores", "gpus", "memory", "slots"];
 const LIMIT_KEYS: Array<[string, keyof JobLimits]> = [
   ["jobspec-size", "jobspecBytes"],
@@ -243,6 +246,8 @@ function readSettings(raw: Record<string, unknown>, errors: JobtapError[]): Daem
   else if (policy !== undefined) errors.push(configError("[daemon].shutdown", `must be "kill" or "wait", got ${JSON.stringify(policy)}`));
   const timeout = duration(daemon["shutdown-timeout"], "[daemon].shutdown-timeout", errors);
   if (timeout !== undefined) s.shutdownTimeoutMs = timeout;
+  const http = readHttpSettings(daemon, (where, why) => errors.push(configError(where, why)));
+  if (http !== undefined) s.http = http;
   readResources(table(raw, "resources", errors), s, errors);
   readManager(table(raw, "job-manager", errors), s, errors);
   readLimits(table(raw, "limits", errors), s, errors);

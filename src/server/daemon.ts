@@ -24,6 +24,11 @@ import { packageVersion } from "../version.js";
 import { startLauncherClient, type LauncherClient } from "../manager/exec/launcher-client.js";
 import { serviceUser, dropPrivileges, prepareSocketDir } from "./service-user.js";
 import type { PasswdEntry } from "../manager/exec/run-as.js";
+import { openTokenStore } from "./http/tokens.js";
+import { startHttpListener, type HttpListener } from "./http/listener.js";
+import { rateLimiter } from "./http/ratelimit.js";
+import { openapiDocument } from "./http/openapi.js";
+import { createMetrics, type Metrics } from "./http/metrics.js";
 
 export interface DaemonOptions {
   statedir: string;
@@ -160,6 +165,7 @@ async function launch(
     ...managerOptions(s),
   });
   let accepting = true;
+  const tokens = openTokenStore(opts.statedir);
   const reload = createReloader({
     configPath: opts.configPath,
     env: opts.env,
@@ -176,6 +182,7 @@ async function launch(
     startedAt: Date.now(),
     accepting: () => accepting,
     log: (level, message) => log(level, message),
+    tokens,
   });
   log("info", `plugins: ${host?.list({ all: true }).map((p) => p.name).join(" ") ?? "(no host)"}`);
   let server: SocketServer;
@@ -194,6 +201,22 @@ async function launch(
     await manager.close();
     throw e;
   }
+  let http: HttpListener | undefined;
+  let metrics: Metrics | undefined;
+  if (s.http !== undefined) {
+    const version = packageVersion();
+    // Metrics exist only where something can scrape them: with the listener.
+    metrics = createMetrics(manager, () => host);
+    const deps = { handlers, tokens, owner, maxBytes: s.maxRequestBytes, limiter: rateLimiter(s.http.rateLimit), metricsPublic: s.http.metricsPublic, metrics, openapi: () => openapiDocument(version) };
+    try {
+      http = await startHttpListener(s.http, deps, (l) => log("warn", l));
+    } catch (e) {
+      await server.close();
+      await manager.close();
+      throw new JobtapError(ErrorCode.CONFIG, `[daemon].http: cannot listen on ${s.http.host}:${s.http.port}: ${(e as Error).message}`);
+    }
+    log("info", `http: listening on ${http.url}`);
+  }
   log("info", `ready: socket ${socketPath}, statedir ${opts.statedir}, config ${config.source}, ${manager.jobs({}).length} jobs in the store`);
   let stopping: Promise<void> | undefined;
   const shutdown = (reason: string) => {
@@ -204,6 +227,10 @@ async function launch(
       // to leave running jobs unsettled or the store open (shutdown never hangs on it).
       const failed = [
         await step(log, "closing the socket", () => server.close()),
+        await step(log, "closing the http listener", async () => {
+          await http?.close();
+          metrics?.stop();
+        }),
         await step(log, "settling running jobs", () => settleRunningJobs(manager, s, log)),
         await step(log, "closing the store", () => manager.close()),
         await step(log, "closing the launcher", async () => launcher?.close()),

@@ -17,6 +17,7 @@ import type { EventEntry, Jobspec } from "../manager/port/records.js";
 import type { Explanation } from "../manager/port/reasons.js";
 
 export type { Explanation, Reason, ReasonLayer, Figure } from "../manager/port/reasons.js";
+import type { Scope, TokenView } from "./http/tokens.js";
 
 /** The path prefix of every call; bumped if a method changes incompatibly. */
 export const API_PREFIX = "/v1/";
@@ -86,8 +87,12 @@ export interface Methods {
      * between which the daemon serves other requests (`jobtap jobs` over a big store);
      * no job: the plain reply.
      */
-    req: { states?: string[]; results?: string[]; userid?: number; limit?: number; constraint?: string; stream?: boolean; reasons?: boolean };
-    res: { jobs: JobView[] };
+    req: { states?: string[]; results?: string[]; userid?: number; limit?: number; constraint?: string; stream?: boolean; reasons?: boolean; cursor?: string };
+    /**
+     * With `cursor` (the REST API's pagination): jobs by id, newest first, starting below
+     * the cursor's id ("" for the first page); `next_cursor` is set when more may follow.
+     */
+    res: { jobs: JobView[]; next_cursor?: string };
   };
   info: { req: { id: string }; res: { job: JobView; jobspec: Jobspec; R?: unknown } };
   /** Why the job is not running, or how it ended: every layer's reasons (docs/why.md). Visible as `info`. */
@@ -137,6 +142,15 @@ export interface Methods {
   "plugin.call": { req: { plugin: string; method: string; payload?: unknown }; res: unknown };
   /** Re-reads the daemon's `--config` file; `plugins_reapplied` if the plugin list changed. */
   "config.reload": { req: Record<string, never>; res: { source: string; plugins_reapplied: boolean } };
+  /**
+   * A bearer token for the HTTP listener (docs/api.md): for the caller, or (owner only) for
+   * `userid`; `ttl` in seconds. The token text is in this reply only; the daemon keeps its hash.
+   */
+  "token.create": { req: { userid?: number; scope?: Scope; ttl?: number }; res: { token: string; info: TokenView } };
+  /** The caller's tokens (the owner's: everyone's). */
+  "token.list": { req: Record<string, never>; res: { tokens: TokenView[] } };
+  /** Revokes a token by id (its user's or the owner's); later requests with it get 401. */
+  "token.revoke": { req: { id: string }; res: { info: TokenView } };
   /** Step 1 of proving who you are: a fresh nonce and the directory to write its proof in. */
   "auth.challenge": { req: Record<string, never>; res: { nonce: string; dir: string } };
   /** Step 3: the proof file is checked; the token authenticates later requests. */
@@ -179,6 +193,9 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "plugin.trace",
   "plugin.call",
   "config.reload",
+  "token.create",
+  "token.list",
+  "token.revoke",
   "auth.challenge",
   "auth.prove",
 ];

@@ -75,7 +75,8 @@ export interface SocketServer {
   close(): Promise<void>;
 }
 
-const HTTP_STATUS: Partial<Record<string, number>> = {
+/** The HTTP status of each error code (the REST listener adds its own, http/rest.ts). */
+export const HTTP_STATUS: Partial<Record<string, number>> = {
   [ErrorCode.USAGE]: 400,
   [ErrorCode.INVALID_ARGUMENT]: 400,
   [ErrorCode.PROTOCOL]: 400,

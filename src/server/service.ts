@@ -20,6 +20,8 @@ import type { Caller } from "./auth.js";
 import type { CallContext, Handlers } from "./server.js";
 import { fullView, printedAd, sortForListing, type ListingRow } from "./views.js";
 import { isTrue, parseExpr, type ClassAd } from "../classad/index.js";
+import { tokenHandlers } from "./http/token-handlers.js";
+import type { TokenStore } from "./http/tokens.js";
 
 export interface ServiceDeps {
   manager: JobManager;
@@ -33,6 +35,8 @@ export interface ServiceDeps {
   reload: () => Promise<ReloadOutcome>;
   /** The daemon's log (runtime plugin loads and removals are recorded there). */
   log: (level: "info" | "warn", message: string) => void;
+  /** The HTTP listener's bearer tokens (`token.*` methods). */
+  tokens: TokenStore;
 }
 
 /** Builds the method table the socket server serves. */
@@ -43,6 +47,7 @@ export function createHandlers(d: ServiceDeps): Handlers {
     ping: () => ({ version: d.version, pid: process.pid, uptime: (Date.now() - d.startedAt) / 1000 }),
     submit: (req, ctx) => commits.around(() => submit(d, req, who(ctx))),
     list: (req, ctx) => {
+      if (req.cursor !== undefined) return listPage(m, req, who(ctx));
       const listing = list(m, req, who(ctx));
       if (req.stream === true) return streamList(listing, ctx);
       return { jobs: listing.rows.map(listing.full) };
@@ -204,6 +209,7 @@ export function createHandlers(d: ServiceDeps): Handlers {
       const r = await d.reload();
       return { source: r.source, plugins_reapplied: r.pluginsReapplied };
     },
+    ...tokenHandlers(d.tokens),
   };
 }
 
@@ -275,32 +281,15 @@ interface Listing {
   full: (row: ListingRow) => JobView;
 }
 
-function list(
-  m: JobManager,
-  req: { states?: unknown; results?: unknown; userid?: unknown; limit?: unknown; constraint?: unknown; reasons?: unknown },
-  caller: Caller,
-): Listing {
-  const states = (req.states === undefined ? [...STATES] : strList("list", "states", req.states)) as State[];
-  for (const s of states) if (!(STATES as readonly string[]).includes(s)) bad("list", `unknown state "${s}"`);
-  const results = req.results === undefined ? [] : strList("list", "results", req.results);
-  const userid = req.userid === undefined ? undefined : int("list", "userid", req.userid);
+type ListRequest = { states?: unknown; results?: unknown; userid?: unknown; limit?: unknown; constraint?: unknown; reasons?: unknown; cursor?: unknown };
+
+function list(m: JobManager, req: ListRequest, caller: Caller): Listing {
   const limit = req.limit === undefined ? Infinity : int("list", "limit", req.limit);
-  // A job is listed if its state was asked for, or it is inactive with a result asked for.
-  const query = results.length > 0 && !states.includes("INACTIVE") ? [...states, "INACTIVE" as State] : states;
-  const constraint = req.constraint === undefined ? undefined : jobConstraint(str("list", "constraint", req.constraint));
-  // A guest's constraint is evaluated over its own jobs only: over another user's job ad it
-  // would probe attributes (Cmd, Iwd, Environment...) the guest may not read. Others' jobs
-  // never match it.
-  const adReadable = (j: JobInfo) => caller.owner || j.userid === caller.userid;
-  const filtered = m.jobs({ states: query, ...(userid === undefined ? {} : { userid }) }).filter(
-    (j) =>
-      (states.includes(j.state) || results.includes(j.result ?? "")) && (constraint === undefined || (adReadable(j) && constraint(m.jobAd(j.id)))),
-  );
   // Sort the listing records themselves and build full views (eventlog copy, jobspec, or a
   // store read for inactive jobs) only for the rows returned, as they are sent. Running
   // jobs sort by their alloc time, which only the eventlog holds, so theirs is read for the
   // sort (bounded by resources).
-  const rows = sortForListing(filtered.map((info): ListingRow => (isRunning(info) ? { info, view: fullView(m, info) } : { info })));
+  const rows = sortForListing(selectJobs(m, req, caller).map((info): ListingRow => (isRunning(info) ? { info, view: fullView(m, info) } : { info })));
   const shown = rows.slice(0, limit);
   if (req.reasons !== true) return { rows: shown, full: (r) => r.view ?? fullView(m, r.info) };
   // `jobs -o '{reason}'` and INFO: a pending job's first reason, from the manager's state
@@ -314,6 +303,42 @@ function list(
       return reason === undefined ? view : { ...view, reason };
     },
   };
+}
+
+/**
+ * One page of a listing by id, newest first, below `cursor` (a job id; "" for the first
+ * page): a keyset page, so jobs submitted or purged between pages neither repeat nor shift it.
+ */
+function listPage(m: JobManager, req: ListRequest, caller: Caller): { jobs: JobView[]; next_cursor?: string } {
+  const cursor = str("list", "cursor", req.cursor);
+  const below = cursor === "" ? undefined : jobId("list", cursor);
+  const limit = req.limit === undefined ? 100 : int("list", "limit", req.limit);
+  if (limit < 1) bad("list", "limit must be >= 1");
+  const infos = selectJobs(m, req, caller).filter((j) => below === undefined || j.id < below);
+  infos.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  const page = infos.slice(0, limit);
+  const jobs = page.map((info) => fullView(m, info));
+  const last = page[page.length - 1];
+  return infos.length > limit && last !== undefined ? { jobs, next_cursor: formatJobId(last.id) } : { jobs };
+}
+
+/** The jobs a listing request selects (states, results, user, constraint), unsorted. */
+function selectJobs(m: JobManager, req: ListRequest, caller: Caller): JobInfo[] {
+  const states = (req.states === undefined ? [...STATES] : strList("list", "states", req.states)) as State[];
+  for (const s of states) if (!(STATES as readonly string[]).includes(s)) bad("list", `unknown state "${s}"`);
+  const results = req.results === undefined ? [] : strList("list", "results", req.results);
+  const userid = req.userid === undefined ? undefined : int("list", "userid", req.userid);
+  // A job is listed if its state was asked for, or it is inactive with a result asked for.
+  const query = results.length > 0 && !states.includes("INACTIVE") ? [...states, "INACTIVE" as State] : states;
+  const constraint = req.constraint === undefined ? undefined : jobConstraint(str("list", "constraint", req.constraint));
+  // A guest's constraint is evaluated over its own jobs only: over another user's job ad it
+  // would probe attributes (Cmd, Iwd, Environment...) the guest may not read. Others' jobs
+  // never match it.
+  const adReadable = (j: JobInfo) => caller.owner || j.userid === caller.userid;
+  return m.jobs({ states: query, ...(userid === undefined ? {} : { userid }) }).filter(
+    (j) =>
+      (states.includes(j.state) || results.includes(j.result ?? "")) && (constraint === undefined || (adReadable(j) && constraint(m.jobAd(j.id)))),
+  );
 }
 
 const PENDING = new Set<State>(["NEW", "DEPEND", "PRIORITY", "SCHED"]);

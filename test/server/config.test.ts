@@ -46,7 +46,7 @@ describe("daemon configuration", () => {
     );
     const { errors } = checkConfigFile(path, {});
     expect(errors.map((e) => e.message)).toEqual([
-      '[daemon].colour: unknown key (expected socket, guests, user, max-request-size, shutdown, shutdown-timeout)',
+      '[daemon].colour: unknown key (expected socket, guests, user, max-request-size, shutdown, shutdown-timeout, http, tls-cert, tls-key, metrics-public, http-rate-limit, http-connections, http-headers-timeout)',
       '[daemon].shutdown: must be "kill" or "wait", got "sometimes"',
       "[resources].cores: must be a non-negative integer",
       "[job-manager.plugins][1].load: nosuch-plugin.js: No such plugin found",

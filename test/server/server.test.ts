@@ -50,6 +50,9 @@ function testHandlers(onWait: () => void = () => undefined): Handlers {
     "plugin.trace": fail,
     "plugin.call": fail,
     "config.reload": fail,
+    "token.create": fail,
+    "token.list": fail,
+    "token.revoke": fail,
   };
 }
 
