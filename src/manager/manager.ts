@@ -40,6 +40,7 @@ import type { ClassAd } from "../classad/classad.js";
 import { JobAds } from "./jobads.js";
 import { HostAds, type SlotPolicy } from "./ads/hostads.js";
 import { Matchmaker } from "./policy/matchmaker.js";
+import { policyAnalyzer } from "./policy/analyze-why.js";
 import { PeriodicPolicy, type PeriodicActions } from "./policy/periodic.js";
 import { Evaluator } from "../classad/evaluator.js";
 import { carveSlots, describeSlots, type ResourcePool, type SlotType } from "./scheduler/slots.js";
@@ -168,6 +169,14 @@ export class JobManager {
       evaluator: policyEvaluator,
       log: opts.log ?? defaultLog,
     }));
+    // `job why`'s better-analyze (policy/analyze-why.ts); setSchedAnalyzer may replace it.
+    this.analyzer = policyAnalyzer({
+      active: (id) => engine.active.get(id),
+      jobAd: (job) => this.jobAds.of(job),
+      slotAds: () => this.hostAds.slotAds(),
+      constrained: () => this.hostAds.constrained,
+      evaluator: policyEvaluator,
+    });
     this.periodic = new PeriodicPolicy({
       clock: engine.clock,
       intervalMs: opts.periodicExprIntervalMs ?? 60_000,
