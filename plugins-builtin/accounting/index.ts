@@ -22,6 +22,7 @@ import { billed, classic, decayed, fairTree, type Usage } from "./fairshare.js";
 import { Ledger, type JobRec } from "./limits.js";
 import { bankAttr, explain, factorsOf, priorityOf } from "./priority.js";
 import { registerServices } from "./services.js";
+import { accountingReasons } from "./explain.js";
 import { addUser, assocKey, emptyTable, userBanks, type Associations } from "./tree.js";
 
 const TABLE_KEY = "associations";
@@ -182,6 +183,13 @@ export default function accounting(p: PluginContext): void {
   const priority = (job: JobArgs) => ({ priority: priorityOf(a.cfg, fairShareOf(a, job), job, p.clock.now()) });
   p.on("job.state.priority", priority);
   p.on("job.priority.get", priority);
+
+  // job why: a limit holding the job, and its priority factor by factor (explain.ts).
+  p.on("job.explain", (job) => {
+    const r = a.jobs.get(job.id);
+    if (r === undefined || job.state === "INACTIVE" || job.state === "RUN" || job.state === "CLEANUP") return undefined;
+    return { reasons: accountingReasons(a.cfg, job, r, fairShareOf(a, job), a.ledger.of(r.uid, r.bank), p.clock.now()) };
+  });
 
   p.on("plugin.query", () => {
     const now = p.clock.now();
