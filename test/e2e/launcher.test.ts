@@ -225,11 +225,15 @@ describe.skipIf(!who)("a multi-user instance: [daemon] user and the privileged l
     const r = as(a, ["submit", "sleep", "302"]);
     const id = r.stdout.trim();
     await waitFor(() => pidsOf("sleep 302").length === 1, 30_000, "job to run");
+    // The launcher tells the daemon the pid after the process exists: a daemon killed in
+    // between has no pid to reattach (that job's exception, docs/site.md).
+    await waitFor(() => as(a, ["eventlog", "--json", "--path", "exec", id]).stdout.includes('"exec-state"'), 30_000, "the pid to be recorded");
     await stop("SIGKILL");
     await waitFor(() => pidsOf("launcher-main.js").filter((p) => existsSync(`/proc/${p}/cmdline`) && readFileSync(`/proc/${p}/cmdline`, "utf8").includes(ROOT)).length === 0, 30_000, "launcher to exit");
     expect(pidsOf("sleep 302").length).toBe(1);
     await start();
-    expect(as(a, ["cancel", id]).status).toBe(0);
+    const cancel = as(a, ["cancel", id]);
+    expect(cancel.status, `${cancel.stderr}\n${log}`).toBe(0);
     await waitFor(() => pidsOf("sleep 302").length === 0, 30_000, "the reattached job's process to be killed");
   }, 90_000);
 });
