@@ -442,14 +442,19 @@ export class Scheduler {
         continue;
       }
       // An allocated job does not use up the look-ahead.
-      const id = entry.id;
-      this.kill(entry);
-      this.allocs.set(id, a);
-      // One clock reading for the slot's busy time and R's starttime: the same instant.
-      const now = this.clock.now();
-      this.enter(this.slotStates[a.slot]!, now);
-      this.hooks.alloc(id, this.rOf(a, entry.duration, now));
+      this.place(entry, a);
     }
+  }
+
+  /** Gives `entry` its allocation: out of the queue, its slot busy, its R to the manager. */
+  private place(entry: Entry, a: Allocation): void {
+    const id = entry.id;
+    this.kill(entry);
+    this.allocs.set(id, a);
+    // One clock reading for the slot's busy time and R's starttime: the same instant.
+    const now = this.clock.now();
+    this.enter(this.slotStates[a.slot]!, now);
+    this.hooks.alloc(id, this.rOf(a, entry.duration, now));
   }
 
   /**
@@ -476,12 +481,7 @@ export class Scheduler {
         if (order === undefined || order.length > 0) looked++;
         continue;
       }
-      const id = entry.id;
-      this.kill(entry);
-      this.allocs.set(id, a);
-      const now = this.clock.now();
-      this.enter(this.slotStates[a.slot]!, now);
-      this.hooks.alloc(id, this.rOf(a, entry.duration, now));
+      this.place(entry, a);
     }
   }
 
