@@ -8,7 +8,9 @@
  *
  * - submit_process_ms: the median wall clock of one `jobtap submit` of one held job as a whole
  *   process (start, connect, submit, exit), over `--processes P` runs (default 21);
- *   node_process_ms is the median of bare `node -e ""` the same way, the floor under it.
+ *   node_process_ms is the median of bare `node -e ""` the same way, the floor under it;
+ *   submit_to_node_ratio is the one over the other (issue 41's goal: at most 1.3). The two
+ *   run in turn, one of each at a time, so a change in the machine's load touches both.
  *
  * The daemon runs as its own process on a temp statedir with a large simulated pool, as
  * Flux's throughput.py runs against a big instance: the point is the manager and the
@@ -46,16 +48,28 @@ function jobtap(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
   return run(env, process.execPath, [BIN, ...args]);
 }
 
-/** The median wall clock, in ms to 0.1, of `n` sequential runs of `once`. */
-async function medianMs(n: number, once: () => Promise<unknown>): Promise<number> {
-  const ms: number[] = [];
+/** The median wall clock, in ms to 0.1, of `n` runs of `a` and of `b`, taken in turn (after one warm-up each). */
+async function pairedMedianMs(n: number, a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[number, number]> {
+  const msA: number[] = [];
+  const msB: number[] = [];
+  await a();
+  await b();
   for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await once();
-    ms.push(performance.now() - t0);
+    msA.push(await timed(a));
+    msB.push(await timed(b));
   }
-  ms.sort((a, b) => a - b);
-  return Math.round(ms[Math.floor(n / 2)]! * 10) / 10;
+  return [median(msA), median(msB)];
+}
+
+async function timed(once: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  await once();
+  return performance.now() - t0;
+}
+
+function median(ms: number[]): number {
+  const sorted = [...ms].sort((x, y) => x - y);
+  return Math.round(sorted[Math.floor(sorted.length / 2)]! * 10) / 10;
 }
 
 /** Runs a process; resolves with stdout, rejects on a non-zero exit. */
@@ -102,8 +116,11 @@ export async function main(argv: string[]): Promise<void> {
     const e2ePerS = args.jobs / ((performance.now() - t1) / 1000);
     process.stderr.write(`end to end: ${args.jobs} jobs\n`);
 
-    const submitMs = await medianMs(args.processes, () => jobtap(env, ["submit", "--urgency", "0", "true"]));
-    const nodeMs = await medianMs(args.processes, () => run(env, process.execPath, ["-e", ""]));
+    const [submitMs, nodeMs] = await pairedMedianMs(
+      args.processes,
+      () => jobtap(env, ["submit", "--urgency", "0", "true"]),
+      () => run(env, process.execPath, ["-e", ""]),
+    );
     process.stderr.write(`one submit process: ${submitMs} ms (node alone ${nodeMs} ms)\n`);
     console.log(
       JSON.stringify({
@@ -111,6 +128,7 @@ export async function main(argv: string[]): Promise<void> {
         end_to_end_per_s: Math.round(e2ePerS),
         submit_process_ms: submitMs,
         node_process_ms: nodeMs,
+        submit_to_node_ratio: Math.round((submitMs / nodeMs) * 100) / 100,
         jobs: args.jobs,
         batches: args.batches,
         processes: args.processes,

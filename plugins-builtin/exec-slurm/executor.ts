@@ -27,6 +27,7 @@
  */
 import { formatJobId, type Clock, type ExecJob, type ExecReport, type Executor, type JobId } from "jobtap/plugin";
 import { commandEnv, commandPath, controllerUnreachable, type CommandResult, type SlurmSite } from "./commands.js";
+import { pullPollIn, regularPollMs } from "./pace.js";
 import { SpawnPool } from "./spawner.js";
 import { outcomeOf, parseSacct, parseSqueue, sacctArgs, squeueArgs, type SlurmJobStatus } from "./status.js";
 import { jobtapComment, sbatchRequest, type SbatchRequest, type SlurmChoices } from "./submit.js";
@@ -81,6 +82,8 @@ export class SlurmExecutor implements Executor {
   private submitting = 0;
   private readonly toCancel = new Set<string>();
   private pollTimer?: ReturnType<Clock["setTimeout"]>;
+  /** Clock ms at which pollTimer fires. */
+  private pollDueAt = 0;
   private polling = false;
   private failures = 0;
   /** The last failed command and its message, named in the give-up exception. */
@@ -199,6 +202,7 @@ export class SlurmExecutor implements Executor {
       void this.submit(run).finally(() => {
         this.submitting--;
         if (!this.closed) this.pump();
+        if (!this.closed && !this.busySubmitting()) this.burstOver();
       });
     }
   }
@@ -237,7 +241,7 @@ export class SlurmExecutor implements Executor {
     run.request = undefined;
     run.report.save(run.id, { [SAVED_ID_KEY]: slurmId });
     if (run.killed) this.cancel(slurmId);
-    this.schedulePoll(this.config.pollPeriodMs);
+    this.schedulePoll(this.regularPollMs());
   }
 
   /** Runs squeue, scancel or sacct (with the daemon's environment) in the commands' helper. */
@@ -250,10 +254,28 @@ export class SlurmExecutor implements Executor {
 
   private schedulePoll(ms: number): void {
     if (this.closed || this.pollTimer !== undefined || this.polling) return;
+    this.pollDueAt = this.clock.now() + ms;
     this.pollTimer = this.clock.setTimeout(() => {
       this.pollTimer = undefined;
       void this.poll();
     }, ms);
+  }
+
+  /** sbatch calls in flight or queued: polls are spaced out meanwhile (pace.ts). */
+  private busySubmitting(): boolean {
+    return this.submitting > 0 || this.submitQueue.length > 0;
+  }
+
+  private regularPollMs(): number {
+    return regularPollMs(this.config, this.busySubmitting());
+  }
+
+  /** The last sbatch answered: a poll stretched by the burst comes back to the poll period. */
+  private burstOver(): void {
+    if (this.pollTimer === undefined || !pullPollIn(this.config, this.pollDueAt, this.clock.now(), this.failures > 0)) return;
+    this.clock.clearTimeout(this.pollTimer);
+    this.pollTimer = undefined;
+    this.schedulePoll(this.config.pollPeriodMs);
   }
 
   private backoffMs(): number {
@@ -275,7 +297,7 @@ export class SlurmExecutor implements Executor {
     if (this.closed) return;
     if (ok) this.failures = 0;
     else if (++this.failures >= this.config.maxPollFailures) this.giveUp();
-    if (this.runs.size > 0) this.schedulePoll(ok ? this.config.pollPeriodMs : this.backoffMs());
+    if (this.runs.size > 0) this.schedulePoll(ok ? this.regularPollMs() : this.backoffMs());
   }
 
   /** One squeue for every tracked job; false if Slurm could not be asked. */
