@@ -211,7 +211,14 @@ class Supervisor implements ProcessEvents {
     if (this.done) return;
     this.pid = pid;
     this.release = release;
-    this.killer = kill ?? ((sig) => killGroup(pid, sig));
+    // A starter's kill that throws (a group already gone) must not stop the run's ending.
+    this.killer = kill === undefined ? (sig) => killGroup(pid, sig) : (sig) => {
+      try {
+        kill(sig);
+      } catch {
+        // gone already
+      }
+    };
     const { run } = this;
     if (run.onSpawn) {
       try {
