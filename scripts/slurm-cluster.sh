@@ -8,8 +8,9 @@
 # Everything lives in DIR: slurm.conf, the munge key and socket, spool, state, logs, pid
 # files. The daemons run as the current user (SlurmUser = SlurmdUser = that user), listen on
 # free ports chosen at start, and use no cgroups (proctrack/linuxproc, task/none), so the
-# cluster starts in a container or on CI. The node has this machine's CPUs and memory
-# (`slurmd -C`), or SLURM_CLUSTER_CPUS job slots if that is set (for benchmarks of tiny
+# cluster starts in a container or on CI. Started as root, the cluster takes jobs from every
+# local user (its directory is 0755, munge's socket reachable), as a site's cluster does.
+# The node has this machine's CPUs and memory (`slurmd -C`), or SLURM_CLUSTER_CPUS job slots if that is set (for benchmarks of tiny
 # jobs: slurmctld starts jobs once a second, so two cores cap it at two jobs a second).
 # Needs Debian's slurm-wlm and munge packages.
 set -euo pipefail
@@ -147,6 +148,12 @@ start() {
   dir=$(cd "$dir" && pwd)
   mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/run" "$dir/log" "$dir/tmp"
   chmod 700 "$dir/munge"
+  if [ "$(id -u)" = 0 ]; then
+    # Started by root: other local users submit too (a site's users, a multi-user jobtap's
+    # guests). They need slurm.conf and munge's socket; the key stays root's (0400).
+    chmod 755 "$dir"
+    chmod 711 "$dir/munge"
+  fi
   head -c 1024 /dev/urandom >"$dir/munge/munge.key"
   chmod 400 "$dir/munge/munge.key"
   write_conf
@@ -190,7 +197,10 @@ stop() {
   [ -n "$pids" ] || return 0
   # Cancel the jobs first so slurmstepd ends their processes while slurmd is still up.
   if scontrol ping >/dev/null 2>&1; then
-    scancel --quiet --full --user="$(id -un)" 2>/dev/null || true
+    local u
+    for u in $(id -un) $(squeue -h -t all -o %u 2>/dev/null | sort -u); do
+      scancel --quiet --full --user="$u" 2>/dev/null || true
+    done
     wait_for 5 sh -c '[ -z "$(squeue -h -t running,completing -o %i 2>/dev/null)" ]' || true
   fi
   # shellcheck disable=SC2086

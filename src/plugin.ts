@@ -82,6 +82,8 @@ export type {
   HookCancelled,
   HookLog,
   HookRunnerOptions,
+  HookRunAs,
+  HookUsers,
   HookPathCheck,
   HookAd,
   FailedLine,

@@ -9,6 +9,7 @@
  * START or RANK that does not parse, an interval that is not a whole number, a hook path
  * that is not absolute, a slot keyword for a slot this host does not have.
  */
+import { ownerList } from "./owner.js";
 import { checkPluginConf } from "../common/config.js";
 import type { RequeuePolicy } from "./requeue.js";
 import { DEFAULT_REQUEUE } from "./requeue.js";
@@ -52,6 +53,8 @@ export interface FetchConfig {
   updateInterval: number;
   /** PREPARE_JOB ≥ 300: the cool-down of a requeued copy and the requeue limit (requeue.ts). */
   requeue: RequeuePolicy;
+  /** `JOBTAP_ALLOWED_OWNERS`: the users fetched work may run as; undefined: any (owner.ts). */
+  allowedOwners: string[] | undefined;
   /** The hooks of a keyword (any keyword: a job's HookKeyword too); undefined when none is set. */
   hooksFor(keyword: string): KeywordHooks | undefined;
   /** Where the HTCondor file came from, for messages. */
@@ -75,6 +78,8 @@ const TOP_KNOBS: Record<string, string> = {
   requeue_delay: "SYSTEM_COOLDOWN_DURATION",
   requeue_delay_max: "JOBTAP_REQUEUE_DELAY_MAX",
   max_requeues: "JOBTAP_MAX_REQUEUES",
+  // Who fetched work may run as, in a multi-user instance (owner.ts); HTCondor has no such list.
+  allowed_owners: "JOBTAP_ALLOWED_OWNERS",
 };
 /** Per-keyword TOML keys (`hooks.<KEYWORD>.<key>`) and the knob suffix each becomes. */
 const HOOK_KEYS: Record<string, string> = {
@@ -209,6 +214,7 @@ export function readFetchConfig(conf: Readonly<Table>, slotIds: readonly number[
     initialUpdateInterval: seconds(config, "STARTER_INITIAL_UPDATE_INTERVAL", 8),
     updateInterval: seconds(config, "STARTER_UPDATE_INTERVAL", 300),
     requeue: requeuePolicy(config),
+    allowedOwners: ownerList(config.get("JOBTAP_ALLOWED_OWNERS")),
     hooksFor,
     file,
   };

@@ -11,6 +11,7 @@
  * jobs still running are still the slots' claims; a job is submitted once per claim (its
  * id is stored before anything else can happen), so no fetched job is run twice.
  */
+import type { OwnerVerdict } from "./owner.js";
 import { ClassAd, HookRunner, describeHookResult, formatJobId, isTrue, parseJobId, printOldAd, readHookAd, writeHookAds } from "jobtap/plugin";
 import type { HookResult, JobId, PluginContext } from "jobtap/plugin";
 import type { FetchConfig, KeywordHooks } from "./config.js";
@@ -27,6 +28,8 @@ export interface Claim {
   /** Set (and saved) before the job is submitted: after a crash, a claim with this set and
    *  no job is matched to an active job carrying its FetchClaimId, else submitted again. */
   submitting?: boolean;
+  /** The uid its job runs as (its ad's Owner, multi-user instance); absent: the instance owner. */
+  owner?: number;
 }
 
 interface SlotState {
@@ -65,6 +68,8 @@ export class Fetcher {
     private readonly p: PluginContext,
     private readonly runner: HookRunner,
     private cfg: FetchConfig,
+    /** Who the work of a job ad runs as, or why it is rejected (owner.ts). */
+    private readonly ownerOf: (job: ClassAd) => OwnerVerdict,
   ) {
     this.bootTime = seconds(p.clock.now());
   }
@@ -292,8 +297,11 @@ export class Fetcher {
         why = (e as Error).message;
       }
     }
+    const owner = why === undefined ? this.ownerOf(job) : { uid: undefined };
+    if ("why" in owner) why = owner.why;
     const accept = why === undefined;
-    const claim: Claim | undefined = accept ? { id: idleFetch ? s.claim!.id : this.newClaimId(s), ad: printOldAd(job), rank } : undefined;
+    const uid = "uid" in owner ? owner.uid : undefined;
+    const claim: Claim | undefined = accept ? { id: idleFetch ? s.claim!.id : this.newClaimId(s), ad: printOldAd(job), rank, ...(uid === undefined ? {} : { owner: uid }) } : undefined;
     this.notify(s, "REPLY_FETCH", [accept ? "accept" : "reject"], job, claim?.id);
     if (!accept) {
       this.p.log.info(`${this.label(s, "FETCH_WORK")}: job rejected: ${why}`);
@@ -352,7 +360,7 @@ export class Fetcher {
     this.save();
     this.publish(s);
     this.p
-      .submit(jobspec)
+      .submit(jobspec, c.owner === undefined ? undefined : { userid: c.owner })
       .then((id) => {
         c.submitting = undefined;
         if (s.claim !== c || this.closed) return;

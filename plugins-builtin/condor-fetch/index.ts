@@ -8,7 +8,8 @@
  * fetched ad in its job ad. The starter hooks (starter.ts) run around every job whose
  * keyword resolves, fetched or not. docs/condor-fetch.md.
  */
-import { HookRunner } from "jobtap/plugin";
+import { HookRunner, type ClassAd } from "jobtap/plugin";
+import { fetchedOwner } from "./owner.js";
 import type { FetchConfig } from "./config.js";
 import type { PluginContext } from "jobtap/plugin";
 import { readFetchConfig } from "./config.js";
@@ -21,15 +22,18 @@ export { checkConfig } from "./config.js";
 export default function condorFetch(p: PluginContext): void {
   let cfg: FetchConfig | undefined;
   let fetcher: Fetcher | undefined;
-  const runner = new HookRunner({ clock: p.clock, log: p.log, maxInFlight: 64, spawnHelpers: 2 });
+  let allowRoot = false;
+  const owner = (job: ClassAd) => fetchedOwner(job, { multiUser: p.hookUsers !== undefined, allowRoot, allowed: cfg?.allowedOwners });
+  const runner = new HookRunner({ clock: p.clock, log: p.log, maxInFlight: 64, spawnHelpers: 2, users: p.hookUsers });
   const starter = new StarterHooks(p, runner, () => cfg, (oldId, newId) => fetcher?.jobReplaced(oldId, newId));
-  p.on("conf.update", () => {
+  p.on("conf.update", ({ conf }) => {
+    allowRoot = (conf.exec as { "allow-root"?: unknown } | undefined)?.["allow-root"] === true;
     try {
       cfg = readFetchConfig(p.conf, p.slotAds().map((ad) => Number(ad.evaluate("SlotID"))));
     } catch (e) {
       return p.reject(`condor-fetch: ${(e as Error).message}`);
     }
-    if (fetcher === undefined) fetcher = new Fetcher(p, runner, cfg);
+    if (fetcher === undefined) fetcher = new Fetcher(p, runner, cfg, owner);
     else fetcher.reconfigure(cfg);
     return undefined;
   });

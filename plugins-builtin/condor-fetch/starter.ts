@@ -13,6 +13,8 @@
  *   with usage from /proc; fire and forget.
  * - JOB_EXIT as an epilog once the job has finished, with `exit`, `hold`, `remove` or `evict`,
  *   waited for at most `<Keyword>_HOOK_JOB_EXIT_TIMEOUT` (30 s).
+ * All four run as the job's user in a multi-user instance (`runAs`, through the launcher),
+ * as HTCondor's starter runs them as the job's owner.
  */
 import { basename } from "node:path";
 import { ClassAd, JOB_AD_ATTRIBUTES, withRead, describeHookResult, formatJobId, printOldAd, readHookAd, splitCondorArgs, unparse, waitStatus } from "jobtap/plugin";
@@ -151,6 +153,7 @@ export class StarterHooks {
         stdin: printOldAd(ad),
         timeLimitMs: PREPARE_TIME_LIMIT_MS,
         signal: sj.abort.signal,
+        runAs: { job: sj.id },
       });
       if (sj.abort.signal.aborted) return this.finishPrologSafely(sj, this.removed ? 0 : 1 << 8);
       if (r.kind === "refused") continue; // an unsafe path counts as not configured (§1)
@@ -332,7 +335,7 @@ export class StarterHooks {
     sj.updates++;
     const name = this.label(sj, "UPDATE_JOB_INFO");
     void this.runner
-      .run({ path: sj.hooks.paths.UPDATE_JOB_INFO!, name, stdin: printOldAd(this.liveAd(sj, "Running")), timeLimitMs: UPDATE_TIME_LIMIT_MS, stdoutCap: 0, stderrCap: 4096 })
+      .run({ path: sj.hooks.paths.UPDATE_JOB_INFO!, name, stdin: printOldAd(this.liveAd(sj, "Running")), timeLimitMs: UPDATE_TIME_LIMIT_MS, stdoutCap: 0, stderrCap: 4096, runAs: { job: sj.id } })
       .then((r) => {
         if (!(r.kind === "exited" && r.exitCode === 0)) this.p.log.info(`${name}: ${describeHookResult(r)}`);
       });
@@ -352,7 +355,7 @@ export class StarterHooks {
     if (!restarted) this.p.epilogStart(sj.id, JOB_EXIT);
     const name = this.label(sj, "JOB_EXIT");
     void this.runner
-      .run({ path, args: [arg], name, stdin: printOldAd(ad), timeLimitMs: sj.hooks.jobExitTimeout * 1000, stdoutCap: 0, stderrCap: 4096 })
+      .run({ path, args: [arg], name, stdin: printOldAd(ad), timeLimitMs: sj.hooks.jobExitTimeout * 1000, stdoutCap: 0, stderrCap: 4096, runAs: { job: sj.id } })
       .then((r) => {
         if (!(r.kind === "exited" && r.exitCode === 0)) this.p.log.info(`${name} ${arg}: ${describeHookResult(r)}`);
         try {

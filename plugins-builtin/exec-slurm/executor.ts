@@ -25,7 +25,7 @@
  *   way, so a restart between sbatch and the save submits nothing twice.
  * - close: timers stop; Slurm jobs keep running (a restarted jobtap reattaches them).
  */
-import { formatJobId, type Clock, type ExecJob, type ExecReport, type Executor, type JobId } from "jobtap/plugin";
+import { formatJobId, type Clock, type ExecJob, type ExecReport, type Executor, type HookUsers, type JobId } from "jobtap/plugin";
 import { commandEnv, commandPath, controllerUnreachable, type CommandResult, type SlurmSite } from "./commands.js";
 import { pullPollIn, regularPollMs } from "./pace.js";
 import { SpawnPool } from "./spawner.js";
@@ -96,14 +96,17 @@ export class SlurmExecutor implements Executor {
    * never forks (a large process forks slowly, and its event loop waits meanwhile), and a
    * burst of submissions never holds up a poll or a cancel.
    */
-  private readonly commands = new SpawnPool(1);
+  private readonly commands: SpawnPool;
 
   constructor(
     private readonly clock: Clock,
     private config: SlurmExecConfig,
     private readonly log: (level: "info" | "error", msg: string) => void,
+    /** `p.hookUsers` (multi-user instance): sbatch and scancel run as the job's owner. */
+    private readonly users?: HookUsers,
   ) {
-    this.pool = new SpawnPool(config.submitConcurrency);
+    this.pool = new SpawnPool(config.submitConcurrency, undefined, users);
+    this.commands = new SpawnPool(1, undefined, users);
   }
 
   /** New settings ([exec.slurm] reloaded): used from the next command on. */
@@ -210,13 +213,7 @@ export class SlurmExecutor implements Executor {
   private async submit(run: SlurmRun): Promise<void> {
     const req = run.request!;
     const site = this.config.site;
-    const r = await this.pool.run({
-      file: commandPath(site, "sbatch"),
-      args: req.args,
-      env: commandEnv(site, req.env),
-      input: req.script,
-      timeoutMs: site.commandTimeoutMs,
-    });
+    const r = await this.ownerCommand(this.pool, run.id, "sbatch", req.args, commandEnv(site, req.env), req.script);
     if (this.closed || this.runs.get(run.id) !== run) return;
     const slurmId = r.status === 0 ? /^(\d+)(;\S*)?$/.exec(r.stdout.trim().split("\n").pop() ?? "")?.[1] : undefined;
     if (slurmId !== undefined) {
@@ -242,6 +239,28 @@ export class SlurmExecutor implements Executor {
     run.report.save(run.id, { [SAVED_ID_KEY]: slurmId });
     if (run.killed) this.cancel(slurmId);
     this.schedulePoll(this.regularPollMs());
+  }
+
+  /**
+   * sbatch and scancel of one job: as the job's owner in a multi-user instance (through the
+   * launcher, so Slurm's accounts and limits apply to that user), else as the daemon.
+   */
+  private ownerCommand(pool: SpawnPool, id: JobId, cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, input: string): Promise<CommandResult> {
+    const site = this.config.site;
+    const runAs = this.users === undefined ? {} : { runAs: { job: id } };
+    return pool.run({ file: commandPath(site, cmd), args, env, input, timeoutMs: site.commandTimeoutMs, ...runAs });
+  }
+
+  /** scancel of `ids`: one command as the daemon, or one per job as its owner (multi-user). */
+  private scancel(ids: string[]): Promise<CommandResult> {
+    if (this.users === undefined) return this.command("scancel", ids);
+    const owners = new Map([...this.runs.values()].filter((r) => r.slurmId !== undefined).map((r) => [r.slurmId!, r.id]));
+    const one = (sid: string) => {
+      const id = owners.get(sid);
+      return id === undefined ? this.command("scancel", [sid]) : this.ownerCommand(this.commands, id, "scancel", [sid], commandEnv(this.config.site), "");
+    };
+    // The worst outcome stands for the batch: a failure keeps every id for the next try.
+    return Promise.all(ids.map(one)).then((rs) => rs.find((r) => r.status === null || controllerUnreachable(r.stderr)) ?? rs[0] ?? { status: 0, stdout: "", stderr: "" });
   }
 
   /** Runs squeue, scancel or sacct (with the daemon's environment) in the commands' helper. */
@@ -415,7 +434,7 @@ export class SlurmExecutor implements Executor {
     if (this.toCancel.size === 0) return true;
     const ids = [...this.toCancel];
     this.toCancel.clear();
-    const r = await this.command("scancel", ids);
+    const r = await this.scancel(ids);
     if (r.status === 0 || (!controllerUnreachable(r.stderr) && r.status !== null)) {
       // A job that already ended makes scancel complain; the poll reports what happened.
       this.schedulePoll(0);

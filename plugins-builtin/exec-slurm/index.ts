@@ -35,6 +35,7 @@ export const checkConfig: ConfigCheck = checkWith(readSlurmConfig);
 export default function execSlurm(p: PluginContext): void {
   const executor = new SlurmExecutor(p.clock, defaultSlurmConfig(), (level, msg) =>
     level === "error" ? p.log.error(msg) : p.log.info(msg),
+    p.hookUsers,
   );
   p.registerExecutor(SLURM_EXECUTOR, executor);
   p.onRemove(() => executor.close());

@@ -11,7 +11,7 @@
  * replaced on the next command. Closing the pool kills the commands still running
  * (SIGTERM to their group); they answer `status: null`.
  */
-import { HookRunner, type HookResult } from "jobtap/plugin";
+import { HookRunner, type HookResult, type HookRunAs, type HookUsers } from "jobtap/plugin";
 import type { CommandResult } from "./commands.js";
 
 /** One command for a helper. */
@@ -21,6 +21,8 @@ export interface SpawnRequest {
   env: NodeJS.ProcessEnv;
   input: string;
   timeoutMs: number;
+  /** Run as this job's user (multi-user instance, through the launcher: docs/exec-slurm.md). */
+  runAs?: HookRunAs;
 }
 
 /**
@@ -33,7 +35,7 @@ export const OUTPUT_CAP = 256 * 1024 ** 2;
 /** Commands run through one spawn helper process, at most `size` at once; `run` never rejects. */
 export class SpawnPool {
   // Time limits are real time, whatever the manager's clock does.
-  private readonly runner = new HookRunner({ spawnHelpers: 1, maxInFlight: Infinity, pathCheckCacheMs: 0, defaults: { logStderr: false } });
+  private readonly runner: HookRunner;
   private readonly waiting: (() => void)[] = [];
   private active = 0;
   private closed = false;
@@ -42,7 +44,11 @@ export class SpawnPool {
   constructor(
     private size: number,
     private readonly outputCap = OUTPUT_CAP,
-  ) {}
+    /** `p.hookUsers`: commands with `runAs` run as that job's user. */
+    users?: HookUsers,
+  ) {
+    this.runner = new HookRunner({ spawnHelpers: 1, maxInFlight: Infinity, pathCheckCacheMs: 0, defaults: { logStderr: false }, ...(users ? { users } : {}) });
+  }
 
   /** A new limit of commands at once (from the next command on). */
   resize(size: number): void {
@@ -71,6 +77,7 @@ export class SpawnPool {
         timeLimitMs: req.timeoutMs,
         checkPath: false,
         stdoutCap: this.outputCap,
+        ...(req.runAs === undefined ? {} : { runAs: req.runAs }),
       });
       return commandResult(req, r, this.outputCap);
     } finally {
@@ -106,6 +113,7 @@ function commandResult(req: SpawnRequest, r: HookResult, cap: number): CommandRe
     case "signaled":
       return { status: null, stdout: r.stdout, stderr: r.stderr.trim() || `${req.file} killed by ${r.signal} (time limit ${req.timeoutMs} ms)` };
     default:
-      return { status: null, stdout: "", stderr: `cannot run ${req.file}: ${r.reason}` };
+      // Refused as the job's user (the launcher's EPERM): a definite no, not an unknown outcome.
+      return { status: r.kind === "spawn-error" && r.code === "EPERM" ? 126 : null, stdout: "", stderr: `cannot run ${req.file}: ${r.reason}` };
   }
 }

@@ -15,7 +15,7 @@
  */
 import { constants, hostname } from "node:os";
 import type { ConfigCheck, EventArgs, JobArgs, JobId, PluginContext } from "jobtap/plugin";
-import { formatJobId } from "jobtap/plugin";
+import { HookRunner, formatJobId } from "jobtap/plugin";
 import { checkWith } from "../common/config.js";
 import { queryConf, readPerilogConfig, type PerilogConfig } from "./config.js";
 import { PerilogProc, type ProcExit } from "./proc.js";
@@ -49,7 +49,11 @@ class Perilog {
   private readonly prologFailed = new Set<JobId>();
   private readonly host = hostname();
 
-  constructor(private readonly p: PluginContext) {}
+  readonly runner: HookRunner;
+
+  constructor(private readonly p: PluginContext) {
+    this.runner = new HookRunner({ clock: p.clock, log: p.log, maxInFlight: Infinity, users: p.hookUsers });
+  }
 
   private spawn(id: JobId, userid: number, which: "prolog" | "epilog", done: (x: ProcExit) => void): void {
     const c = this.cfg[which]!;
@@ -58,6 +62,7 @@ class Perilog {
       command: c.command,
       env: { FLUX_JOB_ID: formatJobId(id), JOBTAP_JOB_ID: formatJobId(id), FLUX_JOB_USERID: String(userid) },
       clock: this.p.clock,
+      runner: this.runner,
       timeoutMs: c.timeout * 1000,
       killTimeoutMs: c.killTimeout * 1000,
       onLine: (stream, line) => this.logLine(id, which, stream, line),
@@ -158,5 +163,6 @@ export default function perilog(p: PluginContext): void {
   // Processes of a removed plugin are terminated rather than left behind.
   p.onRemove(() => {
     for (const proc of pl.procs.values()) proc.cancel();
+    void pl.runner.close();
   });
 }

@@ -1,10 +1,11 @@
 /**
- * One prolog or epilog process: spawned without a shell, output lines handed to a logger,
- * a time limit and a kill timeout on the manager's clock. Cancel sends SIGTERM and, after
- * the kill timeout, SIGKILL.
+ * One prolog or epilog process, run by the plugin's hook runner (src/hooks): without a
+ * shell, in its own process group, output lines handed to a logger, a time limit and a kill
+ * timeout on the manager's clock. Cancel sends SIGTERM to the group and, after the kill
+ * timeout, SIGKILL. In a multi-user instance it runs as root through the privileged
+ * launcher (`runAs: "root"`), as Flux's system instance runs its prolog through the IMP.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import type { Clock } from "jobtap/plugin";
+import type { Clock, HookResult, HookRunner } from "jobtap/plugin";
 
 export type ProcState = "running" | "canceled" | "timeout";
 
@@ -26,41 +27,46 @@ export interface ProcOptions {
   command: string[];
   env: Record<string, string>;
   clock: Clock;
+  runner: HookRunner;
   timeoutMs: number;
   killTimeoutMs: number;
   onLine: (stream: "stdout" | "stderr", line: string) => void;
   onExit: (exit: ProcExit) => void;
 }
 
-type TimerHandle = ReturnType<Clock["setTimeout"]>;
-
 export class PerilogProc {
   state: ProcState = "running";
   readonly name: "prolog" | "epilog";
   readonly startedAt: number;
-  private readonly child: ChildProcess;
-  private timer: TimerHandle | undefined;
-  private killTimer: TimerHandle | undefined;
-  private killed = false;
-  private done = false;
+  private readonly abort = new AbortController();
 
   constructor(private readonly o: ProcOptions) {
     this.name = o.name;
     this.startedAt = o.clock.now();
-    this.child = spawn(o.command[0]!, o.command.slice(1), {
-      env: { ...process.env, ...o.env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    this.lines("stdout");
-    this.lines("stderr");
-    this.child.on("error", (e) => this.finish({ code: null, signal: null, spawnError: e.message }));
-    this.child.on("close", (code, signal) => this.finish({ code, signal }));
-    if (o.timeoutMs > 0) {
-      this.timer = o.clock.setTimeout(() => {
-        this.timer = undefined;
-        this.stop("timeout");
-      }, o.timeoutMs);
-    }
+    let buf = "";
+    void o.runner
+      .run({
+        path: o.command[0]!,
+        args: o.command.slice(1),
+        name: o.name,
+        env: { ...(process.env as Record<string, string>), ...o.env },
+        // A command, as Flux configures it (PATH search allowed): no hook path check.
+        checkPath: false,
+        logStderr: false,
+        timeLimitMs: o.timeoutMs > 0 ? o.timeoutMs : Infinity,
+        killGraceMs: o.killTimeoutMs,
+        signal: this.abort.signal,
+        runAs: "root",
+        onStdout: (text) => {
+          const parts = (buf + text).split("\n");
+          buf = parts.pop() ?? "";
+          for (const l of parts) o.onLine("stdout", l);
+        },
+      })
+      .then((r) => {
+        if (buf.length > 0) o.onLine("stdout", buf);
+        this.finish(r);
+      });
   }
 
   /** Milliseconds left before the time limit, or undefined when there is none. */
@@ -71,37 +77,19 @@ export class PerilogProc {
 
   /** SIGTERM now, SIGKILL after the kill timeout (the job was cancelled). */
   cancel(): void {
-    this.stop("canceled");
+    if (this.state !== "running") return;
+    this.state = "canceled";
+    this.abort.abort();
   }
 
-  private stop(why: ProcState): void {
-    if (this.done || this.state !== "running") return;
-    this.state = why;
-    this.child.kill("SIGTERM");
-    this.killTimer = this.o.clock.setTimeout(() => {
-      this.killed = true;
-      this.child.kill("SIGKILL");
-    }, this.o.killTimeoutMs);
-  }
-
-  private lines(stream: "stdout" | "stderr"): void {
-    let buf = "";
-    const s = this.child[stream];
-    s?.setEncoding("utf8");
-    s?.on("data", (chunk: string) => {
-      buf += chunk;
-      const parts = buf.split("\n");
-      buf = parts.pop() ?? "";
-      for (const l of parts) this.o.onLine(stream, l);
-    });
-    s?.on("end", () => buf.length > 0 && this.o.onLine(stream, buf));
-  }
-
-  private finish(x: { code: number | null; signal: NodeJS.Signals | null; spawnError?: string }): void {
-    if (this.done) return;
-    this.done = true;
-    if (this.timer) this.o.clock.clearTimeout(this.timer);
-    if (this.killTimer) this.o.clock.clearTimeout(this.killTimer);
-    this.o.onExit({ state: this.state, killed: this.killed, ...x });
+  private finish(r: HookResult): void {
+    if (r.kind !== "exited" && r.kind !== "signaled") {
+      this.o.onExit({ state: this.state, killed: false, code: null, signal: null, spawnError: (r as { reason: string }).reason });
+      return;
+    }
+    for (const l of r.stderr.split("\n")) if (l !== "") this.o.onLine("stderr", l);
+    if (r.timedOut) this.state = "timeout";
+    const killed = r.signal === "SIGKILL" && (r.timedOut || r.aborted);
+    this.o.onExit({ state: this.state, killed, code: r.exitCode, signal: r.signal });
   }
 }

@@ -20,5 +20,8 @@ export {
   type HookCancelled,
   type HookLog,
   type HookRunnerOptions,
+  type HookRunAs,
+  type HookUsers,
+  type HookLauncher,
 } from "./types.js";
 export { JOB_HOOK_SEPARATOR, ROUTER_HOOK_SEPARATOR, readHookAds, readHookAd, writeHookAds, type HookAd, type FailedLine } from "./adio.js";

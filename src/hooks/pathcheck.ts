@@ -28,8 +28,12 @@ const ANY_EXEC = 0o111;
 /** The verdict on a hook path: safe to run, or why not. */
 export type HookPathCheck = { ok: true; path: string } | { ok: false; path: string; reason: string };
 
-/** Checks `path` as a hook program; never throws. Call at configuration time or per run. */
-export async function checkHookPath(path: string): Promise<HookPathCheck> {
+/**
+ * Checks `path` as a hook program; never throws. Call at configuration time or per run.
+ * `forOther`: the hook runs as another user (through the launcher), so whether this process
+ * may execute it does not matter; that user's right is checked when it runs.
+ */
+export async function checkHookPath(path: string, forOther = false): Promise<HookPathCheck> {
   const refuse = (reason: string): HookPathCheck => ({ ok: false, path, reason });
   if (typeof path !== "string" || path === "") return refuse("the hook path is empty");
   if (!isAbsolute(path)) return refuse("not an absolute path");
@@ -39,7 +43,7 @@ export async function checkHookPath(path: string): Promise<HookPathCheck> {
   if (file.mode & S_IWOTH) return refuse(`the file is world-writable (mode ${octal(file.mode)})`);
   if ((file.mode & ANY_EXEC) === 0) return refuse(`not executable (mode ${octal(file.mode)})`);
   try {
-    await access(path, constants.X_OK);
+    if (!forOther) await access(path, constants.X_OK);
   } catch {
     return refuse(`not executable by this process (uid ${process.geteuid?.() ?? "?"}, mode ${octal(file.mode)})`);
   }
@@ -118,19 +122,20 @@ export class HookPathCache {
   constructor(private readonly ttlMs: number) {}
 
   /** checkHookPath(path), or a safe verdict younger than the cache's ttl. */
-  check(path: string): Promise<HookPathCheck> {
-    if (this.ttlMs <= 0) return checkHookPath(path);
-    const until = this.safe.get(path);
+  check(path: string, forOther = false): Promise<HookPathCheck> {
+    if (this.ttlMs <= 0) return checkHookPath(path, forOther);
+    const key = forOther ? `\0${path}` : path;
+    const until = this.safe.get(key);
     if (until !== undefined && until > performance.now()) return Promise.resolve({ ok: true, path });
-    let look = this.pending.get(path);
+    let look = this.pending.get(key);
     if (look === undefined) {
-      look = checkHookPath(path).then((verdict) => {
-        this.pending.delete(path);
-        if (verdict.ok) this.remember(path);
-        else this.safe.delete(path);
+      look = checkHookPath(path, forOther).then((verdict) => {
+        this.pending.delete(key);
+        if (verdict.ok) this.remember(key);
+        else this.safe.delete(key);
         return verdict;
       });
-      this.pending.set(path, look);
+      this.pending.set(key, look);
     }
     return look;
   }

@@ -93,7 +93,8 @@ export interface ProcessStarter {
 
 /** The Supervisor's side of a started process. */
 export interface ProcessEvents {
-  spawned(pid: number, release: () => void): void;
+  /** `kill`: how to signal the process group when this process may not (another user's hook). */
+  spawned(pid: number, release: () => void, kill?: (sig: NodeJS.Signals) => void): void;
   failed(e: SpawnFailure): void;
   output(stream: "stdout" | "stderr", chunk: Buffer): void;
   stdoutEnd(): void;
@@ -176,6 +177,7 @@ class Supervisor implements ProcessEvents {
   private readonly decoder: StringDecoder | undefined;
   private pid: number | undefined;
   private release: (() => void) | undefined;
+  private killer: (sig: NodeJS.Signals) => void = () => undefined;
   private limitTimer: TimerHandle | undefined;
   private graceTimer: TimerHandle | undefined;
   private closeTimer: TimerHandle | undefined;
@@ -205,10 +207,18 @@ class Supervisor implements ProcessEvents {
     }
   }
 
-  spawned(pid: number, release: () => void): void {
+  spawned(pid: number, release: () => void, kill?: (sig: NodeJS.Signals) => void): void {
     if (this.done) return;
     this.pid = pid;
     this.release = release;
+    // A starter's kill that throws (a group already gone) must not stop the run's ending.
+    this.killer = kill === undefined ? (sig) => killGroup(pid, sig) : (sig) => {
+      try {
+        kill(sig);
+      } catch {
+        // gone already
+      }
+    };
     const { run } = this;
     if (run.onSpawn) {
       try {
@@ -244,7 +254,7 @@ class Supervisor implements ProcessEvents {
     this.exit = { code, signal };
     if (this.limitTimer) this.clock.clearTimeout(this.limitTimer);
     if (this.graceTimer) this.clock.clearTimeout(this.graceTimer);
-    killGroup(this.pid, "SIGKILL"); // leftovers of the hook's process family
+    this.killer("SIGKILL"); // leftovers of the hook's process family
     // A process that escaped the group may hold our pipes open: stop waiting after the grace.
     this.closeTimer = this.clock.setTimeout(() => this.release?.(), this.run.killGraceMs);
   }
@@ -263,7 +273,7 @@ class Supervisor implements ProcessEvents {
     this.done = true;
     this.cleanup();
     // The process may still run, beyond anything that could reap it: end its group.
-    if (this.pid !== undefined) killGroup(this.pid, "SIGKILL");
+    if (this.pid !== undefined) this.killer("SIGKILL");
     const pid = this.pid === undefined ? "" : ` (pid ${this.pid}, its process group sent SIGKILL)`;
     this.resolve({ kind: "spawn-error", name: this.run.name, path: this.run.path, code: "EHELPERLOST", reason: `${reason}${pid}` });
   }
@@ -298,8 +308,8 @@ class Supervisor implements ProcessEvents {
         ? `time limit of ${formatMs(this.run.timeLimitMs)} reached: SIGTERM to process group ${pgid}, SIGKILL after ${formatMs(this.run.killGraceMs)}`
         : `aborted: SIGTERM to process group ${pgid}, SIGKILL after ${formatMs(this.run.killGraceMs)}`,
     );
-    killGroup(pgid, "SIGTERM");
-    this.graceTimer = this.clock.setTimeout(() => killGroup(pgid, "SIGKILL"), this.run.killGraceMs);
+    this.killer("SIGTERM");
+    this.graceTimer = this.clock.setTimeout(() => this.killer("SIGKILL"), this.run.killGraceMs);
   }
 
   private finish(): void {

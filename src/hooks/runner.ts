@@ -19,6 +19,7 @@ import {
   type HookResult,
   type HookRunnerOptions,
   type HookSpec,
+  type HookUsers,
 } from "./types.js";
 
 /** Longest stderr text put on one log line; the captured stderr in the result is whole. */
@@ -45,6 +46,7 @@ export class HookRunner {
   private readonly paths: HookPathCache;
   /** Where processes are started: here, or in spawn helper processes (spawn-helper.ts). */
   private readonly starter: ProcessStarter;
+  private readonly users: HookUsers | undefined;
   private queue: Pending[] = [];
   private head = 0;
   private running = new Set<Pending>();
@@ -60,6 +62,7 @@ export class HookRunner {
     this.paths = new HookPathCache(opts.pathCheckCacheMs ?? DEFAULT_PATH_CHECK_CACHE_MS);
     const helpers = Math.floor(opts.spawnHelpers ?? 0);
     this.starter = helpers > 0 ? new SpawnHelpers(helpers) : DIRECT;
+    this.users = opts.users;
   }
 
   /** Pids of the running spawn helper processes (empty without `spawnHelpers`). */
@@ -159,15 +162,20 @@ export class HookRunner {
   private async execute(entry: Pending): Promise<HookResult> {
     const run = this.resolveSpec(entry);
     const label = run.name === run.path ? `hook ${run.path}` : `hook ${run.name} (${run.path})`;
+    const starter = entry.spec.runAs === undefined || this.users === undefined ? undefined : this.users.starter(entry.spec.runAs);
+    if (typeof starter === "string") {
+      this.log.error(`${label}: ${starter}`);
+      return { kind: "spawn-error", name: run.name, path: run.path, code: "EPERM", reason: starter };
+    }
     if (entry.spec.checkPath !== false) {
-      const check = await this.paths.check(run.path);
+      const check = await this.paths.check(run.path, starter !== undefined);
       if (!check.ok) {
         this.log.warn(`${label}: refused: ${check.reason}`);
         return { kind: "refused", name: run.name, path: run.path, reason: check.reason };
       }
     }
     if (run.signal?.aborted) return { kind: "cancelled", name: run.name, path: run.path, reason: "aborted before it started" };
-    const result = await runProcess(run, this.clock, (level, msg) => this.log[level](`${label}: ${msg}`), this.starter);
+    const result = await runProcess(run, this.clock, (level, msg) => this.log[level](`${label}: ${msg}`), starter ?? this.starter);
     this.report(label, run, result, entry.spec.logStderr ?? this.defaults.logStderr ?? true);
     return result;
   }

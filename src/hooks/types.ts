@@ -6,6 +6,8 @@
  * limit are all HookResult values.
  */
 import type { Clock } from "../manager/base/clock.js";
+import type { JobId } from "../manager/base/ids.js";
+import type { ProcessStarter } from "./process.js";
 
 /** 1 MiB: the default cap on each of stdout and stderr. */
 export const DEFAULT_OUTPUT_CAP = 1024 * 1024;
@@ -58,6 +60,33 @@ export interface HookSpec {
    * Default true: HTCondor keeps hook stderr in its daemon log.
    */
   logStderr?: boolean;
+  /**
+   * Whose rights the hook runs with in a multi-user instance (docs/hooks.md, "Who hooks run
+   * as"): `{ job }` the job's user, `"root"` root (perilog's commands only). Used only by a
+   * runner given `users` (the plugin's `p.hookUsers`); absent, or in a single-user
+   * instance: the daemon's user.
+   */
+  runAs?: HookRunAs;
+}
+
+/** Another user a hook may run as: the job's user, or root. */
+export type HookRunAs = { job: JobId } | "root";
+
+/**
+ * The run-as seam (a plugin passes `p.hookUsers`): the starter that runs a hook as `runAs`,
+ * undefined when that is the daemon's own user (the runner's own starter then), or a
+ * string saying why it cannot (a job that is gone, an isolated plugin).
+ */
+export interface HookUsers {
+  starter(runAs: HookRunAs): ProcessStarter | string | undefined;
+}
+
+/**
+ * The privileged launcher as the hook runner needs it: a starter that runs hooks as `uid`
+ * for the job `job` (f58; "" for a root hook), which the launcher authorises itself.
+ */
+export interface HookLauncher {
+  hookStarter(job: string, uid: number): ProcessStarter;
 }
 
 /** Fields every result has. */
@@ -145,6 +174,8 @@ export interface HookRunnerOptions {
    * code `EHELPERLOST` and is replaced at the next run. See docs/hooks.md.
    */
   spawnHelpers?: number;
+  /** Where hooks with `runAs` are started (the plugin's `p.hookUsers`); none: as the daemon's user. */
+  users?: HookUsers;
   /** Defaults for every run, overridden per run by the HookSpec. */
   defaults?: Pick<HookSpec, "timeLimitMs" | "killGraceMs" | "stdoutCap" | "stderrCap" | "env" | "logStderr">;
 }

@@ -64,6 +64,7 @@ export const CONTEXT_METHODS = {
   name: row("any", "local", [], "value"),
   conf: row("any", "local", [], "value"),
   owner: row("any", "local", [], "value"),
+  hookUsers: row("any", "local", [], "value"),
   "clock.now": row("any", "local", [], "value"),
   "clock.setTimeout": row("any", "local", ["fn", "number"], "value"),
   "clock.clearTimeout": row("any", "local", ["any"]),

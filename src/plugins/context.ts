@@ -25,6 +25,7 @@
 import { adsApi, type AdsApi } from "./ads-api.js";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import type { Clock } from "../manager/base/clock.js";
+import type { HookUsers } from "../hooks/types.js";
 import { formatJobId, type JobId } from "../manager/base/ids.js";
 import { checkJobspecUpdate } from "../manager/core/jobspec.js";
 import type { ManagerPort, PluginStateStore, PluginSubmitOptions, StackResult } from "../manager/port/port.js";
@@ -88,6 +89,12 @@ export interface PluginContext extends AdsApi {
   readonly log: PluginLog;
   /** The instance owner's uid (Flux's instance owner: full rights over every job). */
   readonly owner: number;
+  /**
+   * The hook runner's run-as seam (`new HookRunner({ users: p.hookUsers })`, then a HookSpec's
+   * `runAs`): set in a multi-user instance, where a hook may run as a job's user or (perilog)
+   * root through the privileged launcher; undefined otherwise (hooks run as the daemon's user).
+   */
+  readonly hookUsers: HookUsers | undefined;
   /** The manager's clock: simulated in tests, so plugins never read Date.now directly. */
   readonly clock: Clock;
   /** This plugin's persistent state (beyond Flux): rebuilt state need not be replayed. */
@@ -178,6 +185,8 @@ export interface ContextHost {
   readonly clock: Clock;
   /** The instance owner's uid. */
   readonly owner: number;
+  /** `p.hookUsers` (multi-user instance only). */
+  readonly hookUsers: HookUsers | undefined;
   /** Hands out deep-frozen jobspecs (`lookup`). */
   readonly shield: JobspecShield;
   report: HostLogger;
@@ -260,6 +269,7 @@ export function createContext(host: ContextHost, rec: PluginRecord): PluginConte
     get owner() {
       return host.owner;
     },
+    hookUsers: host.hookUsers,
     clock: pluginClock(host, rec),
     log: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
     state: pluginState(host, rec, g.live),
@@ -352,7 +362,7 @@ type JobApi = Omit<
   | keyof SetupApi
   | "auxGet" | "auxSet" | "auxDelete"
   | keyof AdsApi
-  | "name" | "conf" | "owner" | "log" | "clock" | "state" | "reject" | "priorityUnavailable"
+  | "name" | "conf" | "owner" | "hookUsers" | "log" | "clock" | "state" | "reject" | "priorityUnavailable"
 >;
 
 /** The Flux job API: each call checked, then handed to the manager. */

@@ -13,6 +13,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import type { Clock } from "../manager/base/clock.js";
 import type { JobId } from "../manager/base/ids.js";
+import type { HookLauncher, HookUsers } from "../hooks/types.js";
+import { launcherHookUsers } from "./hook-users.js";
 import type { ManagerPort, PluginPort, PluginStateStore, StackResult } from "../manager/port/port.js";
 import type { JobArgs } from "../manager/port/records.js";
 import type { JobTopic, OutOf } from "../manager/port/topics.js";
@@ -57,6 +59,8 @@ export interface JobtapHostOptions {
   shipped?: readonly ShippedEntry[];
   /** Directories searched for plugin names that are not paths. */
   searchPath?: readonly string[];
+  /** The privileged launcher of a multi-user instance: hooks run as other users through it (`p.hookUsers`). */
+  hookLauncher?: HookLauncher;
 }
 
 /** Per-load options. */
@@ -125,6 +129,7 @@ export class JobtapHost implements PluginPort {
       manager,
       owner: () => opts.owner ?? this.mgr?.owner ?? process.getuid?.() ?? 0,
       stateStore: () => this.mgr?.pluginState,
+      hookUsers: opts.hookLauncher ? launcherHookUsers(opts.hookLauncher, () => this.mgr) : undefined,
     });
   }
 
@@ -333,6 +338,7 @@ export class JobtapHost implements PluginPort {
       name: listName,
       conf,
       owner: this.owner,
+      multiUser: this.contextHost.hookUsers !== undefined,
       heapMb: iso.heapMb,
       deadlineMs: opts.deadlineMs ?? this.defaultDeadlineMs,
       seq: ++this.loads,
@@ -605,6 +611,7 @@ interface ContextDeps {
   owner(): number;
   /** The manager's per-plugin state store, if it has one. */
   stateStore(): PluginStateStore | undefined;
+  hookUsers: HookUsers | undefined;
 }
 
 /** The ContextHost of one host, plus the service scope `callService` runs handlers in. */
@@ -625,6 +632,7 @@ function contextHost(
     report: deps.log,
     manager: deps.manager,
     stateStore: () => deps.stateStore() ?? (memoryState ??= memoryStateStore()),
+    hookUsers: deps.hookUsers,
     currentFrame: (id, plugin) => dispatcher.currentFrame(id, plugin),
     wrapError(plugin, id, what, e) {
       const frame = id === undefined ? undefined : dispatcher.currentFrame(id);

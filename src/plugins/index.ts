@@ -8,6 +8,7 @@
  */
 import type { Clock } from "../manager/base/clock.js";
 import { RealClock } from "../manager/base/clock.js";
+import type { HookLauncher } from "../hooks/types.js";
 import type { ManagerPort } from "../manager/port/port.js";
 import type { BuiltinEntry, ShippedEntry } from "./builtins.js";
 import { applyDirectives, readPluginConfig } from "./config.js";
@@ -31,6 +32,8 @@ export interface JobtapPluginsOptions {
   clock?: Clock;
   /** The instance owner's uid for `p.owner`; default: the manager's, else the process uid. */
   owner?: number;
+  /** A multi-user instance's privileged launcher: `p.hookUsers` runs hooks as other users through it. */
+  hookLauncher?: HookLauncher;
   /** The environment to read JOBTAP_PLUGIN_PATH from (default process.env). */
   env?: Record<string, string | undefined>;
 }
@@ -63,6 +66,7 @@ export function pluginHostFactory(
       shipped: opts.shipped ?? [],
       ...(deadlineMs !== undefined ? { deadlineMs } : {}),
       ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
+      ...(opts.hookLauncher ? { hookLauncher: opts.hookLauncher } : {}),
     });
     host.attach(mgr);
     await host.loadBuiltins();

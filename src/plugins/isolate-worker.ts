@@ -24,6 +24,7 @@ import { crossingRows, setMemberAt, type Arg, type Crossing, type MethodRow, typ
 import { importPlugin, pluginShape } from "./loader.js";
 import { compileTopicGlob, type LoadSortOrder } from "./record.js";
 import type { AnyHandler } from "./topics.js";
+import { ISOLATED_HOOK_USERS } from "./hook-users.js";
 import {
   errorData,
   type ContextMethod,
@@ -278,6 +279,7 @@ class WorkerSession {
       name: this.task.name,
       conf: this.task.conf,
       owner: this.task.owner,
+      hookUsers: this.task.multiUser ? ISOLATED_HOOK_USERS : undefined,
       clock: {
         now: () => s.now,
         setTimeout(fn, ms) {

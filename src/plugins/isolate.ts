@@ -102,6 +102,7 @@ export interface SessionSpec {
   name: string;
   conf: Record<string, unknown>;
   owner: number;
+  multiUser?: boolean;
   heapMb: number;
   deadlineMs: number;
   seq: number;
@@ -194,8 +195,8 @@ export class IsolatedSession {
       useAtomics: false,
       resourceLimits: { maxOldGenerationSizeMb: this.spec.heapMb },
     }));
-    const { path, name, conf, owner, seq } = this.spec;
-    const task = { path, name, conf, owner, seq, now: this.hooks.clock.now(), port: channel.port2, replyPort: reply.port2, signal: this.signal };
+    const { path, name, conf, owner, seq, multiUser } = this.spec;
+    const task = { path, name, conf, owner, seq, multiUser, now: this.hooks.clock.now(), port: channel.port2, replyPort: reply.port2, signal: this.signal };
     pool.run(task, { transferList: [channel.port2, reply.port2] as never }).then(
       (end: SessionEnd) => void end,
       (e: unknown) => this.die(deathReason(e, this.spec.heapMb), ErrorCode.PLUGIN_CALL),

@@ -26,6 +26,8 @@ export interface SessionTask {
   name: string;
   conf: Record<string, unknown>;
   owner: number;
+  /** A multi-user instance: `p.hookUsers` refuses (the launcher is the host's, not the worker's). */
+  multiUser?: boolean;
   /** The host clock's time when the session started (ms since the epoch). */
   now: number;
   /** A fresh import for every session (module cache key), as each in-process load is. */

@@ -78,7 +78,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     await assertSocketFree(socketPath);
     if (service) {
       prepareSocketDir(socketPath, service);
-      launcher = startLauncherClient({ allowRoot: config.settings.allowRoot, log: (level, message) => log(level, message) });
+      launcher = startLauncherClient({ allowRoot: config.settings.allowRoot, rootHooks: perilogCommands(config.raw), log: (level, message) => log(level, message) });
       await launcher.ready();
       dropPrivileges(service);
       log("info", `multi-user instance: running as ${service.name} (uid ${service.uid}); jobs start through launcher pid ${launcher.pid}`);
@@ -151,6 +151,7 @@ async function launch(
     config: config.raw,
     env: opts.env,
     owner,
+    ...(launcher ? { hookLauncher: launcher } : {}),
     // A plugin's messages already start with its name (`NAME: ...`, `plugin NAME: ...`).
     log: (level, message) => log(level, message),
   });
@@ -371,4 +372,19 @@ export async function runDaemonUntilSignal(opts: DaemonOptions): Promise<number>
     uncontain();
   }
   return reason.startsWith("SIG") ? 0 : 1;
+}
+
+/**
+ * perilog's prolog and epilog commands as the configuration read by root names them: the
+ * only programs the launcher runs as root (Flux's IMP likewise runs only its configured
+ * prolog); a command changed by a reload is refused until the daemon restarts.
+ */
+function perilogCommands(raw: Record<string, unknown>): string[][] {
+  const jm = raw["job-manager"] as Record<string, { command?: unknown } | undefined> | undefined;
+  const out: string[][] = [];
+  for (const which of ["prolog", "epilog"]) {
+    const cmd = jm?.[which]?.command;
+    if (Array.isArray(cmd) && cmd.length > 0 && cmd.every((w) => typeof w === "string")) out.push(cmd as string[]);
+  }
+  return out;
 }

@@ -13,12 +13,15 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { fileURLToPath } from "node:url";
 import { ErrorCode, JobtapError } from "../../errors.js";
+import { LauncherHooks, type HookProcessStarter } from "./launcher-hook-client.js";
 import { lineReader, parseMessage, type LauncherAnswer, type LauncherRequest } from "./launcher-proto.js";
 import type { TaskHandle, UserLauncher } from "./run-as.js";
 
 export interface LauncherClientOptions {
   /** Lets the launcher start jobs of uid 0 (`[exec] allow-root`). */
   allowRoot: boolean;
+  /** The argvs the launcher may run as root: perilog's prolog and epilog commands. */
+  rootHooks?: readonly (readonly string[])[];
   log: (level: "info" | "warn" | "error", message: string) => void;
 }
 
@@ -30,6 +33,8 @@ export interface LauncherClient extends UserLauncher {
   ready(): Promise<void>;
   /** Closes the channel: the launcher and its keeper exit; running tasks run on. */
   close(): void;
+  /** Runs hook programs as `uid` for `job` (f58; "" with uid 0: a root hook). */
+  hookStarter(job: string, uid: number): HookProcessStarter;
 }
 
 /** A task the launcher started (or is starting) for us. */
@@ -48,7 +53,8 @@ class RemoteTask extends EventEmitter implements TaskHandle {
 /** Starts the keeper (and through it the launcher): call as root, before dropping rights. */
 export function startLauncherClient(opts: LauncherClientOptions): LauncherClient {
   const keeperPath = fileURLToPath(new URL("./launcher-keeper.js", import.meta.url));
-  const keeper = spawn(process.execPath, [keeperPath, ...(opts.allowRoot ? ["--allow-root"] : [])], { stdio: ["pipe", "pipe", "inherit"] });
+  const roots = opts.rootHooks?.length ? [`--root-hooks=${Buffer.from(JSON.stringify(opts.rootHooks)).toString("base64")}`] : [];
+  const keeper = spawn(process.execPath, [keeperPath, ...(opts.allowRoot ? ["--allow-root"] : []), ...roots], { stdio: ["pipe", "pipe", "inherit"] });
   return new Client(keeper, opts);
 }
 
@@ -69,6 +75,16 @@ class Client implements LauncherClient {
   /** Tasks a dead launcher started, still running until their job ends: adopted again. */
   private readonly orphans = new Set<RemoteTask>();
   private readonly authorised = new Map<string, number>();
+  /** Jobs the executor authorised (its tasks); a hook's hold does not end theirs. */
+  private readonly forTasks = new Set<string>();
+  /** Hook runs in flight per job: its authorisation stays until the last ends. */
+  private readonly hookHolds = new Map<string, number>();
+  private readonly hooks = new LauncherHooks({
+    nextReq: () => this.nextReq++,
+    send: (m) => this.send(m),
+    hold: (job, uid) => this.hold(job, uid),
+    unhold: (job) => this.unhold(job),
+  });
   private readonly readyP: Promise<void>;
   private readyCb: { ok: () => void; fail: (e: Error) => void } = { ok: () => undefined, fail: () => undefined };
 
@@ -104,13 +120,35 @@ class Client implements LauncherClient {
   }
 
   authorise(job: string, uid: number): void {
+    this.forTasks.add(job);
     this.authorised.set(job, uid);
     this.send({ op: "authorise", job, uid });
   }
 
   forget(job: string): void {
     for (const t of this.orphans) if (t.job === job) this.orphans.delete(t);
-    if (!this.authorised.delete(job)) return;
+    this.forTasks.delete(job);
+    if (this.hookHolds.has(job) || !this.authorised.delete(job)) return;
+    this.send({ op: "forget", job });
+  }
+
+  hookStarter(job: string, uid: number): HookProcessStarter {
+    return this.hooks.starter(job, uid);
+  }
+
+  /** A hook of `job` runs as `uid` (the job's user, as the manager records it). */
+  private hold(job: string, uid: number): void {
+    this.hookHolds.set(job, (this.hookHolds.get(job) ?? 0) + 1);
+    if (this.authorised.get(job) === uid) return;
+    this.authorised.set(job, uid);
+    this.send({ op: "authorise", job, uid });
+  }
+
+  private unhold(job: string): void {
+    const n = (this.hookHolds.get(job) ?? 1) - 1;
+    if (n > 0) return void this.hookHolds.set(job, n);
+    this.hookHolds.delete(job);
+    if (this.forTasks.has(job) || !this.authorised.delete(job)) return;
     this.send({ op: "forget", job });
   }
 
@@ -150,6 +188,7 @@ class Client implements LauncherClient {
   }
 
   private answer(m: Extract<LauncherAnswer, { req: number }>): void {
+    if (this.hooks.has(m.req)) return this.hooks.answer(m);
     if (m.op === "exit") {
       const h = this.running.get(m.req);
       this.running.delete(m.req);
@@ -199,6 +238,7 @@ class Client implements LauncherClient {
       h.emit("error", new JobtapError(ErrorCode.INTERNAL, "the launcher died while starting this task (it may not have started)"));
     }
     this.starting.clear();
+    this.hooks.lostAll(`${why} while the hook ran`);
     for (const h of this.running.values()) {
       this.orphans.add(h);
       h.emit("lost");

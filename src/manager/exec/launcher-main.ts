@@ -11,9 +11,11 @@
  * - a signal to any process it did not start (pid and start time from /proc) or adopt
  *   (after a restart: same uid, same start time, and the job's JOBTAP_JOB_ID in its
  *   environment).
- * Tasks start through run-as.ts (setpriv: uid, gid, initgroups; files opened as the user).
+ * Tasks start through run-as.ts (setpriv: uid, gid, initgroups; files opened as the user);
+ * hook programs through launcher-hooks.ts, under the same authorisation.
  */
 import { readFileSync } from "node:fs";
+import { rootHooksArg, startHook, type HookSide } from "./launcher-hooks.js";
 import { lineReader, parseMessage, type LauncherAnswer, type LauncherRequest } from "./launcher-proto.js";
 import { procStartTime } from "./proc.js";
 import { processLauncher, signalGroup } from "./run-as.js";
@@ -27,6 +29,7 @@ const authorised = new Map<string, number>();
 /** pid → what this launcher started (or adopted) there. */
 const tasks = new Map<number, { starttime: number | undefined; job: string }>();
 let synced = false;
+const hookSide: HookSide = { send, authorised, allowRoot, rootHooks: rootHooksArg(process.argv), tasks };
 
 function send(m: LauncherAnswer): void {
   process.stdout.write(`${JSON.stringify(m)}\n`);
@@ -122,6 +125,7 @@ function handle(m: LauncherRequest): void {
   if (m.op === "authorise" && Number.isInteger(m.uid)) authorised.set(m.job, m.uid);
   else if (m.op === "forget") authorised.delete(m.job);
   else if (m.op === "start") start(m);
+  else if (m.op === "hook") startHook(m, hookSide);
   else if (m.op === "signal") signal(m);
   else if (m.op === "adopt") adopt(m);
 }

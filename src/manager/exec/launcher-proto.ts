@@ -26,6 +26,21 @@ export type LauncherRequest =
       umask?: number;
       stdin?: string;
     }
+  | {
+      op: "hook";
+      req: number;
+      /** The job the hook is for (f58); "" for a root hook (perilog). */
+      job: string;
+      uid: number;
+      path: string;
+      args: string[];
+      env: Record<string, string>;
+      cwd?: string;
+      /** stdin bytes, base64. */
+      stdin?: string;
+      /** Bytes of each stream sent back; null: all of it. */
+      caps: { stdout: number | null; stderr: number };
+    }
   | { op: "signal"; pid: number; starttime: number | undefined; signal: string | number }
   | { op: "adopt"; job: string; uid: number; tasks: Array<{ pid: number; starttime: number }> };
 
@@ -38,7 +53,14 @@ export type LauncherAnswer =
   | { op: "error"; req: number; message: string; code?: string }
   | { op: "setup"; req: number; why: string }
   | { op: "exit"; req: number; code: number | null; signal: string | null }
+  /** A hook's output (base64, at most OUT_CHUNK bytes a line), its end, and its pipes closed. */
+  | { op: "out"; req: number; stream: "stdout" | "stderr"; data: string }
+  | { op: "hookexit"; req: number; code: number | null; signal: string | null }
+  | { op: "closed"; req: number; dropped: { stdout: number; stderr: number } }
   | { op: "log"; level: "info" | "warn" | "error"; message: string };
+
+/** Raw bytes of hook output per `out` line: base64 keeps the line well under PIPE_BUF. */
+export const OUT_CHUNK = 2048;
 
 /** Splits a byte stream into lines; calls `line` for each complete one. */
 export function lineReader(line: (text: string) => void): (chunk: Buffer | string) => void {
