@@ -151,6 +151,12 @@ export interface Methods {
   "token.list": { req: Record<string, never>; res: { tokens: TokenView[] } };
   /** Revokes a token by id (its user's or the owner's); later requests with it get 401. */
   "token.revoke": { req: { id: string }; res: { info: TokenView } };
+  /** A one-time dashboard login URL for the caller (`jobtap web`); `expires` in seconds since the epoch. */
+  "web.code": { req: Record<string, never>; res: { url: string; expires: number } };
+  /** Trades a login code (once) for a session token of its user (HTTP: the one route without a token). */
+  "web.login": { req: { code: string }; res: { token: string; user: string; userid: number; owner: boolean; scope: Scope; expires: number } };
+  /** Who the caller's token stands for. */
+  "web.whoami": { req: Record<string, never>; res: { user: string; userid: number; owner: boolean; scope: Scope } };
   /** Step 1 of proving who you are: a fresh nonce and the directory to write its proof in. */
   "auth.challenge": { req: Record<string, never>; res: { nonce: string; dir: string } };
   /** Step 3: the proof file is checked; the token authenticates later requests. */
@@ -196,6 +202,9 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "token.create",
   "token.list",
   "token.revoke",
+  "web.code",
+  "web.login",
+  "web.whoami",
   "auth.challenge",
   "auth.prove",
 ];

@@ -21,6 +21,7 @@ import type { CallContext, Handlers } from "./server.js";
 import { fullView, printedAd, sortForListing, type ListingRow } from "./views.js";
 import { isTrue, parseExpr, type ClassAd } from "../classad/index.js";
 import { tokenHandlers } from "./http/token-handlers.js";
+import { webHandlers, type WebDeps } from "./http/web-handlers.js";
 import type { TokenStore } from "./http/tokens.js";
 
 export interface ServiceDeps {
@@ -37,6 +38,8 @@ export interface ServiceDeps {
   log: (level: "info" | "warn", message: string) => void;
   /** The HTTP listener's bearer tokens (`token.*` methods). */
   tokens: TokenStore;
+  /** The dashboard's login codes and URL (`web.*` methods). */
+  web: Omit<WebDeps, "tokens">;
 }
 
 /** Builds the method table the socket server serves. */
@@ -210,6 +213,7 @@ export function createHandlers(d: ServiceDeps): Handlers {
       return { source: r.source, plugins_reapplied: r.pluginsReapplied };
     },
     ...tokenHandlers(d.tokens),
+    ...webHandlers({ ...d.web, tokens: d.tokens }),
   };
 }
 

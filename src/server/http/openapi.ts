@@ -56,7 +56,8 @@ function operation(r: Route): Record<string, unknown> {
   return {
     operationId: `${r.verb.toLowerCase()}${r.path.replace(/\{(\w+)\}/g, "By-$1").split(/[/-]/).map((w) => (w ? w[0]!.toUpperCase() + w.slice(1) : "")).join("")}`,
     summary: r.summary,
-    description: `Needs a token of scope \`${r.scope}\` or wider (the protocol method \`${r.method}\`).`,
+    description: r.public === true ? `No token (the protocol method \`${r.method}\`); rate-limited by client address.` : `Needs a token of scope \`${r.scope}\` or wider (the protocol method \`${r.method}\`).`,
+    ...(r.public === true ? { security: [] } : {}),
     parameters: [...params, ...query],
     ...(r.body === undefined ? {} : { requestBody: { required: true, content: { "application/json": { schema: r.body } } } }),
     responses,

@@ -1,0 +1,60 @@
+/**
+ * The dashboard's login methods. `web.code` is asked over the Unix socket (`jobtap web`),
+ * so the uid proof says whose code it is; `web.login` is the one route the HTTP listener
+ * serves without a token (the code is the credential); `web.whoami` tells the page who its
+ * token stands for. Session tokens are ordinary hashed tokens of kind `session`.
+ */
+import { ErrorCode, JobtapError } from "../../errors.js";
+import { loadUserTable } from "../../manager/base/users.js";
+import type { Caller } from "../auth.js";
+import type { CallContext, Handler } from "../server.js";
+import type { LoginCodes } from "./login.js";
+import type { TokenStore } from "./tokens.js";
+
+/** A session's lifetime: a working day. */
+export const SESSION_TTL_S = 12 * 3600;
+
+/** What the login handlers need from the daemon. */
+export interface WebDeps {
+  codes: LoginCodes;
+  tokens: TokenStore;
+  owner: number;
+  /** The dashboard's base URL, or undefined when `[daemon] http` is off. */
+  url(): string | undefined;
+}
+
+type WebHandlers = { "web.code": Handler<"web.code">; "web.login": Handler<"web.login">; "web.whoami": Handler<"web.whoami"> };
+
+/** The three handlers over `d`. */
+export function webHandlers(d: WebDeps): WebHandlers {
+  return {
+    "web.code": (_req, ctx) => {
+      const c = caller(ctx);
+      const url = d.url();
+      if (url === undefined) throw new JobtapError(ErrorCode.CONFIG, "web: the daemon has no HTTP listener: set [daemon] http (such as \"127.0.0.1:9311\") and restart it (docs/api.md)");
+      const { code, expires } = d.codes.issue(c.userid);
+      return { url: `${url}/#login=${code}`, expires: expires / 1000 };
+    },
+    "web.login": (req) => {
+      const userid = d.codes.redeem(req.code);
+      if (userid === undefined) throw new JobtapError(ErrorCode.NOT_AUTHENTICATED, "login: this code is unknown, used or expired (codes work once, for 60 s: run `jobtap web` again)");
+      const owner = userid === d.owner;
+      // The owner's session may do what the owner may; anyone else's what its user may.
+      const { token, view } = d.tokens.create(userid, owner ? "admin" : "submit", SESSION_TTL_S, "session");
+      return { token, user: userName(userid), userid, owner, scope: view.scope, expires: view.expires as number };
+    },
+    "web.whoami": (_req, ctx) => {
+      const c = caller(ctx);
+      return { user: userName(c.userid), userid: c.userid, owner: c.owner, scope: c.scope ?? "admin" };
+    },
+  };
+}
+
+function userName(uid: number): string {
+  return loadUserTable().name(uid);
+}
+
+function caller(ctx: CallContext): Caller {
+  if (ctx.caller === undefined) throw new JobtapError(ErrorCode.NOT_AUTHENTICATED, "not authenticated");
+  return ctx.caller;
+}
