@@ -106,8 +106,11 @@ export interface Methods {
   wait: { req: { id: string }; res: { job: JobView } };
   cancel: { req: { ids: string[]; note?: string }; res: { canceled: string[] } };
   urgency: { req: { id: string; urgency: number }; res: { old_urgency: number } };
-  /** A local job's output from byte `offset` (`submit --watch`); `done`: the job had ended. */
-  output: { req: { id: string; stream: "stdout" | "stderr"; offset: number }; res: { data: string; offset: number; done: boolean } };
+  /**
+   * A local job's output from byte `offset` (`submit --watch`); `done`: the job had ended.
+   * `tail` (1..65536): the file's last `tail` bytes instead, `offset` ignored (the dashboard).
+   */
+  output: { req: { id: string; stream: "stdout" | "stderr"; offset: number; tail?: number }; res: { data: string; offset: number; done: boolean } };
   /** `flux job kill`: a signal number to a running job's processes. */
   kill: { req: { id: string; signum: number }; res: Record<string, never> };
   /** `flux job purge`: ids, or `age_limit` (seconds) / `num_limit`; only with `force`. */
