@@ -18,6 +18,7 @@ import type { Explanation } from "../manager/port/reasons.js";
 
 export type { Explanation, Reason, ReasonLayer, Figure } from "../manager/port/reasons.js";
 import type { Scope, TokenView } from "./http/tokens.js";
+import type { StatsView } from "./http/stats.js";
 
 /** The path prefix of every call; bumped if a method changes incompatibly. */
 export const API_PREFIX = "/v1/";
@@ -160,6 +161,13 @@ export interface Methods {
   "web.login": { req: { code: string }; res: { token: string; user: string; userid: number; owner: boolean; scope: Scope; expires: number } };
   /** Who the caller's token stands for. */
   "web.whoami": { req: Record<string, never>; res: { user: string; userid: number; owner: boolean; scope: Scope } };
+  /**
+   * Streams job state changes, at most one message per 100 ms (`{cursor, changes}` or
+   * `{cursor, reset}`), from now or from `since` (a cursor), until the client hangs up.
+   */
+  "web.events": { req: { since?: string }; res: Record<string, never> };
+  /** The last hour of throughput, queue depth and latency in 10-second buckets. */
+  "web.stats": { req: Record<string, never>; res: StatsView };
   /** Step 1 of proving who you are: a fresh nonce and the directory to write its proof in. */
   "auth.challenge": { req: Record<string, never>; res: { nonce: string; dir: string } };
   /** Step 3: the proof file is checked; the token authenticates later requests. */
@@ -208,6 +216,8 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "web.code",
   "web.login",
   "web.whoami",
+  "web.events",
+  "web.stats",
   "auth.challenge",
   "auth.prove",
 ];

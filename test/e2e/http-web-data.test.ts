@@ -130,6 +130,53 @@ describe.skipIf(!alice || !bob)("http: the dashboard's data routes", { timeout: 
     expect(bad.json.error.message).toContain("slot must be a non-negative integer");
   });
 
+  it("GET /events?follow=1: batched job state changes for any user, resumable by cursor", async () => {
+    type Msg = { cursor: string; changes?: Array<{ id: string; state: string; t: number; userid: number }>; reset?: boolean };
+    const messages = (text: string): Msg[] => [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as Msg);
+    let ids: string[] = [];
+    let submitted: Promise<unknown> = Promise.resolve();
+    const finished = (text: string) => ids.length > 0 && ids.every((id) => messages(text).some((m) => m.changes?.some((c) => c.id === id && c.state === "INACTIVE")));
+    const got = await readSse(api.base, "/api/v1/events?follow=1", bobToken, finished, () => {
+      submitted = api.call("POST", "/api/v1/jobs", ownerToken, { jobspecs: [jobspec(["true"])], count: 40 }).then((r) => (ids = r.json.ids));
+    });
+    await submitted;
+    expect(got.status).toBe(200);
+    expect(got.type).toBe("text/event-stream");
+    const all = messages(got.text);
+    expect(all[0]).toEqual({ cursor: expect.stringMatching(/^[0-9a-z]+:\d+$/), changes: [] });
+    const changes = all.flatMap((m) => m.changes ?? []);
+    // Every job's path to INACTIVE, in order, as another user (bob) sees the listing.
+    for (const id of ids) expect(changes.filter((c) => c.id === id).map((c) => c.state)).toEqual(["DEPEND", "PRIORITY", "SCHED", "RUN", "CLEANUP", "INACTIVE"]);
+    expect(changes.find((c) => c.id === ids[0])).toMatchObject({ userid: process.getuid!() });
+    // Batched: far fewer messages than changes.
+    expect(all.length).toBeLessThan(changes.length / 2);
+    // Resuming from the first batch's cursor replays everything after it.
+    const resumed = await readSse(api.base, `/api/v1/events?follow=1&since=${enc(all[1]!.cursor)}`, aliceToken, (t) => t.includes("data: "), () => undefined);
+    const replay = messages(resumed.text)[0]!;
+    expect(replay.changes!.length).toBe(changes.length - all[1]!.changes!.length);
+    const lost = await readSse(api.base, "/api/v1/events?follow=1&since=nope:1", aliceToken, (t) => t.includes("data: "), () => undefined);
+    expect(messages(lost.text)[0]).toMatchObject({ reset: true });
+    expect((await api.checked_call("GET", "/api/v1/events", aliceToken)).status).toBe(400);
+    expect((await api.checked_call("GET", "/api/v1/events?follow=1", undefined)).status).toBe(401);
+  });
+
+  it("GET /stats: the last hour's throughput, queue depth and latencies in 10-second buckets", async () => {
+    const r = await api.checked_call("GET", "/api/v1/stats", bobToken);
+    expect(r.status).toBe(200);
+    expect(r.json.bucket_seconds).toBe(10);
+    const buckets = r.json.buckets as Array<{ t: number; submitted: number; inactive: number; depth: Record<string, number>; callbacks: { count: number }; hooks: { count: number } }>;
+    expect(buckets.length).toBeGreaterThanOrEqual(1);
+    expect(buckets.length).toBeLessThanOrEqual(360);
+    const sum = (f: (b: (typeof buckets)[number]) => number) => buckets.reduce((s, b) => s + f(b), 0);
+    // Alice's job and the 40 above.
+    expect(sum((b) => b.submitted)).toBeGreaterThanOrEqual(41);
+    expect(sum((b) => b.inactive)).toBeGreaterThanOrEqual(41);
+    expect(sum((b) => b.callbacks.count)).toBeGreaterThan(0);
+    // The cron probe is a hook program run.
+    expect(sum((b) => b.hooks.count)).toBeGreaterThanOrEqual(1);
+    expect(buckets[buckets.length - 1]!.depth).toEqual({ DEPEND: 0, PRIORITY: 0, SCHED: 0, RUN: 0, CLEANUP: 0 });
+  });
+
   it("GET /cron: the cron jobs with last run, status, duration and the head of the last output", async () => {
     const r = await api.checked_call("GET", "/api/v1/cron", bobToken);
     expect(r.status).toBe(200);

@@ -83,4 +83,18 @@ export const WEB_ROUTES: readonly Route[] = [
       return { ...opt("plugin"), ...opt("topic"), ...opt("job") };
     },
   }),
+  route({
+    verb: "GET", path: "/events", method: "web.events", scope: "read", summary: "job state changes as Server-Sent Events, batched (at most one message per 100 ms); follow=1 required",
+    query: [
+      { name: "follow", schema: { type: "integer", enum: [1] }, description: "required: the feed is a stream" },
+      { name: "since", schema: { type: "string" }, description: "the cursor of the last message received: resume after it (or get a reset)" },
+    ],
+    response: WEB_RESPONSES.events, sse: "always",
+    build: ({ query }) => {
+      if (!flag(query, "follow")) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, "GET /api/v1/events: the feed is a live stream: add ?follow=1 (text/event-stream)");
+      const since = query.get("since");
+      return since === null ? {} : { since };
+    },
+  }),
+  route({ verb: "GET", path: "/stats", method: "web.stats", scope: "read", summary: "the last hour in 10-second buckets: throughput, queue depth by state, plugin callback and hook latency", response: WEB_RESPONSES.stats, build: () => ({}) }),
 ];

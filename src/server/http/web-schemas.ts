@@ -5,6 +5,8 @@
  * does not import plugin code).
  */
 import type { Methods, PrintedAd } from "../protocol.js";
+import type { Change } from "./events.js";
+import { DEPTH_STATES, type Latency, type StatsBucket, type StatsView } from "./stats.js";
 import { objectOf, type JsonSchema } from "./schemas.js";
 
 const str = (description?: string): JsonSchema => ({ type: "string", ...(description ? { description } : {}) });
@@ -35,6 +37,11 @@ export interface CronList {
 
 type RouteRow = RouterQ["routes"][number];
 type CronRow = CronList["jobs"][number];
+
+const LATENCY = objectOf<Latency>()(
+  { count: int(), p50: nullable("number", "seconds (the upper edge of its histogram bin, within 19%)"), p95: nullable("number", "seconds") },
+  ["count", "p50", "p95"],
+);
 
 /** A ClassAd as `text` (old ClassAd syntax) and `json`. */
 export const PRINTED_AD = objectOf<PrintedAd>()(
@@ -87,6 +94,35 @@ export const WEB_RESPONSES = {
       skipped: arrayOf(objectOf<CronList["skipped"][number]>()({ manager: str(), job: str(), reason: str() }, ["manager", "job", "reason"])),
     },
     ["jobs", "skipped"],
+  ),
+  events: {
+    type: "object",
+    description: "with follow=1 (required): text/event-stream, each `data:` a message {cursor, changes: [{id, state, t, userid}]} or {cursor, reset: true} (reload the list)",
+    properties: {
+      cursor: str("pass as ?since= to resume"),
+      changes: arrayOf(objectOf<Change>()({ id: str(), state: str(), t: { type: "number", description: "seconds since the epoch" }, userid: int() }, ["id", "state", "t", "userid"])),
+      reset: { type: "boolean" },
+    },
+  } as JsonSchema,
+  stats: objectOf<StatsView>()(
+    {
+      bucket_seconds: int(),
+      buckets: arrayOf(
+        objectOf<StatsBucket>()(
+          {
+            t: { type: "number", description: "the bucket's start, seconds since the epoch" },
+            submitted: int("jobs submitted in the bucket"),
+            inactive: int("jobs that became inactive in the bucket"),
+            depth: { type: "object", properties: Object.fromEntries(DEPTH_STATES.map((st) => [st, int()])), required: [...DEPTH_STATES], additionalProperties: false, description: "active jobs by state at the bucket's end" },
+            callbacks: LATENCY,
+            hooks: LATENCY,
+          },
+          ["t", "submitted", "inactive", "depth", "callbacks", "hooks"],
+        ),
+        "oldest first, at most 360 (an hour); the last is in progress",
+      ),
+    },
+    ["bucket_seconds", "buckets"],
   ),
   trace: { type: "object", description: "with follow=1 (required): text/event-stream, one `data:` trace record per line" } as JsonSchema,
 } satisfies Record<string, JsonSchema>;
