@@ -30,6 +30,7 @@ import { rateLimiter } from "./http/ratelimit.js";
 import { openapiDocument } from "./http/openapi.js";
 import { loginCodes } from "./http/login.js";
 import { browsableUrl, staticSite } from "./http/static.js";
+import { startLiveData } from "./http/live.js";
 import { createMetrics, type Metrics } from "./http/metrics.js";
 
 export interface DaemonOptions {
@@ -171,6 +172,8 @@ async function launch(
   let accepting = true;
   const tokens = openTokenStore(opts.statedir);
   let webUrl: string | undefined;
+  // The dashboard's feed and last-hour statistics exist only where a browser can read them.
+  const live = s.http === undefined ? undefined : startLiveData(manager, () => host);
   const reload = createReloader({
     configPath: opts.configPath,
     env: opts.env,
@@ -188,7 +191,7 @@ async function launch(
     accepting: () => accepting,
     log: (level, message) => log(level, message),
     tokens,
-    web: { codes: loginCodes(), owner, url: () => webUrl },
+    web: { codes: loginCodes(), owner, url: () => webUrl, live: () => live },
   });
   log("info", `plugins: ${host?.list({ all: true }).map((p) => p.name).join(" ") ?? "(no host)"}`);
   let server: SocketServer;
@@ -204,6 +207,7 @@ async function launch(
       log: (l) => log("warn", l),
     });
   } catch (e) {
+    live?.stop();
     await manager.close();
     throw e;
   }
@@ -218,6 +222,7 @@ async function launch(
       http = await startHttpListener(s.http, deps, (l) => log("warn", l));
     } catch (e) {
       await server.close();
+      live?.stop();
       await manager.close();
       throw new JobtapError(ErrorCode.CONFIG, `[daemon].http: cannot listen on ${s.http.host}:${s.http.port}: ${(e as Error).message}`);
     }
@@ -237,6 +242,7 @@ async function launch(
         await step(log, "closing the http listener", async () => {
           await http?.close();
           metrics?.stop();
+          live?.stop();
         }),
         await step(log, "settling running jobs", () => settleRunningJobs(manager, s, log)),
         await step(log, "closing the store", () => manager.close()),

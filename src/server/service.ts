@@ -42,6 +42,9 @@ export interface ServiceDeps {
   web: Omit<WebDeps, "tokens">;
 }
 
+/** The most of a job's output file one `output` call with `tail` returns (64 KiB). */
+const MAX_TAIL = 65536;
+
 /** Builds the method table the socket server serves. */
 export function createHandlers(d: ServiceDeps): Handlers {
   const m = d.manager;
@@ -105,7 +108,10 @@ export function createHandlers(d: ServiceDeps): Handlers {
       if (stream !== "stdout" && stream !== "stderr") bad("output", 'stream must be "stdout" or "stderr"');
       const offset = int("output", "offset", req.offset);
       if (offset < 0) bad("output", "offset must be >= 0");
-      return m.output(jobId("output", req.id), stream, offset, { userid: who(ctx).userid });
+      if (req.tail === undefined) return m.output(jobId("output", req.id), stream, offset, { userid: who(ctx).userid });
+      const tail = int("output", "tail", req.tail);
+      if (tail < 1 || tail > MAX_TAIL) bad("output", `tail must be 1..${MAX_TAIL} bytes`);
+      return m.output(jobId("output", req.id), stream, 0, { userid: who(ctx).userid, max: tail, tail: true });
     },
     kill: (req, ctx) => {
       m.kill(jobId("kill", req.id), int("kill", "signum", req.signum), { userid: who(ctx).userid });

@@ -172,7 +172,10 @@ describe("REST API over HTTP", { timeout: 60_000 }, () => {
 });
 
 /** Operations the dashboard's tests (test/e2e/http-web*.test.ts) check against the document. */
-const CHECKED_BY_WEB_TESTS = ["POST /api/v1/login", "GET /api/v1/whoami"];
+const CHECKED_BY_WEB_TESTS = [
+  "POST /api/v1/login", "GET /api/v1/whoami", "GET /api/v1/ads", "GET /api/v1/jobs/{id}/jobad", "GET /api/v1/jobs/{id}/output",
+  "GET /api/v1/router", "GET /api/v1/cron", "GET /api/v1/plugins/{name}/query", "GET /api/v1/trace", "GET /api/v1/events", "GET /api/v1/stats",
+];
 
 describe("REST API over HTTPS", { timeout: 60_000 }, () => {
   let d: DaemonUnderTest;

@@ -56,6 +56,8 @@ function testHandlers(onWait: () => void = () => undefined): Handlers {
     "web.code": fail,
     "web.login": fail,
     "web.whoami": fail,
+    "web.events": fail,
+    "web.stats": fail,
   };
 }
 

@@ -50,7 +50,7 @@ function operation(r: Route): Record<string, unknown> {
   const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" }, description: m[1] === "id" ? "a job id (f58, decimal, hex, dothex or words)" : "a plugin name" }));
   const query = (r.query ?? []).map((q) => ({ name: q.name, in: "query", required: false, schema: q.schema, description: q.description }));
   const ok: Record<string, unknown> = { "application/json": { schema: r.response } };
-  if (r.sse === true) ok["text/event-stream"] = { schema: { type: "string", description: "with follow=1: `data: EVENT` per entry, then `event: end`" } };
+  if (r.sse !== undefined) ok["text/event-stream"] = { schema: { type: "string", description: "with follow=1: `data: EVENT` per entry, then `event: end`" } };
   const responses: Record<string, unknown> = { "200": { description: "success", content: ok } };
   for (const [status, description] of Object.entries(ERRORS)) responses[status] = { description, content: { "application/json": { schema: ERROR_REF } } };
   return {

@@ -90,7 +90,7 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, d: RestDeps, 
   const caller = match.route.public === true ? anonymous(req, d) : authenticate(req, d, match.route.scope);
   const body = await readJsonBody(req, match.route, d.maxBytes);
   const request = match.route.build({ params: match.params, query, body });
-  const sse = match.route.sse === true && (request as { follow?: boolean }).follow === true;
+  const sse = match.route.sse === "always" || (match.route.sse === true && (request as { follow?: boolean }).follow === true);
   await call(match.route, request, res, d.handlers, { signal, caller, sse });
 }
 
@@ -203,7 +203,16 @@ async function call(route: Route, request: unknown, res: ServerResponse, handler
   };
   const handler = handlers[route.method] as Handler<typeof route.method>;
   try {
-    const result = await handler(request as never, ctx);
+    // Checks the handler makes before it streams (who may) throw here, as a JSON error.
+    const pending = handler(request as never, ctx);
+    // A stream then answers its headers at once, so a client waiting for the first event
+    // (a quiet trace) knows the stream is open.
+    if (o.sse && !streaming && !res.destroyed) {
+      streaming = true;
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store" });
+      res.flushHeaders();
+    }
+    const result = await pending;
     if (streaming) res.end("event: end\ndata: {}\n\n");
     else sendJson(res, 200, result ?? {});
   } catch (e) {

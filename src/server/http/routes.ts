@@ -10,6 +10,7 @@ import { loadUserTable } from "../../manager/base/users.js";
 import type { Methods } from "../protocol.js";
 import type { ServedMethod } from "../server.js";
 import { BODIES, RESPONSES, type JsonSchema } from "./schemas.js";
+import { WEB_ROUTES } from "./web-routes.js";
 import type { Scope } from "./tokens.js";
 
 /** What a route's request is built from. */
@@ -35,8 +36,8 @@ export interface Route<M extends ServedMethod = ServedMethod> {
   body?: JsonSchema;
   query?: QueryParam[];
   response: JsonSchema;
-  /** `?follow=1` turns the reply into Server-Sent Events of the lines the handler streams. */
-  sse?: boolean;
+  /** `?follow=1` turns the reply into Server-Sent Events of the lines the handler streams ("always": every reply). */
+  sse?: boolean | "always";
   /** Served without a token (the login: its body is the credential); rate-limited by address. */
   public?: boolean;
   build(input: RouteInput): Methods[M]["req"];
@@ -121,6 +122,7 @@ export const ROUTES: readonly Route[] = [
       build: ({ body }) => ({ plugin: UPDATE_QUEUE, method: verb, payload: body }),
     }),
   ),
+  ...WEB_ROUTES,
 ];
 
 /** `GET /jobs` query → a list request (REST pages always: see service.ts `listPage`). */

@@ -8,6 +8,7 @@ import { ErrorCode, JobtapError } from "../../errors.js";
 import { loadUserTable } from "../../manager/base/users.js";
 import type { Caller } from "../auth.js";
 import type { CallContext, Handler } from "../server.js";
+import type { LiveData } from "./live.js";
 import type { LoginCodes } from "./login.js";
 import type { TokenStore } from "./tokens.js";
 
@@ -21,11 +22,13 @@ export interface WebDeps {
   owner: number;
   /** The dashboard's base URL, or undefined when `[daemon] http` is off. */
   url(): string | undefined;
+  /** The live feed and statistics (kept only with the HTTP listener). */
+  live(): LiveData | undefined;
 }
 
-type WebHandlers = { "web.code": Handler<"web.code">; "web.login": Handler<"web.login">; "web.whoami": Handler<"web.whoami"> };
+type WebHandlers = { [M in "web.code" | "web.login" | "web.whoami" | "web.events" | "web.stats"]: Handler<M> };
 
-/** The three handlers over `d`. */
+/** The dashboard's handlers over `d`. */
 export function webHandlers(d: WebDeps): WebHandlers {
   return {
     "web.code": (_req, ctx) => {
@@ -47,7 +50,30 @@ export function webHandlers(d: WebDeps): WebHandlers {
       const c = caller(ctx);
       return { user: userName(c.userid), userid: c.userid, owner: c.owner, scope: c.scope ?? "admin" };
     },
+    "web.events": async (req, ctx) => {
+      caller(ctx);
+      if (req.since !== undefined && typeof req.since !== "string") throw new JobtapError(ErrorCode.PROTOCOL, "events: since must be a cursor string");
+      const stop = live(d).feed.follow(req.since, (m) => ctx.writeLine(m));
+      try {
+        await new Promise<void>((resolve) => {
+          if (ctx.signal.aborted) resolve();
+          ctx.signal.addEventListener("abort", () => resolve(), { once: true });
+        });
+      } finally {
+        stop();
+      }
+    },
+    "web.stats": (_req, ctx) => {
+      caller(ctx);
+      return live(d).stats();
+    },
   };
+}
+
+function live(d: WebDeps): LiveData {
+  const l = d.live();
+  if (l === undefined) throw new JobtapError(ErrorCode.CONFIG, "the live feed and statistics are kept only with the HTTP listener: set [daemon] http");
+  return l;
 }
 
 function userName(uid: number): string {
