@@ -47,7 +47,11 @@ export function loginPage(main: HTMLElement, why: string): void {
 export function errorPage(main: HTMLElement, e: unknown, what = "This page"): void {
   const err = e as ApiError;
   if (err.status === 401) return; // the 401 handler already shows the login page
-  if (err.status === 403) return ownerOnly(main, err.message);
+  if (err.status === 403) {
+    document.title = "jobtap: not allowed";
+    fill(main, h("h1", {}, "Not allowed"), h("p", {}, `${what} is not visible to your session.`), h("p", { class: "muted" }, err.message));
+    return;
+  }
   if (err.status === 404) {
     document.title = "jobtap: not found";
     fill(main, h("h1", {}, "Not found"), h("p", {}, `${what} does not exist.`), h("p", { class: "muted" }, err.message), h("p", {}, h("a", { href: "#/queue" }, "Back to the queue")));

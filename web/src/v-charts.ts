@@ -59,9 +59,10 @@ export function renderCharts(main: HTMLElement, _session: Session): void {
   void get<unknown>("/stats").then((reply) => {
     const r = reply as { buckets?: Array<Record<string, unknown>> };
     const all = seriesOf(Array.isArray(r.buckets) ? r.buckets : Array.isArray(reply) ? (reply as Array<Record<string, unknown>>) : []);
-    const through = pick(all, /submit|inactive|complete|finish|throughput/i);
-    const depth = pick(all, /depth|states?\.|DEPEND|PRIORITY|SCHED|RUN|CLEANUP/);
-    const latency = pick(all, /latency|p50|p95|_ms|hook|plugin/i);
+    const through = pick(all, /^(submitted|inactive)$/);
+    const depth = pick(all, /^depth\./);
+    // The daemon keeps latencies in seconds; milliseconds read better at this scale.
+    const latency = new Map([...pick(all, /^(callbacks|hooks)\.p(50|95)$/)].map(([k, v]) => [k.replace("callbacks", "plugin callbacks").replace("hooks", "hook runs"), v.map((x) => x * 1000)]));
     fill(main, h("h1", {}, "Charts: the last hour"),
       lineChart("Throughput (jobs per 10 s)", through, ""),
       lineChart("Queue depth by state", depth, ""),

@@ -12,7 +12,7 @@ export function renderCron(main: HTMLElement, _session: Session): void {
     fill(main,
       h("h1", {}, "Cron jobs"),
       jobs.length === 0 ? h("p", {}, "No cron jobs (is condor-cron loaded?).") : recordTable("Cron jobs", jobs.map((j) => ({ ...j, _last: t(field(j, "last_run", "lastRun", "last")), _next: t(field(j, "next_run", "nextRun", "next")) })),
-        [["Name", "name"], ["Last run", "_last"], ["Status", "last_status", "status", "exit"], ["Duration (s)", "last_duration", "duration"], ["Next run", "_next"]], "cron"),
+        [["Name", "name"], ["Last run", "_last"], ["Status", "last_exit"], ["Duration (s)", "last_duration", "duration"], ["Next run", "_next"]], "cron"),
       ...jobs.map((j) => h("section", {}, h("h2", {}, `Last output: ${text(field(j, "name"))}`), h("pre", { class: "output" }, text(field(j, "last_output", "output", "lastOutput")) || "(none)"))),
     );
   }, (e) => errorPage(main, e, "The cron view"));

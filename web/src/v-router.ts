@@ -8,12 +8,12 @@ import { recordTable, recordsOf } from "./v-generic.js";
 export function renderRouter(main: HTMLElement, _session: Session): void {
   void get<unknown>("/router").then((reply) => {
     const routes = recordsOf(reply, "routes");
-    const pairs = recordsOf(reply, "routed", "pairs");
+    const pairs = recordsOf(reply, "pairs");
     fill(main,
       h("h1", {}, "Router"),
-      routes.length === 0 ? h("p", {}, "No routes (is condor-router loaded?).") : recordTable("Routes", routes, [["Route", "name"], ["Idle", "idle"], ["Running", "running"], ["Max idle", "max_idle", "maxIdle", "MaxIdleJobs"], ["Max jobs", "max_jobs", "maxJobs", "MaxJobs"], ["Throttled until", "throttle", "throttle_until", "throttledUntil"]], "routes"),
+      routes.length === 0 ? h("p", {}, "No routes (is condor-router loaded?).") : recordTable("Routes", routes, [["Route", "name"], ["Idle", "idle"], ["Running", "running"], ["Max idle", "max_idle_jobs"], ["Max jobs", "max_jobs"], ["Throttle", "throttle"], ["Accepting", "accepting"]], "routes"),
       h("h2", {}, "Routed jobs"),
-      pairs.length === 0 ? h("p", {}, "No routed jobs.") : recordTable("Routed pairs", pairs, [["Original", "original", "src", "from"], ["Copy", "copy", "dest", "to"], ["Route", "route"], ["Original state", "original_state", "originalState"], ["Copy state", "copy_state", "copyState"]], "pairs"),
+      pairs.length === 0 ? h("p", {}, "No routed jobs.") : recordTable("Routed pairs", pairs, [["Original", "original", "src", "from"], ["Copy", "copy", "dest", "to"], ["Route", "route"], ["Phase", "phase"], ["Original state", "original_state", "originalState"], ["Copy state", "copy_state", "copyState"]], "pairs"),
     );
   }, (e) => errorPage(main, e, "The router view"));
 }
