@@ -3,7 +3,7 @@
  * queue depth by state, hook and plugin latency. Each is an inline SVG built with DOM calls.
  */
 import { get, type Session } from "./api.js";
-import { fill, h, s } from "./dom.js";
+import { fill, h, s, when } from "./dom.js";
 import { errorPage } from "./ui.js";
 
 export type Series = Map<string, number[]>;
@@ -29,14 +29,14 @@ export function seriesOf(buckets: Array<Record<string, unknown>>): Series {
 }
 
 /** One line chart: axes, the max value, one polyline per series and a legend. */
-export function lineChart(title: string, series: Series, unit: string): HTMLElement {
+export function lineChart(title: string, series: Series, unit: string, from = "−1 h"): HTMLElement {
   const W = 600, H = 180, L = 44, B = 20;
   const max = Math.max(1, ...[...series.values()].flat());
   const n = Math.max(2, ...[...series.values()].map((v) => v.length));
   const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `${title}: ${[...series.keys()].join(", ")}`, class: "chart" },
     s("line", { x1: L, y1: H - B, x2: W, y2: H - B, stroke: "#555" }), s("line", { x1: L, y1: 0, x2: L, y2: H - B, stroke: "#555" }),
     s("text", { x: 2, y: 12, "font-size": 11, fill: "currentColor" }, fmt(max)), s("text", { x: 2, y: H - B, "font-size": 11, fill: "currentColor" }, "0"),
-    s("text", { x: L, y: H - 4, "font-size": 11, fill: "currentColor" }, "−1 h"), s("text", { x: W - 30, y: H - 4, "font-size": 11, fill: "currentColor" }, "now"));
+    s("text", { x: L, y: H - 4, "font-size": 11, fill: "currentColor" }, from), s("text", { x: W - 30, y: H - 4, "font-size": 11, fill: "currentColor" }, "now"));
   let i = 0;
   for (const [, values] of series) {
     const pts = values.map((v, k) => `${(L + (k / (n - 1)) * (W - L)).toFixed(1)},${(H - B - (v / max) * (H - B - 4)).toFixed(1)}`).join(" ");
@@ -58,14 +58,18 @@ function pick(all: Series, test: RegExp): Series {
 export function renderCharts(main: HTMLElement, _session: Session): void {
   void get<unknown>("/stats").then((reply) => {
     const r = reply as { buckets?: Array<Record<string, unknown>> };
-    const all = seriesOf(Array.isArray(r.buckets) ? r.buckets : Array.isArray(reply) ? (reply as Array<Record<string, unknown>>) : []);
+    const buckets = Array.isArray(r.buckets) ? r.buckets : [];
+    const all = seriesOf(buckets);
+    // The daemon keeps up to an hour; right after a start it has less, so say where the x axis begins.
+    const first = buckets[0]?.t;
+    const from = typeof first === "number" ? `since ${when(first).slice(11, 16)}` : "−1 h";
     const through = pick(all, /^(submitted|inactive)$/);
     const depth = pick(all, /^depth\./);
     // The daemon keeps latencies in seconds; milliseconds read better at this scale.
     const latency = new Map([...pick(all, /^(callbacks|hooks)\.p(50|95)$/)].map(([k, v]) => [k.replace("callbacks", "plugin callbacks").replace("hooks", "hook runs"), v.map((x) => x * 1000)]));
     fill(main, h("h1", {}, "Charts: the last hour"),
-      lineChart("Throughput (jobs per 10 s)", through, ""),
-      lineChart("Queue depth by state", depth, ""),
-      lineChart("Hook and plugin latency", latency, " ms"));
+      lineChart("Throughput (jobs per 10 s)", through, "", from),
+      lineChart("Queue depth by state", depth, "", from),
+      lineChart("Hook and plugin latency", latency, " ms", from));
   }, (e) => errorPage(main, e, "The charts view"));
 }
