@@ -84,6 +84,7 @@ describe.skipIf(!chrome)("dashboard: the owner's views in chromium", { timeout: 
     await go(`#/job/${held}`, "#act-h");
     await page().click("text=Release");
     await page().click("#confirm-yes");
+    await page().waitForSelector("#status:text('released')");
     await expectUrgency(held, 16);
     await page().fill("#urgency-input", "20");
     await page().click("text=Set urgency");

@@ -62,6 +62,7 @@ describe.skipIf(!chrome || !alice || !bob)("dashboard: a guest's view", { timeou
     await go(`#/job/${mine}`, "#act-h");
     await w.page.click("text=Release");
     await w.page.click("#confirm-yes");
+    await w.page.waitForSelector("#status:text('released')");
     for (let n = 0; n < 100 && (await i.owner.call("info", { id: mine })).job.urgency !== 16; n++) await new Promise((r) => setTimeout(r, 100));
     expect((await i.owner.call("info", { id: mine })).job.urgency).toBe(16);
     await go(`#/job/${theirs}`, "h1:text('Not allowed')");

@@ -10,6 +10,7 @@ import { VIEWS, type View } from "./v-index.js";
 
 let session: Session | undefined;
 let cleanup: (() => void) | void;
+let shownHash = "";
 
 const main = () => document.getElementById("main") as HTMLElement;
 
@@ -54,7 +55,9 @@ function stop(): void {
 function route(): void {
   if (!session) return;
   stop();
-  status("");
+  // A re-render of the same view (after an action) keeps the action's outcome on screen.
+  if (location.hash !== shownHash) status("");
+  shownHash = location.hash;
   const [, name = "queue", ...rest] = location.hash.replace(/^#/, "").split("/");
   const view: View | undefined = VIEWS.find((v) => v.name === (name || "queue"));
   markNav(view?.name);

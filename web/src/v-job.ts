@@ -74,7 +74,8 @@ function stateAfter(e: EventEntry, cur: string): string {
 function actions(job: JobView): HTMLElement {
   const id = encodeURIComponent(job.id);
   const urgency = h("input", { type: "number", min: 0, max: 31, value: job.urgency, id: "urgency-input" });
-  const run = (q: string, done: string, f: () => Promise<unknown>) => act(q, done, f).then((ok) => ok && location.reload());
+  // Re-render the view in place (the router listens to hashchange): no reload, the session stays.
+  const run = (q: string, done: string, f: () => Promise<unknown>) => act(q, done, f).then((ok) => ok && window.dispatchEvent(new HashChangeEvent("hashchange")));
   return h("section", { "aria-labelledby": "act-h", class: "actions" }, h("h2", { id: "act-h" }, "Actions"),
     h("button", { type: "button", class: "danger", onclick: () => run(`Cancel job ${job.id}?`, `Job ${job.id} canceled`, () => call("POST", `/jobs/${id}/cancel`, {})) }, "Cancel job"),
     h("button", { type: "button", onclick: () => run(`Hold job ${job.id} (urgency 0)?`, `Job ${job.id} held`, () => call("POST", `/jobs/${id}/urgency`, { urgency: 0 })) }, "Hold"),
