@@ -66,6 +66,8 @@ describe.skipIf(!chrome)("dashboard: the owner's views in chromium", { timeout: 
 
   it("the job view: timeline with time per state, why, job ad, jobspec and output, payloads as text", async () => {
     await go(`#/job/${xss}`, "#timeline table");
+    // The table is drawn at once and filled as the eventlog streams in.
+    await until(async () => (await page().textContent("#timeline"))?.includes("CLEANUP") ?? false, "the timeline's CLEANUP row");
     const timeline = await page().textContent("#timeline");
     for (const state of ["DEPEND", "SCHED", "RUN", "CLEANUP"]) expect(timeline).toContain(state);
     await page().waitForSelector("#jobad");
@@ -166,11 +168,32 @@ describe.skipIf(!chrome)("dashboard: the owner's views in chromium", { timeout: 
     await fresh.page.goto(`${i.url}/#login=not-a-code`);
     await fresh.page.waitForSelector("h1:text('Log in to jobtap')");
     expect(await fresh.page.textContent("main")).toContain("jobtap web");
-    await fresh.page.goto(`${i.url}/#/queue`);
-    await fresh.page.waitForSelector("h1:text('Log in to jobtap')");
-    await shot(fresh.page, "login");
-    expect(fresh.errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
     await fresh.page.context().close();
+    const none = await openPage(browser);
+    await none.page.goto(`${i.url}/#/queue`);
+    await none.page.waitForSelector("h1:text('Log in to jobtap')");
+    expect(await none.page.textContent("main")).toContain("no session yet");
+    await shot(none.page, "login");
+    expect(none.errors).toEqual([]);
+    await none.page.context().close();
+  });
+
+  it("works from the keyboard: skip link, links, the confirmation dialog (Escape cancels)", async () => {
+    await go("#/queue", "#jobs tbody tr");
+    await page().reload(); // focus back at the top of the document; the session stays
+    await page().waitForSelector("#jobs tbody tr");
+    await page().keyboard.press("Tab");
+    expect(await page().evaluate("document.activeElement.textContent")).toBe("Skip to content");
+    await page().keyboard.press("Enter");
+    expect(await page().evaluate("document.activeElement.id")).toBe("main");
+    expect(await page().evaluate("location.hash")).toBe("#/queue");
+    await page().focus("text=Stop the default queue");
+    await page().keyboard.press("Enter");
+    expect(await page().evaluate("document.activeElement.id")).toBe("confirm-no");
+    await page().keyboard.press("Escape");
+    expect(await page().locator("#confirm[open]").count()).toBe(0);
+    expect((await i.owner.call("plugin.call", { plugin: "update-queue", method: "status", payload: {} }) as { queues: Record<string, { started: boolean }> }).queues[""]?.started).toBe(true);
+    for (const el of await page().locator("main input, main select").all()) expect(await el.evaluate((e: { closest(s: string): unknown }) => !!e.closest("label"))).toBe(true);
   });
 
   it("works at a phone's 390 px width without sideways scrolling of the page", async () => {

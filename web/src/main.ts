@@ -23,6 +23,11 @@ whenUnauthorized((why) => {
 
 /** Starts the app: a login code in the fragment first, then the session, then the route. */
 async function boot(): Promise<void> {
+  // The skip link moves focus to the content; as a plain "#main" link it would change the route.
+  document.querySelector(".skip")?.addEventListener("click", (ev) => {
+    ev.preventDefault();
+    main().focus();
+  });
   const code = /^#login=([^&]+)/.exec(location.hash)?.[1];
   if (code) {
     history.replaceState(null, "", `${location.pathname}#/queue`);
