@@ -42,6 +42,9 @@ class CronJob {
   lastExit: string | undefined;
   lastExitCode: number | null = null;
   lastOutputBytes = 0;
+  /** The last finished run's wall time (clock ms) and the head of its stdout (LAST_OUTPUT_CAP bytes). */
+  lastDuration: number | undefined;
+  lastOutput = "";
   runs = 0;
   /** Records published by the running instance (RECONFIG signals only after one). */
   blocks = 0;
@@ -79,8 +82,25 @@ export interface CronJobStatus {
   last_exit_code: number | null;
   next_run: number | null;
   last_output_bytes: number;
+  /** The last finished run's wall time in seconds. */
+  last_duration: number | null;
+  /** The head of the last finished run's stdout, at most LAST_OUTPUT_CAP bytes. */
+  last_output: string;
   runs: number;
   ads: string[];
+}
+
+/** How much of a run's stdout `list` keeps: enough to see what a health check said. */
+export const LAST_OUTPUT_CAP = 4096;
+
+/** The first `max` bytes of `text`, cut at a character boundary. */
+function headOf(text: string, max: number): string {
+  const buf = Buffer.from(text, "utf8");
+  if (buf.length <= max) return text;
+  let end = max;
+  // Back off continuation bytes (10xxxxxx) so no character is split.
+  while (end > 0 && ((buf[end] as number) & 0xc0) === 0x80) end--;
+  return buf.subarray(0, end).toString("utf8");
 }
 
 const DEFAULT_RUN_BENCHMARKS = "(LastBenchmark == 0) || ((MyCurrentTime - LastBenchmark) >= 4 * 3600)";
@@ -396,6 +416,8 @@ export class CronEngine {
     job.pid = undefined;
     job.abort = undefined;
     job.lastExit = describeHookResult(r);
+    if (job.lastStart !== undefined) job.lastDuration = this.now - job.lastStart;
+    job.lastOutput = headOf("stdout" in r ? r.stdout : "", LAST_OUTPUT_CAP);
     job.lastExitCode = r.kind === "exited" ? r.exitCode : null;
     if (this.stopped || job.removed) return;
     const table = this.cfg.tables[job.kind];
@@ -551,6 +573,8 @@ export class CronEngine {
       last_exit_code: j.lastExitCode,
       next_run: j.state === "ready" ? this.now / 1000 : secs(j.nextRun),
       last_output_bytes: j.lastOutputBytes,
+      last_duration: secs(j.lastDuration),
+      last_output: j.lastOutput,
       runs: j.runs,
       ads: [...j.sources],
     }));

@@ -4,7 +4,7 @@
  * copy, transformed by the route, is submitted to run on this host or on Slurm; the
  * original mirrors the copy through ordinary events. Configured from the plugin's `conf`
  * (TOML routes or a pasted HTCondor config, config.ts). Services: `condor-router.q` (owner
- * and guests: counts only). docs/condor-router.md.
+ * and guests: counts, and the routed pairs' ids and states, which `jobtap jobs` shows anyone). docs/condor-router.md.
  */
 import type { Executor, PluginContext } from "jobtap/plugin";
 import { readConf } from "./config.js";
@@ -39,7 +39,7 @@ export default function condorRouter(p: PluginContext): void {
   p.on("job.state.priority", priority);
   p.on("job.priority.get", priority);
   p.on("job.event.*", (job) => router?.onEvent(job));
-  const q = () => ({ rows: router?.statusRows() ?? [], routes: router?.routeSummary() ?? [], warnings: router?.warnings() ?? [] });
+  const q = () => ({ rows: router?.statusRows() ?? [], routes: router?.routeSummary() ?? [], pairs: router?.pairs() ?? [], warnings: router?.warnings() ?? [] });
   p.serviceRegister("q", q, { guests: true });
   p.serviceRegister("poll", async () => {
     await router?.pollOnce();

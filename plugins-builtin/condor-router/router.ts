@@ -23,7 +23,7 @@
  * lifecycle.ts, acted on by routing.ts (claim, submit), mirror.ts (the copy's events),
  * cleanup.ts (finalize, cleanup, settle) and orphans.ts, all over core.ts's shared state.
  */
-import { ClassAd, isTrue, parseExpr, type ClassAdExpr, type ExecReport, type JobArgs, type JobId, type PluginContext } from "jobtap/plugin";
+import { ClassAd, formatJobId, isTrue, parseExpr, type ClassAdExpr, type ExecReport, type JobArgs, type JobId, type PluginContext } from "jobtap/plugin";
 import { check } from "./cleanup.js";
 import type { RouterPluginConfig } from "./config.js";
 import { RouterCore, STATE_PREFIX, type RoutingRecord } from "./core.js";
@@ -268,6 +268,27 @@ export class Router {
       counts.set(key, row);
     }
     return [...counts.values()].sort((a, b) => a.route.localeCompare(b.route) || a.status.localeCompare(b.status));
+  }
+
+  /**
+   * Each routed original and its copy (the dashboard's router view): the router's phase and
+   * both jobs' states while they are active (null once inactive or not made yet). At most
+   * `max`, oldest claims first, so a huge routed backlog cannot make the reply unbounded.
+   */
+  pairs(max = 1000): Array<{ original: string; copy: string | null; route: string; phase: string; original_state: string | null; copy_state: string | null }> {
+    const out = [];
+    for (const m of this.c.byOrig.values()) {
+      if (out.length >= max) break;
+      out.push({
+        original: formatJobId(m.orig),
+        copy: m.copy === undefined ? null : formatJobId(m.copy),
+        route: m.route,
+        phase: m.phase,
+        original_state: this.c.lookup(m.orig)?.state ?? null,
+        copy_state: m.copy === undefined ? null : (this.c.lookup(m.copy)?.state ?? null),
+      });
+    }
+    return out;
   }
 
   /** Per route: limits, counts and throttle (`jobtap router q`). */

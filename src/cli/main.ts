@@ -47,6 +47,7 @@ export const SUBCOMMANDS: Record<string, SubcommandEntry> = {
     load: () => import("./router.js").then((m) => ({ run: m.router, help: m.SPEC })),
   },
   token: { summary: "bearer tokens for the HTTP API: create | list | revoke", load: () => import("./token.js").then((m) => ({ run: m.token, help: m.SPEC })) },
+  web: { summary: "a one-time login URL for the web dashboard", load: () => import("./web.js").then((m) => ({ run: m.web, help: m.SPEC })) },
   ads: { summary: "machine and slot ads (like condor_status)", load: () => import("./ads.js").then((m) => ({ run: m.ads, help: m.SPEC })) },
   history: { summary: "your recent job ids, newest first", load: () => import("./history.js").then((m) => ({ run: m.history, help: m.SPEC })) },
   "job-exec-override": {

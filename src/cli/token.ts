@@ -61,8 +61,8 @@ export const token: Subcommand = async (argv, io) => {
 
 function table(tokens: TokenView[], name: (uid: number) => string): string {
   const when = (t: number | undefined) => (t === undefined ? "-" : new Date(t * 1000).toISOString().replace(/\.\d+Z$/, "Z"));
-  const rows = tokens.map((t) => [t.id, name(t.userid), t.scope, when(t.created), when(t.expires), t.revoked === undefined ? (t.expires !== undefined && t.expires * 1000 <= Date.now() ? "expired" : "valid") : "revoked"]);
-  const all = [["ID", "USER", "SCOPE", "CREATED", "EXPIRES", "STATUS"], ...rows];
+  const rows = tokens.map((t) => [t.id, name(t.userid), t.kind ?? "token", t.scope, when(t.created), when(t.expires), t.revoked === undefined ? (t.expires !== undefined && t.expires * 1000 <= Date.now() ? "expired" : "valid") : "revoked"]);
+  const all = [["ID", "USER", "KIND", "SCOPE", "CREATED", "EXPIRES", "STATUS"], ...rows];
   const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
   return all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ")).join("\n") + "\n";
 }

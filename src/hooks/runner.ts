@@ -4,6 +4,7 @@
  * HookResult value. One runner per plugin (or per hook family) is the intended use: its
  * limit, clock, log and defaults are its own; nothing is shared between runners.
  */
+import { hookRan } from "./observe.js";
 import { RealClock, type Clock } from "../manager/base/clock.js";
 import { HookPathCache } from "./pathcheck.js";
 import { DIRECT, runProcess, type ProcessRun, type ProcessStarter } from "./process.js";
@@ -139,6 +140,7 @@ export class HookRunner {
       void this.execute(entry)
         .catch((e: unknown): HookResult => this.misuse(entry, e))
         .then((result) => {
+          if (result.kind === "exited" || result.kind === "signaled") hookRan(result.durationMs);
           entry.state = "done";
           entry.unlisten();
           this.running.delete(entry);

@@ -462,9 +462,9 @@ export class JobManager {
    * inactive before the read, so nothing more will come once `data` is empty. Only the file
    * the job was started with (its `exec-state`) is read, and only if it is a regular file
    * owned by the uid the job ran as (exec/output-files.ts); a job not started yet has no output so
-   * far, an inactive job that never started is BAD_STATE.
+   * far, an inactive job that never started is BAD_STATE. `tail`: the last `max` bytes instead.
    */
-  output(id: JobId, stream: "stdout" | "stderr", offset: number, opts: { userid?: number; max?: number } = {}): { data: string; offset: number; done: boolean } {
+  output(id: JobId, stream: "stdout" | "stderr", offset: number, opts: { userid?: number; max?: number; tail?: boolean } = {}): { data: string; offset: number; done: boolean } {
     const info = this.job(id);
     const userid = opts.userid ?? this.owner;
     if (userid !== this.owner && userid !== info.userid) {
@@ -477,7 +477,7 @@ export class JobManager {
       if (!done) return { data: "", offset, done };
       throw new JobtapError(ErrorCode.BAD_STATE, `job ${formatJobId(id)} never started a local process: it has no output`, { id: formatJobId(id) });
     }
-    return { ...readOutputFile(files[stream], files.uid, offset, opts.max ?? 1 << 20), done };
+    return { ...readOutputFile(files[stream], files.uid, offset, opts.max ?? 1 << 20, opts.tail === true), done };
   }
 
   /** Jobs set aside as corrupt at start. */

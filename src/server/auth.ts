@@ -33,6 +33,7 @@ import { closeSync, constants, fstatSync, openSync, readSync, unlinkSync } from 
 import { ErrorCode, JobtapError } from "../errors.js";
 import { NONCE_PATTERN, authDirFor, proofText } from "./proof.js";
 import { openAuthDir } from "./authdir.js";
+import type { Scope } from "./http/tokens.js";
 
 export { authDirFor, proofText, writeProof } from "./proof.js";
 
@@ -41,6 +42,8 @@ export interface Caller {
   userid: number;
   /** The instance owner (plugin and configuration control, every job). */
   owner: boolean;
+  /** An HTTP bearer token's scope (absent on the socket: the user's full rights). */
+  scope?: Scope;
 }
 
 /** How long a nonce may wait for its proof. */

@@ -28,6 +28,9 @@ import { openTokenStore } from "./http/tokens.js";
 import { startHttpListener, type HttpListener } from "./http/listener.js";
 import { rateLimiter } from "./http/ratelimit.js";
 import { openapiDocument } from "./http/openapi.js";
+import { loginCodes } from "./http/login.js";
+import { browsableUrl, staticSite } from "./http/static.js";
+import { startLiveData } from "./http/live.js";
 import { createMetrics, type Metrics } from "./http/metrics.js";
 
 export interface DaemonOptions {
@@ -40,6 +43,8 @@ export interface DaemonOptions {
   log: (line: string) => void;
   /** The instance owner's uid (job manager and `p.owner`); default: this process's uid. */
   owner?: number;
+  /** The dashboard's built files (tests); default: dist/web beside the compiled daemon. */
+  webRoot?: string;
 }
 
 /** A running daemon. */
@@ -167,6 +172,9 @@ async function launch(
   });
   let accepting = true;
   const tokens = openTokenStore(opts.statedir);
+  let webUrl: string | undefined;
+  // The dashboard's feed and last-hour statistics exist only where a browser can read them.
+  const live = s.http === undefined ? undefined : startLiveData(manager, () => host);
   const reload = createReloader({
     configPath: opts.configPath,
     env: opts.env,
@@ -184,6 +192,7 @@ async function launch(
     accepting: () => accepting,
     log: (level, message) => log(level, message),
     tokens,
+    web: { codes: loginCodes(), owner, url: () => webUrl, live: () => live },
   });
   log("info", `plugins: ${host?.list({ all: true }).map((p) => p.name).join(" ") ?? "(no host)"}`);
   let server: SocketServer;
@@ -199,6 +208,7 @@ async function launch(
       log: (l) => log("warn", l),
     });
   } catch (e) {
+    live?.stop();
     await manager.close();
     throw e;
   }
@@ -208,15 +218,17 @@ async function launch(
     const version = packageVersion();
     // Metrics exist only where something can scrape them: with the listener.
     metrics = createMetrics(manager, () => host);
-    const deps = { handlers, tokens, owner, maxBytes: s.maxRequestBytes, limiter: rateLimiter(s.http.rateLimit), metricsPublic: s.http.metricsPublic, metrics, openapi: () => openapiDocument(version) };
+    const deps = { handlers, tokens, owner, maxBytes: s.maxRequestBytes, limiter: rateLimiter(s.http.rateLimit), metricsPublic: s.http.metricsPublic, metrics, openapi: () => openapiDocument(version), site: staticSite(opts.webRoot) };
     try {
       http = await startHttpListener(s.http, deps, (l) => log("warn", l));
     } catch (e) {
       await server.close();
+      live?.stop();
       await manager.close();
       throw new JobtapError(ErrorCode.CONFIG, `[daemon].http: cannot listen on ${s.http.host}:${s.http.port}: ${(e as Error).message}`);
     }
-    log("info", `http: listening on ${http.url}`);
+    log("info", `http: listening on ${http.url}${deps.site.files === 0 ? " (the web dashboard is not built)" : ""}`);
+    webUrl = browsableUrl(http.url);
   }
   log("info", `ready: socket ${socketPath}, statedir ${opts.statedir}, config ${config.source}, ${manager.jobs({}).length} jobs in the store`);
   let stopping: Promise<void> | undefined;
@@ -231,6 +243,7 @@ async function launch(
         await step(log, "closing the http listener", async () => {
           await http?.close();
           metrics?.stop();
+          live?.stop();
         }),
         await step(log, "settling running jobs", () => settleRunningJobs(manager, s, log)),
         await step(log, "closing the store", () => manager.close()),

@@ -18,6 +18,7 @@ import type { Explanation } from "../manager/port/reasons.js";
 
 export type { Explanation, Reason, ReasonLayer, Figure } from "../manager/port/reasons.js";
 import type { Scope, TokenView } from "./http/tokens.js";
+import type { StatsView } from "./http/stats.js";
 
 /** The path prefix of every call; bumped if a method changes incompatibly. */
 export const API_PREFIX = "/v1/";
@@ -106,8 +107,11 @@ export interface Methods {
   wait: { req: { id: string }; res: { job: JobView } };
   cancel: { req: { ids: string[]; note?: string }; res: { canceled: string[] } };
   urgency: { req: { id: string; urgency: number }; res: { old_urgency: number } };
-  /** A local job's output from byte `offset` (`submit --watch`); `done`: the job had ended. */
-  output: { req: { id: string; stream: "stdout" | "stderr"; offset: number }; res: { data: string; offset: number; done: boolean } };
+  /**
+   * A local job's output from byte `offset` (`submit --watch`); `done`: the job had ended.
+   * `tail` (1..65536): the file's last `tail` bytes instead, `offset` ignored (the dashboard).
+   */
+  output: { req: { id: string; stream: "stdout" | "stderr"; offset: number; tail?: number }; res: { data: string; offset: number; done: boolean } };
   /** `flux job kill`: a signal number to a running job's processes. */
   kill: { req: { id: string; signum: number }; res: Record<string, never> };
   /** `flux job purge`: ids, or `age_limit` (seconds) / `num_limit`; only with `force`. */
@@ -151,6 +155,19 @@ export interface Methods {
   "token.list": { req: Record<string, never>; res: { tokens: TokenView[] } };
   /** Revokes a token by id (its user's or the owner's); later requests with it get 401. */
   "token.revoke": { req: { id: string }; res: { info: TokenView } };
+  /** A one-time dashboard login URL for the caller (`jobtap web`); `expires` in seconds since the epoch. */
+  "web.code": { req: Record<string, never>; res: { url: string; expires: number } };
+  /** Trades a login code (once) for a session token of its user (HTTP: the one route without a token). */
+  "web.login": { req: { code: string }; res: { token: string; user: string; userid: number; owner: boolean; scope: Scope; expires: number } };
+  /** Who the caller's token stands for. */
+  "web.whoami": { req: Record<string, never>; res: { user: string; userid: number; owner: boolean; scope: Scope } };
+  /**
+   * Streams job state changes, at most one message per 100 ms (`{cursor, changes}` or
+   * `{cursor, reset}`), from now or from `since` (a cursor), until the client hangs up.
+   */
+  "web.events": { req: { since?: string }; res: Record<string, never> };
+  /** The last hour of throughput, queue depth and latency in 10-second buckets. */
+  "web.stats": { req: Record<string, never>; res: StatsView };
   /** Step 1 of proving who you are: a fresh nonce and the directory to write its proof in. */
   "auth.challenge": { req: Record<string, never>; res: { nonce: string; dir: string } };
   /** Step 3: the proof file is checked; the token authenticates later requests. */
@@ -196,6 +213,11 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "token.create",
   "token.list",
   "token.revoke",
+  "web.code",
+  "web.login",
+  "web.whoami",
+  "web.events",
+  "web.stats",
   "auth.challenge",
   "auth.prove",
 ];

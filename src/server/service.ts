@@ -21,6 +21,7 @@ import type { CallContext, Handlers } from "./server.js";
 import { fullView, printedAd, sortForListing, type ListingRow } from "./views.js";
 import { isTrue, parseExpr, type ClassAd } from "../classad/index.js";
 import { tokenHandlers } from "./http/token-handlers.js";
+import { webHandlers, type WebDeps } from "./http/web-handlers.js";
 import type { TokenStore } from "./http/tokens.js";
 
 export interface ServiceDeps {
@@ -37,7 +38,12 @@ export interface ServiceDeps {
   log: (level: "info" | "warn", message: string) => void;
   /** The HTTP listener's bearer tokens (`token.*` methods). */
   tokens: TokenStore;
+  /** The dashboard's login codes and URL (`web.*` methods). */
+  web: Omit<WebDeps, "tokens">;
 }
+
+/** The most of a job's output file one `output` call with `tail` returns (64 KiB). */
+const MAX_TAIL = 65536;
 
 /** Builds the method table the socket server serves. */
 export function createHandlers(d: ServiceDeps): Handlers {
@@ -102,7 +108,10 @@ export function createHandlers(d: ServiceDeps): Handlers {
       if (stream !== "stdout" && stream !== "stderr") bad("output", 'stream must be "stdout" or "stderr"');
       const offset = int("output", "offset", req.offset);
       if (offset < 0) bad("output", "offset must be >= 0");
-      return m.output(jobId("output", req.id), stream, offset, { userid: who(ctx).userid });
+      if (req.tail === undefined) return m.output(jobId("output", req.id), stream, offset, { userid: who(ctx).userid });
+      const tail = int("output", "tail", req.tail);
+      if (tail < 1 || tail > MAX_TAIL) bad("output", `tail must be 1..${MAX_TAIL} bytes`);
+      return m.output(jobId("output", req.id), stream, 0, { userid: who(ctx).userid, max: tail, tail: true });
     },
     kill: (req, ctx) => {
       m.kill(jobId("kill", req.id), int("kill", "signum", req.signum), { userid: who(ctx).userid });
@@ -210,6 +219,7 @@ export function createHandlers(d: ServiceDeps): Handlers {
       return { source: r.source, plugins_reapplied: r.pluginsReapplied };
     },
     ...tokenHandlers(d.tokens),
+    ...webHandlers({ ...d.web, tokens: d.tokens }),
   };
 }
 

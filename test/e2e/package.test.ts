@@ -140,6 +140,9 @@ describe("npm pack and install", { timeout: 300_000 }, () => {
       "dist/src/manager/base/mnemonic-words.js",
       "dist/plugins-builtin/condor-router/index.js",
       "dist/plugins-builtin/exec-slurm/index.js",
+      "dist/web/index.html",
+      "dist/web/assets/main.js",
+      "dist/web/assets/style.css",
       "contrib/jobtap.service",
       "docs/site.md",
     ]) {

@@ -53,6 +53,11 @@ function testHandlers(onWait: () => void = () => undefined): Handlers {
     "token.create": fail,
     "token.list": fail,
     "token.revoke": fail,
+    "web.code": fail,
+    "web.login": fail,
+    "web.whoami": fail,
+    "web.events": fail,
+    "web.stats": fail,
   };
 }
 

@@ -80,7 +80,7 @@ export function openForRead(path: string): number {
  * by `uid` (the uid the job ran as), never through a symbolic link. A file not there yet reads as
  * empty. Throws PERMISSION_DENIED naming the path and why.
  */
-export function readOutputFile(path: string, uid: number, offset: number, max: number): { data: string; offset: number } {
+export function readOutputFile(path: string, uid: number, offset: number, max: number, tail = false): { data: string; offset: number } {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
@@ -94,6 +94,8 @@ export function readOutputFile(path: string, uid: number, offset: number, max: n
     if (why !== undefined) throw refuse(path, why);
     const owner = fstatSync(fd).uid;
     if (owner !== uid) throw refuse(path, `owned by uid ${owner}, not by the uid the job ran as (${uid}): not the job's output`);
+    // tail: the last `max` bytes, whatever `offset` said (the dashboard's output view).
+    if (tail) offset = Math.max(0, fstatSync(fd).size - max);
     const buf = Buffer.alloc(max);
     const n = readSync(fd, buf, 0, max, offset);
     return { data: buf.subarray(0, n).toString("utf8"), offset: offset + n };

@@ -50,13 +50,14 @@ function operation(r: Route): Record<string, unknown> {
   const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" }, description: m[1] === "id" ? "a job id (f58, decimal, hex, dothex or words)" : "a plugin name" }));
   const query = (r.query ?? []).map((q) => ({ name: q.name, in: "query", required: false, schema: q.schema, description: q.description }));
   const ok: Record<string, unknown> = { "application/json": { schema: r.response } };
-  if (r.sse === true) ok["text/event-stream"] = { schema: { type: "string", description: "with follow=1: `data: EVENT` per entry, then `event: end`" } };
+  if (r.sse !== undefined) ok["text/event-stream"] = { schema: { type: "string", description: "with follow=1: `data: EVENT` per entry, then `event: end`" } };
   const responses: Record<string, unknown> = { "200": { description: "success", content: ok } };
   for (const [status, description] of Object.entries(ERRORS)) responses[status] = { description, content: { "application/json": { schema: ERROR_REF } } };
   return {
     operationId: `${r.verb.toLowerCase()}${r.path.replace(/\{(\w+)\}/g, "By-$1").split(/[/-]/).map((w) => (w ? w[0]!.toUpperCase() + w.slice(1) : "")).join("")}`,
     summary: r.summary,
-    description: `Needs a token of scope \`${r.scope}\` or wider (the protocol method \`${r.method}\`).`,
+    description: r.public === true ? `No token (the protocol method \`${r.method}\`); rate-limited by client address.` : `Needs a token of scope \`${r.scope}\` or wider (the protocol method \`${r.method}\`).`,
+    ...(r.public === true ? { security: [] } : {}),
     parameters: [...params, ...query],
     ...(r.body === undefined ? {} : { requestBody: { required: true, content: { "application/json": { schema: r.body } } } }),
     responses,

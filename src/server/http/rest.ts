@@ -12,6 +12,7 @@ import { parseParams, readBody } from "../body.js";
 import { HTTP_STATUS, toErrorData, type CallContext, type Handler, type Handlers } from "../server.js";
 import type { RateLimiter } from "./ratelimit.js";
 import { matchRoute, type Route } from "./routes.js";
+import type { StaticSite } from "./static.js";
 import { scopeAllows, type Scope, type TokenStore } from "./tokens.js";
 
 /** The REST prefix. */
@@ -28,6 +29,8 @@ export interface RestDeps {
   /** The Prometheus exposition, when metrics are on. */
   metrics?: { contentType: string; text(): Promise<string> };
   openapi: () => unknown;
+  /** The dashboard's files (static.ts), served on every path outside /api and /metrics. */
+  site: StaticSite;
 }
 
 const EXTRA_STATUS: Partial<Record<string, number>> = {
@@ -60,6 +63,11 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, d: RestDeps, 
   const segments = pathSegments(q < 0 ? url : url.slice(0, q));
   const query = new URLSearchParams(q < 0 ? "" : url.slice(q + 1));
   const verb = req.method ?? "GET";
+  if (segments[0] !== "api" && segments.join("/") !== "metrics" && (verb === "GET" || verb === "HEAD")) {
+    req.resume();
+    d.site.serve(req, res, staticPath(q < 0 ? url : url.slice(0, q)));
+    return;
+  }
   if (segments.join("/") === "metrics" && d.metrics !== undefined) {
     if (verb !== "GET") throw notFound(verb, url, ["GET"]);
     if (!d.metricsPublic) authenticate(req, d, "read");
@@ -79,10 +87,10 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, d: RestDeps, 
   const match = matchRoute(verb, tail);
   if (match === undefined) throw notFound(verb, url);
   if ("verbs" in match) throw notFound(verb, url, match.verbs);
-  const caller = authenticate(req, d, match.route.scope);
+  const caller = match.route.public === true ? anonymous(req, d) : authenticate(req, d, match.route.scope);
   const body = await readJsonBody(req, match.route, d.maxBytes);
   const request = match.route.build({ params: match.params, query, body });
-  const sse = match.route.sse === true && (request as { follow?: boolean }).follow === true;
+  const sse = match.route.sse === "always" || (match.route.sse === true && (request as { follow?: boolean }).follow === true);
   await call(match.route, request, res, d.handlers, { signal, caller, sse });
 }
 
@@ -110,6 +118,26 @@ function notFound(verb: string, url: string, verbs?: string[]): JobtapError {
   return new JobtapError(ErrorCode.NOT_FOUND, `no such route: ${verb} ${path.slice(0, 200)}${hint}`);
 }
 
+/** The static table's key for a path: decoded when it can be (it is only ever looked up). */
+function staticPath(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * A route served without a token (the login): rate-limited by the client's address, and
+ * the caller is nobody (the handler proves who it is for from its own credential).
+ */
+function anonymous(req: IncomingMessage, d: RestDeps): undefined {
+  const key = `addr:${req.socket.remoteAddress ?? "?"}`;
+  const wait = d.limiter.take(key);
+  if (wait > 0) throw new JobtapError(ErrorCode.RATE_LIMITED, `too many requests from ${req.socket.remoteAddress ?? "this address"} ([daemon] http-rate-limit); retry in ${wait}s`, { retry_after: wait });
+  return undefined;
+}
+
 /** The caller a bearer token stands for, rate-limited and held to `scope`; throws 401/429/403. */
 function authenticate(req: IncomingMessage, d: RestDeps, scope: Scope): Caller {
   const m = /^Bearer\s+(\S+)$/.exec(req.headers.authorization ?? "");
@@ -122,7 +150,7 @@ function authenticate(req: IncomingMessage, d: RestDeps, scope: Scope): Caller {
   if (!scopeAllows(token.scope, scope)) {
     throw new JobtapError(ErrorCode.PERMISSION_DENIED, `token ${token.id} has scope "${token.scope}"; this call needs "${scope}"`, { scope: token.scope, needs: scope });
   }
-  return { userid: token.userid, owner: token.userid === d.owner };
+  return { userid: token.userid, owner: token.userid === d.owner, scope: token.scope };
 }
 
 /** The request body as the route's schema allows: JSON, an object, only its known fields. */
@@ -151,7 +179,7 @@ async function readJsonBody(req: IncomingMessage, route: Route, maxBytes: number
 
 interface CallOptions {
   signal: AbortSignal;
-  caller: Caller;
+  caller: Caller | undefined;
   /** The handler streams (eventlog follow): its lines go out as SSE `data:` events. */
   sse: boolean;
 }
@@ -175,7 +203,16 @@ async function call(route: Route, request: unknown, res: ServerResponse, handler
   };
   const handler = handlers[route.method] as Handler<typeof route.method>;
   try {
-    const result = await handler(request as never, ctx);
+    // Checks the handler makes before it streams (who may) throw here, as a JSON error.
+    const pending = handler(request as never, ctx);
+    // A stream then answers its headers at once, so a client waiting for the first event
+    // (a quiet trace) knows the stream is open.
+    if (o.sse && !streaming && !res.destroyed) {
+      streaming = true;
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store" });
+      res.flushHeaders();
+    }
+    const result = await pending;
     if (streaming) res.end("event: end\ndata: {}\n\n");
     else sendJson(res, 200, result ?? {});
   } catch (e) {

@@ -10,6 +10,7 @@ import { loadUserTable } from "../../manager/base/users.js";
 import type { Methods } from "../protocol.js";
 import type { ServedMethod } from "../server.js";
 import { BODIES, RESPONSES, type JsonSchema } from "./schemas.js";
+import { WEB_ROUTES } from "./web-routes.js";
 import type { Scope } from "./tokens.js";
 
 /** What a route's request is built from. */
@@ -35,8 +36,10 @@ export interface Route<M extends ServedMethod = ServedMethod> {
   body?: JsonSchema;
   query?: QueryParam[];
   response: JsonSchema;
-  /** `?follow=1` turns the reply into Server-Sent Events of the lines the handler streams. */
-  sse?: boolean;
+  /** `?follow=1` turns the reply into Server-Sent Events of the lines the handler streams ("always": every reply). */
+  sse?: boolean | "always";
+  /** Served without a token (the login: its body is the credential); rate-limited by address. */
+  public?: boolean;
   build(input: RouteInput): Methods[M]["req"];
 }
 
@@ -54,6 +57,11 @@ const UPDATE_QUEUE = "update-queue";
 
 /** Every REST route (the OpenAPI document lists them in this order). */
 export const ROUTES: readonly Route[] = [
+  route({
+    verb: "POST", path: "/login", method: "web.login", scope: "read", public: true, summary: "trade a one-time code from `jobtap web` for a 12-hour session token (no token needed)",
+    body: BODIES.login, response: RESPONSES.login, build: ({ body }) => ({ code: body.code as string }),
+  }),
+  route({ verb: "GET", path: "/whoami", method: "web.whoami", scope: "read", summary: "the user, owner flag and scope the token stands for", response: RESPONSES.whoami, build: () => ({}) }),
   route({ verb: "GET", path: "/ping", method: "ping", scope: "read", summary: "the daemon's version, pid and uptime", response: RESPONSES.ping, build: () => ({}) }),
   route({
     verb: "POST", path: "/jobs", method: "submit", scope: "submit", summary: "submit one job or a batch (as the token's user)",
@@ -114,6 +122,7 @@ export const ROUTES: readonly Route[] = [
       build: ({ body }) => ({ plugin: UPDATE_QUEUE, method: verb, payload: body }),
     }),
   ),
+  ...WEB_ROUTES,
 ];
 
 /** `GET /jobs` query → a list request (REST pages always: see service.ts `listPage`). */

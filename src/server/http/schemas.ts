@@ -55,6 +55,7 @@ const anyObject = (description: string): JsonSchema => ({ type: "object", descri
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 const arrayOf = (items: JsonSchema, description?: string): JsonSchema => ({ type: "array", items, ...(description ? { description } : {}) });
 
+const SCOPE: JsonSchema = { type: "string", enum: ["read", "submit", "admin"] };
 const exception = objectOf<NonNullable<JobView["exception"]>>()({ type: str(), severity: int(), note: str() }, ["type", "severity", "note"]);
 
 /** The named schemas (components.schemas). */
@@ -107,7 +108,7 @@ export const COMPONENTS: Record<string, JsonSchema> = {
   Jobspec: anyObject("a Flux jobspec v1 (docs/cli.md)"),
   Plugin: objectOf<PluginView>()({ name: str(), path: str(), isolated: { type: "string", enum: ["running", "restarting", "failed"] }, reason: str() }, ["name", "path"]),
   Token: objectOf<TokenView>()(
-    { id: str(), userid: int(), scope: { type: "string", enum: ["read", "submit", "admin"] }, created: int(), expires: int(), revoked: int() },
+    { id: str(), userid: int(), scope: { type: "string", enum: ["read", "submit", "admin"] }, created: int(), expires: int(), revoked: int(), kind: { type: "string", enum: ["session"], description: "a dashboard login's session token" } },
     ["id", "userid", "scope", "created"],
   ),
 };
@@ -131,6 +132,7 @@ export const BODIES = {
   update: objectOf<Omit<Req<"update">, "id">>()({ updates: anyObject("period-delimited jobspec keys and their new values") }, ["updates"]),
   raise: objectOf<Omit<Req<"raise">, "id">>()({ type: str(), severity: { type: "integer", minimum: 0, maximum: 7 }, note: str() }, ["type", "severity"]),
   pluginLoad: objectOf<Req<"plugin.load">>()({ path: str(), conf: anyObject("the plugin's conf table"), remove: str(), isolate: bool() }, ["path"]),
+  login: objectOf<Req<"web.login">>()({ code: str("the code after #login= in the URL `jobtap web` prints") }, ["code"]),
   queueChange: objectOf<{ name?: string; reason?: string }>()({ name: str("a named queue (none: the default queue)"), reason: str("why (stop)") }, []),
 } satisfies Record<string, JsonSchema>;
 
@@ -157,4 +159,9 @@ export const RESPONSES = {
     ["queues"],
   ),
   queueChange: anyObject("the update-queue plugin's answer"),
+  login: objectOf<Res<"web.login">>()(
+    { token: str("a bearer token of kind session"), user: str(), userid: int(), owner: bool(), scope: SCOPE, expires: int("seconds since the epoch") },
+    ["token", "user", "userid", "owner", "scope", "expires"],
+  ),
+  whoami: objectOf<Res<"web.whoami">>()({ user: str(), userid: int(), owner: bool(), scope: SCOPE }, ["user", "userid", "owner", "scope"]),
 } satisfies Record<string, JsonSchema>;

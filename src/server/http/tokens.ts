@@ -27,6 +27,8 @@ export interface TokenView {
   expires?: number;
   /** Seconds since the epoch, once revoked. */
   revoked?: number;
+  /** `session`: made by a dashboard login (`jobtap web`); absent: `token create`'s. */
+  kind?: "session";
 }
 
 interface TokenRecord extends TokenView {
@@ -36,7 +38,7 @@ interface TokenRecord extends TokenView {
 /** The tokens of one daemon, persisted in its statedir. */
 export interface TokenStore {
   /** Creates a token; the secret is in the returned text only. */
-  create(userid: number, scope: Scope, ttlSeconds: number | undefined): { token: string; view: TokenView };
+  create(userid: number, scope: Scope, ttlSeconds: number | undefined, kind?: "session"): { token: string; view: TokenView };
   /** Every token (of `userid` only, when given), newest last. */
   list(userid?: number): TokenView[];
   /** Marks a token revoked; throws NOT_FOUND for an unknown id. */
@@ -59,12 +61,12 @@ export function openTokenStore(statedir: string, now: () => number = () => Date.
     renameSync(tmp, path);
   };
   return {
-    create(userid, scope, ttlSeconds) {
+    create(userid, scope, ttlSeconds, kind) {
       const id = randomBytes(8).toString("hex");
       const secret = randomBytes(32).toString("base64url");
       const token = `jtk_${id}_${secret}`;
       const created = Math.floor(now());
-      const rec: TokenRecord = { id, userid, scope, created, sha256: hash(token), ...(ttlSeconds === undefined ? {} : { expires: created + ttlSeconds }) };
+      const rec: TokenRecord = { id, userid, scope, created, sha256: hash(token), ...(ttlSeconds === undefined ? {} : { expires: created + ttlSeconds }), ...(kind === undefined ? {} : { kind }) };
       records.set(id, rec);
       save();
       return { token, view: viewOf(rec) };

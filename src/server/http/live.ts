@@ -1,0 +1,50 @@
+/**
+ * The dashboard's live data, kept only when the HTTP listener is on: the job change feed
+ * (events.ts) and the last hour of statistics (stats.ts), fed from the manager's event
+ * stream, the plugin host's inspection records (the handler time it already measures) and
+ * the hook runners' reports.
+ */
+import { onHookRun } from "../../hooks/observe.js";
+import type { JobManager } from "../../manager/manager.js";
+import type { JournalEntry } from "../../manager/engine/engine.js";
+import type { JobtapHost } from "../../plugins/index.js";
+import { changeFeed, type ChangeFeed } from "./events.js";
+import { DEPTH_STATES, statsRecorder, type StatsView } from "./stats.js";
+
+/** What the `web.events` and `web.stats` handlers read. */
+export interface LiveData {
+  feed: ChangeFeed;
+  stats(): StatsView;
+  stop(): void;
+}
+
+/** Starts recording from `m` and the host `host()` returns. */
+export function startLiveData(m: JobManager, host: () => JobtapHost | undefined): LiveData {
+  const depth: Record<string, number> = {};
+  for (const j of m.jobs({ states: [...DEPTH_STATES] })) depth[j.state] = (depth[j.state] ?? 0) + 1;
+  const rec = statsRecorder(Date.now, depth);
+  const onEvent = (j: JournalEntry) => rec.event(j);
+  m.on("event", onEvent);
+  const unhook = onHookRun((ms) => rec.hook(ms));
+  let uninspect: (() => void) | undefined;
+  // The host exists once the plugins are loaded; attached again at each read in case it did not yet.
+  const attach = () => {
+    const h = host();
+    if (h !== undefined && uninspect === undefined) uninspect = h.inspect((r) => rec.callback(r.ms));
+  };
+  attach();
+  const feed = changeFeed({ on: (t, fn) => m.on(t, fn), off: (t, fn) => m.off(t, fn), userOf: (id) => m.job(id).userid });
+  return {
+    feed,
+    stats() {
+      attach();
+      return rec.view();
+    },
+    stop() {
+      m.off("event", onEvent);
+      unhook();
+      uninspect?.();
+      feed.close();
+    },
+  };
+}
