@@ -9,6 +9,7 @@
  * - rest_end_to_end_per_s / socket_end_to_end_per_s: N test-executor jobs (run_duration 0)
  *   from the submit until the last is inactive.
  * - throughput_metrics_ratio: `throughput --builtins` end-to-end jobs/s with the daemon's
+ *   (median of R alternating rounds, `--rounds R`, default 5)
  *   metrics attached, over the same without (bench/throughput.ts, M jobs, same process).
  *
  * The daemon runs on a temp statedir with `[daemon] http` on a free 127.0.0.1 port.
@@ -80,12 +81,24 @@ export async function main(argv: string[]): Promise<void> {
   }
   const m = arg(argv, "throughput-jobs", 10_000);
   const settings = { n: m, cores: "", sync: "normal" as const, builtins: true };
-  const off = await measure(settings);
-  const on = await measure({ ...settings, metrics: true });
-  result.throughput_builtins_per_s = Number(off.end_to_end_per_s);
-  result.throughput_builtins_metrics_per_s = Number(on.end_to_end_per_s);
+  // Alternating rounds, medians: the machine's load drifts during a run.
+  const rounds = arg(argv, "rounds", 5);
+  const offs: number[] = [];
+  const ons: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    offs.push(Number((await measure(settings)).end_to_end_per_s));
+    ons.push(Number((await measure({ ...settings, metrics: true })).end_to_end_per_s));
+  }
+  result.throughput_rounds = rounds;
+  result.throughput_builtins_per_s = median(offs);
+  result.throughput_builtins_metrics_per_s = median(ons);
   result.throughput_metrics_ratio = ratio(result.throughput_builtins_metrics_per_s, result.throughput_builtins_per_s);
   process.stdout.write(JSON.stringify(result) + "\n");
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((x, y) => x - y);
+  return s[Math.floor(s.length / 2)]!;
 }
 
 function ratio(a: number | undefined, b: number | undefined): number {

@@ -16,7 +16,7 @@ import type { PluginRecord } from "./record.js";
 import { destroyJobAux } from "./record.js";
 import { handlerOf, type PluginRegistry, type TopicHandlers } from "./registry.js";
 import { JobspecShield } from "./shield.js";
-import type { Frame, HandlerRecord, StackEntry, StackHost } from "./stack.js";
+import type { Frame, HandlerRecord, HandlerTiming, StackEntry, StackHost } from "./stack.js";
 import { label, runStack } from "./stack.js";
 import { topicRule } from "../manager/port/topics.js";
 
@@ -54,7 +54,7 @@ export class Dispatcher {
   private readonly subscribers = new Map<JobId, Set<PluginRecord>>();
   private readonly inspectors = new Set<(record: HandlerRecord) => void>();
   /** The stack engine's view of this dispatcher. */
-  private readonly stack: StackHost & { inspecting: boolean };
+  private readonly stack: StackHost & { inspecting: boolean; timing: HandlerTiming | undefined };
 
   constructor(
     private readonly registry: PluginRegistry,
@@ -197,13 +197,25 @@ export class Dispatcher {
     };
   }
 
+  /**
+   * Times every handler call for the metrics (one listener; a second replaces the first):
+   * no record is made, so it costs two clock reads per call. Returns the function that stops.
+   */
+  time(listener: HandlerTiming): () => void {
+    const stack = this.stack;
+    stack.timing = listener;
+    return () => {
+      if (stack.timing === listener) stack.timing = undefined;
+    };
+  }
+
   private report(level: "debug" | "info" | "warn" | "error", message: string): void {
     this.deps.log(level, message);
   }
 
   // --- the stack engine's view ---------------------------------------------------------
 
-  private stackHost(): StackHost & { inspecting: boolean } {
+  private stackHost(): StackHost & { inspecting: boolean; timing: HandlerTiming | undefined } {
     const { clock } = this.deps;
     const inspectors = this.inspectors;
     const spare: Frame[] = [];
@@ -248,6 +260,7 @@ export class Dispatcher {
       report: (level, message) => this.report(level, message),
       // A plain field, read once per handler call: kept up to date by inspect().
       inspecting: false,
+      timing: undefined,
       inspected: (record) => {
         for (const listener of inspectors) {
           try {

@@ -36,7 +36,7 @@ import type { PluginRecord, ServiceCred } from "./record.js";
 import { destroyJobAux, pluginName } from "./record.js";
 import { PluginRegistry } from "./registry.js";
 import { replayJobs, replayLate, type ReplayHost } from "./replay.js";
-import { label, settleWithin, type DeadlineTimer, type HandlerRecord } from "./stack.js";
+import { label, settleWithin, type DeadlineTimer, type HandlerRecord, type HandlerTiming } from "./stack.js";
 import { isThenable } from "../manager/base/steps.js";
 
 /** Default per-plugin deadline for async handlers (30 s). */
@@ -187,6 +187,11 @@ export class JobtapHost implements PluginPort {
    */
   inspect(listener: (record: HandlerRecord) => void): () => void {
     return this.dispatcher.inspect(listener);
+  }
+
+  /** Times every handler call without making records (the metrics; see Dispatcher.time). */
+  time(listener: HandlerTiming): () => void {
+    return this.dispatcher.time(listener);
   }
 
   /** Calls sent to isolated plugins' workers and not yet answered (tests, diagnostics). */

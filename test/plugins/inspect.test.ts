@@ -52,4 +52,31 @@ describe("inspection stream", () => {
     await pending;
     expect(records.map((r) => r.outcome)).toEqual(["deadline"]);
   });
+
+  it("times every handler call for the metrics, fast path included, marking errors and deadlines", async () => {
+    const { host, mgr } = makeHost({ deadlineMs: 100 });
+    await host.load(fixture("order-a.js"), { topic: "job.validate" });
+    await host.load(fixture("reject-validate.ts"), { message: "nope" });
+    await host.load(fixture("async-slow.ts"), { delayMs: 5 });
+    await host.load(fixture("throws.js"));
+    const timed: Array<[string, string, boolean]> = [];
+    const stop = host.time((plugin, topic, ms, failed) => {
+      expect(ms).toBeGreaterThanOrEqual(0);
+      timed.push([topic, plugin.name, failed]);
+    });
+    const job = mgr.lookup(mgr.add("NEW", 1))!;
+    host.callJob("job.validate", job);
+    const pending = host.callJob("job.state.priority", job);
+    await mgr.clock.advance(5);
+    await pending;
+    expect(timed).toEqual([
+      ["job.validate", "order-a.js", false],
+      ["job.validate", "reject-validate.ts", false],
+      ["job.state.priority", "async-slow.ts", false],
+      ["job.state.priority", "throws.js", true],
+    ]);
+    stop();
+    host.callJob("job.validate", job);
+    expect(timed).toHaveLength(4);
+  });
 });

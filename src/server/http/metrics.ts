@@ -1,18 +1,18 @@
 /**
  * Prometheus metrics (prom-client) for `/metrics` (docs/metrics.md). Off the hot path:
  * counters are bumped where the event already passes (the manager's event stream, the plugin
- * host's inspection records, which carry the handler's elapsed time already measured), and
+ * host's handler timing, taken where the handler runs, with no record made: metrics-handlers.ts), and
  * every gauge is computed when Prometheus scrapes. Labels are bounded: never a job id;
  * topics that embed user-chosen words (`job.dependency.<scheme>`, `job.update.<key>`) are
  * folded to their family, and any label taken from configuration is capped in length and in
  * distinct values.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Registry } from "prom-client";
 import type { JobManager } from "../../manager/manager.js";
 import type { JournalEntry } from "../../manager/engine/engine.js";
 import type { JobtapHost } from "../../plugins/index.js";
-import type { HandlerRecord } from "../../plugins/stack.js";
+import { handlerHistogram } from "./metrics-handlers.js";
 
 /** A daemon's metrics: the exposition text, and `stop` to detach from the manager and host. */
 export interface Metrics {
@@ -55,38 +55,13 @@ export function createMetrics(m: JobManager, host: () => JobtapHost | undefined)
     else if (j.state === "INACTIVE" && j.prev_state !== "INACTIVE") inactive.inc({ result: m.job(j.id).result ?? "unknown" });
   };
   m.on("event", onEvent);
-  const callbacks = new Histogram({
-    name: "jobtap_plugin_callback_seconds",
-    help: "plugin handler time (async handlers until they settle), by plugin and topic",
-    labelNames: ["plugin", "topic"],
-    buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
-    registers: [registry],
-  });
   const callbackErrors = new Counter({ name: "jobtap_plugin_callback_errors_total", help: "plugin handler errors and timeouts, by plugin and topic", labelNames: ["plugin", "topic"], registers: [registry] });
-  let uninspect: (() => void) | undefined;
+  const observe = handlerHistogram(registry, callbackErrors, bound, topicFamily);
+  let untime: (() => void) | undefined;
   const attach = () => {
     const h = host();
-    if (h === undefined || uninspect !== undefined) return;
-    // The labelled children, found by two map lookups per record (prom-client would hash a
-    // label object per observation).
-    const children = new Map<string, Map<string, { time: Histogram.Internal<string>; labels: { plugin: string; topic: string } }>>();
-    const child = (plugin: string, topic: string) => {
-      let byTopic = children.get(plugin);
-      if (byTopic === undefined) children.set(plugin, (byTopic = new Map()));
-      let c = byTopic.get(topic);
-      if (c === undefined) {
-        const labels = { plugin: bound("plugin", plugin), topic: topicFamily(topic, bound) };
-        c = { time: callbacks.labels(labels), labels };
-        // Raw topics may embed user-chosen words: cache a bounded number of them.
-        if (byTopic.size < 1000) byTopic.set(topic, c);
-      }
-      return c;
-    };
-    uninspect = h.inspect((r: HandlerRecord) => {
-      const c = child(r.plugin, r.topic);
-      c.time.observe(r.ms / 1000);
-      if (r.outcome === "error" || r.outcome === "deadline") callbackErrors.inc(c.labels);
-    });
+    if (h === undefined || untime !== undefined) return;
+    untime = h.time(observe);
   };
   attach();
   scrapeGauges(registry, m, host, bound);
@@ -99,7 +74,7 @@ export function createMetrics(m: JobManager, host: () => JobtapHost | undefined)
     stop() {
       lag.disable();
       m.off("event", onEvent);
-      uninspect?.();
+      untime?.();
     },
   };
 }
