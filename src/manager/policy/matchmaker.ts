@@ -9,6 +9,12 @@
  * (their Requirements and Rank texts, what those read in the job ad, and every name the
  * slots' policy reads) match the same slots, so a pass evaluates each such group once —
  * HTCondor's autoclusters. A job's key is kept until its next event.
+ *
+ * The key is made without the job's ad when it can be: when every name the match reads is
+ * a user attribute of the jobspec or a computed attribute fixed by the jobspec and the
+ * owner (SUBMIT_FIXED), jobs sharing one frozen jobspec and one owner have one key, kept on
+ * the jobspec. A pass over 100,000 jobs from a few jobspecs then builds a few ads, not
+ * 100,000 (bench policy). A job with a `classad-update` event takes the slow path.
  */
 import type { ClassAd } from "../../classad/classad.js";
 import type { Evaluator } from "../../classad/evaluator.js";
@@ -18,6 +24,8 @@ import { isError } from "../../classad/values.js";
 import { rankOf } from "../../classad/analyze.js";
 import { formatJobId, type JobId } from "../base/ids.js";
 import type { HostAds } from "../ads/hostads.js";
+import { JOB_AD_ATTRIBUTES } from "../ads/jobad.js";
+import type { Jobspec } from "../port/records.js";
 import type { Logger } from "../engine/engine.js";
 import type { ActiveJob } from "../engine/job.js";
 import type { Matcher } from "../scheduler/scheduler.js";
@@ -30,6 +38,11 @@ export interface MatchmakerDeps {
   log: Logger;
 }
 
+/** Computed job-ad attributes (lower-cased) that depend only on the jobspec and the owner. */
+const SUBMIT_FIXED = new Set(["owner", "user", "requestcpus", "requestgpus", "requestmemory", "cmd", "arguments", "iwd", "jobuniverse"]);
+/** Computed attributes that differ between jobs of one jobspec (their ids, times, state). */
+const PER_JOB = new Set(JOB_AD_ATTRIBUTES.map((n) => n.toLowerCase()).filter((n) => !SUBMIT_FIXED.has(n)));
+
 /** Memos beyond this many keys in one pass are dropped (a pass of all-distinct jobs). */
 const MEMO_KEPT = 65536;
 
@@ -40,6 +53,8 @@ export class Matchmaker implements Matcher {
   private slotNames: string[] = [];
   private readonly memo = new Map<string, readonly number[]>();
   private readonly keys = new WeakMap<ActiveJob, { revision: number; generation: number; key: string }>();
+  /** Keys shared by the jobs of one jobspec, per owner (see SUBMIT_FIXED). */
+  private readonly specKeys = new WeakMap<Jobspec, { generation: number; byUser: Map<number, string> }>();
   /** Bumped when the names the slots read change: every job's key is made again. */
   private generation = 0;
   /** Expressions whose evaluation error was logged (once each, not per pass). */
@@ -113,14 +128,41 @@ export class Matchmaker implements Matcher {
   private keyOf(job: ActiveJob): string {
     const kept = this.keys.get(job);
     if (kept !== undefined && kept.revision === job.revision && kept.generation === this.generation) return kept.key;
-    const ad = this.d.jobAd(job);
-    const names = namesReadThrough(ad, ["requirements", "rank", ...this.slotNames]);
-    let key = "";
-    for (const n of [...names].sort()) {
-      const e = ad.lookup(n);
-      if (e !== undefined) key += `${n}=${unparse(e, true)}\n`;
-    }
+    const shared = adUpdated(job) ? undefined : this.sharedKey(job);
+    const key = shared ?? this.keyFromAd(job, !adUpdated(job));
     this.keys.set(job, { revision: job.revision, generation: this.generation, key });
     return key;
   }
+
+  /** The key kept on the job's jobspec for its owner, if one was made. */
+  private sharedKey(job: ActiveJob): string | undefined {
+    const s = this.specKeys.get(job.core.jobspec);
+    return s !== undefined && s.generation === this.generation ? s.byUser.get(job.core.userid) : undefined;
+  }
+
+  /** The key from the job's ad; kept on its jobspec when `share` and nothing read is per job. */
+  private keyFromAd(job: ActiveJob, share: boolean): string {
+    const ad = this.d.jobAd(job);
+    const names = [...namesReadThrough(ad, ["requirements", "rank", ...this.slotNames])].sort();
+    let key = "";
+    for (const n of names) {
+      const e = ad.lookup(n);
+      if (e !== undefined) key += `${n}=${unparse(e, true)}\n`;
+    }
+    if (share && !names.some((n) => PER_JOB.has(n))) {
+      let s = this.specKeys.get(job.core.jobspec);
+      if (s === undefined || s.generation !== this.generation) {
+        s = { generation: this.generation, byUser: new Map() };
+        this.specKeys.set(job.core.jobspec, s);
+      }
+      s.byUser.set(job.core.userid, key);
+    }
+    return key;
+  }
+}
+
+/** True when a plugin changed the job's ad (`classad-update`): its ad is not its jobspec's. */
+function adUpdated(job: ActiveJob): boolean {
+  for (const e of job.eventlog) if (e.name === "classad-update") return true;
+  return false;
 }
