@@ -12,6 +12,7 @@ import { HookRunner } from "jobtap/plugin";
 import type { FetchConfig } from "./config.js";
 import type { PluginContext } from "jobtap/plugin";
 import { readFetchConfig } from "./config.js";
+import { explainStarter } from "./explain.js";
 import { Fetcher } from "./fetch.js";
 import { StarterHooks } from "./starter.js";
 
@@ -47,6 +48,7 @@ export default function condorFetch(p: PluginContext): void {
     starter.gone(job.id);
     fetcher?.jobGone(job.id);
   });
+  p.on("job.explain", (job) => explainStarter(p, starter, job));
   p.on("plugin.query", () => ({ slots: fetcher?.query() ?? [], jobs: starter.query() }));
   p.onRemove(() => {
     fetcher?.stop();
