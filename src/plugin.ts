@@ -104,6 +104,7 @@ export {
   attrRef,
   unparse,
   unparseValue,
+  splitAnd,
   printOldAd,
   printNewAd,
   adToJSON,
