@@ -5,7 +5,7 @@
  * false or undefined with the first such clause, MaxIdleJobs n/n, MaxJobs n/n, throttled
  * until the window's end). Evaluated now, as the next poll would.
  */
-import { formatJobId, isError, isTrue, isUndefined, localTime, splitAnd, unparse, unparseValue, type ClassAd, type ClassAdValue, type ClassAdExpr, type JobArgs } from "jobtap/plugin";
+import { formatJobId, parseJobId, isError, isTrue, isUndefined, localTime, splitAnd, unparse, unparseValue, type ClassAd, type ClassAdValue, type ClassAdExpr, type JobArgs, type JobId } from "jobtap/plugin";
 import type { RouterCore } from "./core.js";
 import type { Managed } from "./lifecycle.js";
 import { THROTTLE_WINDOW_S, type RouteState } from "./throttle.js";
@@ -30,6 +30,7 @@ export function explainRouting(v: RouterView, job: JobArgs) {
   if (asCopy !== undefined) {
     return { reasons: [reason("routed-copy", `routed copy of job ${asCopy.key} on route ${asCopy.route}`, { original: asCopy.key, route: asCopy.route })] };
   }
+  if (job.state === "INACTIVE") return fate(v, job);
   if (job.state !== "SCHED") return undefined;
   let ad: ClassAd;
   try {
@@ -49,6 +50,35 @@ function routed(v: RouterView, m: Managed) {
   const status = copyStatus(v, m);
   Object.assign(figures, { copy, copy_status: status ?? null });
   return reason("routed", `routed by route ${m.route} as job ${copy}${status === undefined ? "" : `, which is ${status}`} (${m.phase})`, figures);
+}
+
+/**
+ * An ended original that was routed: what its copy did (the original mirrors it), read from
+ * the two job ads (RoutedToJobId, the copy's JobStatus, ExitCode or RemoveReason/HoldReason).
+ */
+function fate(v: RouterView, job: JobArgs) {
+  const ad = v.c.adOrUndefined(job.id);
+  const to = ad?.has("RoutedToJobId") ? ad.evaluate("RoutedToJobId") : undefined;
+  if (typeof to !== "string") return undefined;
+  const copyId = parseJobIdOrUndefined(to);
+  const cad = copyId === undefined ? undefined : v.c.adOrUndefined(copyId);
+  const get = (name: string) => (cad?.has(name) ? cad.evaluate(name) : undefined);
+  const js = get("JobStatus");
+  const status = typeof js === "bigint" ? STATUS[Number(js)] ?? String(js) : "unknown";
+  const route = get("RouteName");
+  const exit = get("ExitCode");
+  const note = [get("RemoveReason"), get("HoldReason")].find((x) => typeof x === "string") as string | undefined;
+  const detail = typeof exit === "bigint" && js === 4n ? `, exit code ${exit}` : note !== undefined ? `: ${note}` : "";
+  const figures: Figures = { copy: to, copy_status: status, route: typeof route === "string" ? route : null, exit_code: typeof exit === "bigint" ? Number(exit) : null, note: note ?? null };
+  return { reasons: [{ layer: "end" as const, ...reason("routed-fate", `it mirrored its routed copy ${to}${typeof route === "string" ? ` (route ${route})` : ""}, which ended ${status}${detail}`, figures) }] };
+}
+
+function parseJobIdOrUndefined(text: string): JobId | undefined {
+  try {
+    return parseJobId(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function copyStatus(v: RouterView, m: Managed): string | undefined {

@@ -6,7 +6,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import type { TestHost } from "../builtins/helpers.js";
-import { copiesOf, routerHost, submitRoutable } from "../router/helpers.js";
+import { copiesOf, routerHost, submitRoutable, until } from "../router/helpers.js";
+import { waitStatus } from "../../src/plugin.js";
 
 let h: TestHost | undefined;
 afterEach(async () => {
@@ -50,5 +51,21 @@ describe("job.explain: condor-router", () => {
       'route Far: REQUIREMENTS is undefined at TargetSite == "far"',
     ]);
     expect(rs[0]).toMatchObject({ code: "route-requirements", figures: { route: "Big", value: "false", clause: "RequestMemory > 1000" } });
+  });
+});
+
+describe("job.explain: condor-router, ended", () => {
+  it("an ended original names its copy's fate: completed with its exit code", async () => {
+    const conf = { source_job_constraint: "WantJobRouter =?= true", routes: { Spill: { transform: "MaxIdleJobs = 2\n" } } };
+    const t = (h = await routerHost(conf));
+    const ids = await submitRoutable(t, 2, { runDuration: 30, waitStatus: waitStatus.exited(3) });
+    await until(t, () => ids.every((id) => t.job(id).state === "INACTIVE"));
+    const [copy] = copiesOf(t, ids[1]!);
+    const ex = await t.manager.why(ids[1]!);
+    const rs = ex.reasons.filter((r) => r.source === "condor-router");
+    expect(rs.map((r) => [r.layer, r.code, r.text])).toEqual([
+      ["end", "routed-fate", `it mirrored its routed copy ${formatJobId(copy!.id)} (route Spill), which ended Completed, exit code 3`],
+    ]);
+    expect(rs[0]!.figures).toEqual({ copy: formatJobId(copy!.id), copy_status: "Completed", route: "Spill", exit_code: 3, note: null });
   });
 });
