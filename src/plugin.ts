@@ -106,6 +106,7 @@ export {
   attrRef,
   unparse,
   unparseValue,
+  splitAnd,
   printOldAd,
   printNewAd,
   adToJSON,

@@ -13,6 +13,7 @@ import { fetchedOwner } from "./owner.js";
 import type { FetchConfig } from "./config.js";
 import type { PluginContext } from "jobtap/plugin";
 import { readFetchConfig } from "./config.js";
+import { explainStarter } from "./explain.js";
 import { Fetcher } from "./fetch.js";
 import { StarterHooks } from "./starter.js";
 
@@ -51,6 +52,7 @@ export default function condorFetch(p: PluginContext): void {
     starter.gone(job.id);
     fetcher?.jobGone(job.id);
   });
+  p.on("job.explain", (job) => explainStarter(p, starter, job));
   p.on("plugin.query", () => ({ slots: fetcher?.query() ?? [], jobs: starter.query() }));
   p.onRemove(() => {
     fetcher?.stop();

@@ -48,6 +48,8 @@ interface StarterJob {
   /** The largest usage seen so far (the processes are gone when JOB_EXIT runs). */
   usage?: ProcUsage;
   updates: number;
+  /** The PREPARE hook running now and since when (ms, the plugin's clock): for job.explain. */
+  preparing?: { type: HookType; path: string; since: number };
 }
 
 /** Jobspec keys a PREPARE hook's output rewrites (the rest become job ad attributes). */
@@ -146,6 +148,7 @@ export class StarterHooks {
     for (const type of ["PREPARE_JOB_BEFORE_TRANSFER", "PREPARE_JOB"] as const) {
       const path = sj.hooks.paths[type];
       if (path === undefined) continue;
+      sj.preparing = { type, path, since: this.p.clock.now() };
       const r = await this.runner.run({
         path,
         args: type === "PREPARE_JOB" ? sj.hooks.prepareJobArgs : [],
@@ -155,6 +158,7 @@ export class StarterHooks {
         signal: sj.abort.signal,
         runAs: { job: sj.id },
       });
+      sj.preparing = undefined;
       if (sj.abort.signal.aborted) return this.finishPrologSafely(sj, this.removed ? 0 : 1 << 8);
       if (r.kind === "refused") continue; // an unsafe path counts as not configured (§1)
       const update = this.prepareOutput(sj, type, r);

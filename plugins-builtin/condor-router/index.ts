@@ -8,6 +8,7 @@
  */
 import type { Executor, PluginContext } from "jobtap/plugin";
 import { readConf } from "./config.js";
+import { explainRouting } from "./explain.js";
 import { MIRROR_EXECUTOR, Router } from "./router.js";
 
 export { checkConfig } from "./config.js";
@@ -39,6 +40,7 @@ export default function condorRouter(p: PluginContext): void {
   p.on("job.state.priority", priority);
   p.on("job.priority.get", priority);
   p.on("job.event.*", (job) => router?.onEvent(job));
+  p.on("job.explain", (job) => (router === undefined ? undefined : explainRouting(router, job)));
   const q = () => ({ rows: router?.statusRows() ?? [], routes: router?.routeSummary() ?? [], pairs: router?.pairs() ?? [], warnings: router?.warnings() ?? [] });
   p.serviceRegister("q", q, { guests: true });
   p.serviceRegister("poll", async () => {

@@ -35,13 +35,13 @@ import { RouteState } from "./throttle.js";
 export { MIRROR_EXECUTOR } from "./core.js";
 
 export class Router {
-  private readonly c: RouterCore;
+  readonly c: RouterCore;
   private timer: ReturnType<PluginContext["clock"]["setTimeout"]> | undefined;
   private polls = 0;
   private roundRobin = 0;
   private stopped = false;
-  private sourceConstraint: ClassAdExpr | undefined;
-  private readonly requirements = new Map<string, ClassAdExpr>();
+  sourceConstraint: ClassAdExpr | undefined;
+  readonly requirements = new Map<string, ClassAdExpr>();
   private pollRunning: Promise<void> | undefined;
   /** Job ads (by identity) that no route could take under table `tableEpoch`. */
   private noMatch = new WeakMap<ClassAd, number>();

@@ -44,13 +44,18 @@ export function readDurationLimits(conf: Table): DurationLimits {
   return { general, queues, defaultQueue: defaultQueue(conf) };
 }
 
-/** Flux's check: a message if the job's duration is over its limit, else undefined. */
 /** What conf.update would refuse in `[policy.limits]` and each queue's limits. */
 export const checkConfig: ConfigCheck = checkWith(readDurationLimits, limitViews);
 
-export function checkDuration(limits: DurationLimits, job: JobArgs): string | undefined {
+/** The limit that applies to a job (0: unlimited, undefined: none configured) and its queue. */
+function limitFor(limits: DurationLimits, job: JobArgs): { limit: number | undefined; queue: string | undefined } {
   const queue = jobQueue(job.jobspec, limits.defaultQueue);
-  const limit = (queue !== undefined ? limits.queues.get(queue) : undefined) ?? limits.general;
+  return { limit: (queue !== undefined ? limits.queues.get(queue) : undefined) ?? limits.general, queue };
+}
+
+/** Flux's check: a message if the job's duration is over its limit, else undefined. */
+export function checkDuration(limits: DurationLimits, job: JobArgs): string | undefined {
+  const { limit, queue } = limitFor(limits, job);
   if (limit === undefined || limit === 0) return undefined;
   const duration = jobDuration(job.jobspec);
   if (duration !== 0 && duration <= limit) return undefined;
@@ -74,4 +79,23 @@ export default function limitDuration(p: PluginContext): void {
     const why = checkDuration(limits, job);
     return why === undefined ? undefined : p.reject(why);
   });
+  // job.explain: the limit that applies now and the job's duration beside it.
+  p.on("job.explain", (job) => explainDuration(limits, job));
+}
+
+/**
+ * The duration limit beside the job's, or undefined when no limit applies. The check runs
+ * at submit only (as Flux's): a job accepted before the limit was lowered stays, and says so.
+ */
+export function explainDuration(limits: DurationLimits, job: JobArgs) {
+  const { limit, queue } = limitFor(limits, job);
+  if (limit === undefined || limit === 0) return undefined;
+  const duration = jobDuration(job.jobspec);
+  const within = duration !== 0 && duration <= limit;
+  const requested = duration === 0 ? "unlimited" : formatFSD(duration);
+  const text = within
+    ? `duration ${requested} is within the policy limit of ${formatFSD(limit)}${forQueue(queue)}`
+    : `duration ${requested} exceeds the policy limit of ${formatFSD(limit)}${forQueue(queue)} (set after the job was accepted; it stays)`;
+  const figures = { limit, duration, within, queue: queue ?? null };
+  return { reasons: [{ code: within ? "duration-limit" : "duration-over-limit", text, figures }] };
 }

@@ -59,10 +59,10 @@ function configured(l: AllLimits): boolean {
   return any(l.general) || [...l.queues.values()].some(any);
 }
 
-/** Checks one job; returns Flux's message naming the first violated key, or undefined. */
 /** What conf.update would refuse in `[policy.limits]` and each queue's limits. */
 export const checkConfig: ConfigCheck = checkWith(readJobSizeLimits, limitViews);
 
+/** Checks one job; returns Flux's message naming the first violated key, or undefined. */
 export function checkJobSize(l: AllLimits, job: JobArgs): string | undefined {
   const queue = jobQueue(job.jobspec, l.defaultQueue);
   const q = queue !== undefined ? l.queues.get(queue) : undefined;
@@ -97,4 +97,32 @@ export default function limitJobSize(p: PluginContext): void {
     const why = checkJobSize(limits, job);
     return why === undefined ? undefined : p.reject(why);
   });
+  // job.explain: each bound that applies to the job, beside the job's count.
+  p.on("job.explain", (job) => (limits === undefined ? undefined : explainJobSize(limits, job)));
+}
+
+/**
+ * One reason per configured bound that applies (max and min of nnodes, ncores, ngpus), or
+ * undefined when none does. Sizes are checked at submit only (as Flux's): a job accepted
+ * before a bound was tightened stays, and says so.
+ */
+export function explainJobSize(l: AllLimits, job: JobArgs) {
+  const queue = jobQueue(job.jobspec, l.defaultQueue);
+  const q = queue !== undefined ? l.queues.get(queue) : undefined;
+  const counts: JobSizeCounts = jobSizeCounts(job.jobspec);
+  const reasons = [];
+  for (const which of ["max", "min"] as const) {
+    for (const k of KEYS) {
+      const limit = q?.[which][k] ?? l.general[which][k] ?? -1;
+      if (limit === -1) continue;
+      const within = which === "max" ? counts[k] <= limit : counts[k] >= limit;
+      const word = which === "max" ? "maximum" : "minimum";
+      const text = within
+        ? `${k} ${counts[k]} is within the policy ${word} of ${limit}${forQueue(queue)}`
+        : `${k} ${counts[k]} is ${which === "max" ? "over" : "under"} the policy ${word} of ${limit}${forQueue(queue)} (set after the job was accepted; it stays)`;
+      const figures = { key: k, bound: which, limit, requested: counts[k], within, queue: queue ?? null };
+      reasons.push({ code: within ? "size-limit" : "size-outside-limit", text, figures });
+    }
+  }
+  return reasons.length === 0 ? undefined : { reasons };
 }
