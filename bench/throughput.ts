@@ -16,7 +16,10 @@
  * jobs, read back and written again straight through better-sqlite3 (WAL, the same
  * `synchronous`, one transaction per 500 jobs): `store_limit_jobs_per_s`, and
  * `fraction_of_store_limit` = end_to_end_per_s / store_limit_jobs_per_s (`builtins_*` for the
- * run with the default builtins).
+ * run with the default builtins). Beside it, a fixed yardstick that no change of jobtap's
+ * layout moves (issue 41): `fixed_store_limit_jobs_per_s`, two rows per job (a 248-byte
+ * jobspec with a 102-byte first events text, one 645-byte eventlog chunk) written the same
+ * way, and `fraction_of_fixed_store_limit`.
  *
  * `main_thread_us_per_job` is the CPU time of the manager's thread alone per job, and `gc_share`
  * the part of the round's wall time spent in GC pauses (see docs/manager.md, Performance).
@@ -237,6 +240,7 @@ export async function measure(s: Settings): Promise<Record<string, number | stri
       sqlite_synchronous: sync,
       ...limit,
       fraction_of_store_limit: Math.round((warm.end_to_end_per_s / limit.store_limit_jobs_per_s) * 1000) / 1000,
+      fraction_of_fixed_store_limit: Math.round((warm.end_to_end_per_s / limit.fixed_store_limit_jobs_per_s) * 1000) / 1000,
     };
     process.stderr.write(`${label}: ${JSON.stringify(result)}\n`);
     return result;
@@ -271,9 +275,11 @@ export async function main(args: string[]): Promise<void> {
       "rss_bytes_per_job_stderr",
       "heap_bytes_per_job",
       "store_limit_jobs_per_s",
+      "fixed_store_limit_jobs_per_s",
       "store_chunks_per_job",
       "store_bytes_per_job",
       "fraction_of_store_limit",
+      "fraction_of_fixed_store_limit",
     ]) {
       result[`builtins_${k}`] = withBuiltins[k]!;
     }

@@ -33,6 +33,8 @@ interface JobRows {
 
 export interface StoreLimit {
   store_limit_jobs_per_s: number;
+  /** The fixed reference (fixedStoreLimit), measured in the same run. */
+  fixed_store_limit_jobs_per_s: number;
   /** Eventlog chunk rows per job on top of the job's own row (how many batch windows it spanned). */
   store_chunks_per_job: number;
   store_bytes_per_job: number;
@@ -79,6 +81,7 @@ export function measureStoreLimit(dbPath: string, jobs: number, sync: "full" | "
   }
   return {
     store_limit_jobs_per_s: Math.round(best),
+    fixed_store_limit_jobs_per_s: fixedStoreLimit(jobs, sync),
     store_chunks_per_job: Math.round((chunks / rows.length) * 100) / 100,
     store_bytes_per_job: Math.round(bytes / rows.length),
   };
@@ -109,4 +112,33 @@ function writePass(schema: string[], rows: JobRows[], sync: "full" | "normal"): 
     db.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The fixed reference's row sizes (issue 41): a 248-byte jobspec, a 102-byte first events row, a 645-byte chunk. */
+const FIXED_JOBSPEC = 248;
+const FIXED_FIRST = 102;
+const FIXED_CHUNK = 645;
+
+/**
+ * A store limit that does not depend on jobtap's own layout, so a change of layout cannot
+ * move the yardstick: `jobs` jobs of two rows each (a jobs row holding a 248-byte jobspec
+ * and a 102-byte first events text, one 645-byte eventlog chunk row), WAL, the run's
+ * `synchronous`, JOBS_PER_TXN jobs per transaction, prepared statements; fastest of PASSES.
+ */
+export function fixedStoreLimit(jobs: number, sync: "full" | "normal"): number {
+  const text = (n: number, c: string) => c.repeat(n);
+  const jobspec = text(FIXED_JOBSPEC, "j");
+  const first = text(FIXED_FIRST, "e");
+  const chunk = text(FIXED_CHUNK, "c");
+  const base = 1n << 40n;
+  const rows: JobRows[] = [];
+  for (let i = 0; i < jobs; i++) rows.push({ id: base + BigInt(i) * 65536n, jobspec, eventlog0: first, chunks: [{ batch: 2 + Math.floor(i / JOBS_PER_TXN), lines: chunk }], summary: "" });
+  const schema = [
+    "CREATE TABLE jobs (id INTEGER PRIMARY KEY, jobspec TEXT NOT NULL, eventlog0 TEXT NOT NULL)",
+    "CREATE TABLE eventlog (id INTEGER NOT NULL, batch INTEGER NOT NULL, lines TEXT NOT NULL, PRIMARY KEY (id, batch)) WITHOUT ROWID",
+    "CREATE TABLE inactive (id INTEGER PRIMARY KEY, summary TEXT NOT NULL)",
+  ];
+  let best = 0;
+  for (let i = 0; i < PASSES; i++) best = Math.max(best, writePass(schema, rows, sync));
+  return Math.round(best);
 }
