@@ -53,6 +53,7 @@ export class Dispatcher {
   /** Per job: the plugins subscribed to its `job.event.*`. */
   private readonly subscribers = new Map<JobId, Set<PluginRecord>>();
   private readonly inspectors = new Set<(record: HandlerRecord) => void>();
+  private readonly timers = new Set<HandlerTiming>();
   /** The stack engine's view of this dispatcher. */
   private readonly stack: StackHost & { inspecting: boolean; timing: HandlerTiming | undefined };
 
@@ -198,15 +199,26 @@ export class Dispatcher {
   }
 
   /**
-   * Times every handler call for the metrics (one listener; a second replaces the first):
-   * no record is made, so it costs two clock reads per call. Returns the function that stops.
+   * Times every handler call (the metrics, the dashboard's statistics): no record is made,
+   * so it costs two clock reads per call and one call per listener. Returns the function
+   * that stops this listener.
    */
   time(listener: HandlerTiming): () => void {
-    const stack = this.stack;
-    stack.timing = listener;
+    this.timers.add(listener);
+    this.retime();
     return () => {
-      if (stack.timing === listener) stack.timing = undefined;
+      this.timers.delete(listener);
+      this.retime();
     };
+  }
+
+  /** One listener is called directly; several through one function that calls each. */
+  private retime(): void {
+    const all = [...this.timers];
+    this.stack.timing =
+      all.length === 0 ? undefined : all.length === 1 ? all[0] : (plugin, topic, ms, failed) => {
+        for (const t of all) t(plugin, topic, ms, failed);
+      };
   }
 
   private report(level: "debug" | "info" | "warn" | "error", message: string): void {

@@ -79,4 +79,24 @@ describe("inspection stream", () => {
     host.callJob("job.validate", job);
     expect(timed).toHaveLength(4);
   });
+
+  it("gives every timing listener each call (the metrics and the dashboard's statistics both listen), until each stops", async () => {
+    const { host, mgr } = makeHost();
+    await host.load(fixture("order-a.js"), { topic: "job.validate" });
+    const a: string[] = [];
+    const b: string[] = [];
+    const stopA = host.time((plugin, topic) => a.push(`${plugin.name} ${topic}`));
+    const stopB = host.time((plugin, topic) => b.push(`${plugin.name} ${topic}`));
+    const job = mgr.lookup(mgr.add("NEW", 1))!;
+    host.callJob("job.validate", job);
+    expect(a).toEqual(["order-a.js job.validate"]);
+    expect(b).toEqual(["order-a.js job.validate"]);
+    stopA();
+    host.callJob("job.validate", job);
+    expect(a).toHaveLength(1);
+    expect(b).toHaveLength(2);
+    stopB();
+    host.callJob("job.validate", job);
+    expect(b).toHaveLength(2);
+  });
 });
