@@ -30,7 +30,7 @@ import { rateLimiter } from "./http/ratelimit.js";
 import { openapiDocument } from "./http/openapi.js";
 import { loginCodes } from "./http/login.js";
 import { browsableUrl, staticSite } from "./http/static.js";
-import { startLiveData } from "./http/live.js";
+import { earlyHookRuns, startLiveData } from "./http/live.js";
 import { createMetrics, type Metrics } from "./http/metrics.js";
 
 export interface DaemonOptions {
@@ -152,6 +152,8 @@ async function launch(
   let host: JobtapHost | undefined;
   // One owner for both: the manager's guest rules and the plugins' `p.owner` must agree.
   const owner = opts.owner ?? service?.uid ?? process.getuid?.() ?? 0;
+  // The dashboard's statistics count hook runs from the first (a cron probe at plugin load).
+  const early = s.http === undefined ? undefined : earlyHookRuns();
   const plugins = jobtapPlugins({
     config: config.raw,
     env: opts.env,
@@ -174,7 +176,7 @@ async function launch(
   const tokens = openTokenStore(opts.statedir);
   let webUrl: string | undefined;
   // The dashboard's feed and last-hour statistics exist only where a browser can read them.
-  const live = s.http === undefined ? undefined : startLiveData(manager, () => host);
+  const live = s.http === undefined ? undefined : startLiveData(manager, () => host, early);
   const reload = createReloader({
     configPath: opts.configPath,
     env: opts.env,

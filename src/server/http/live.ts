@@ -18,14 +18,25 @@ export interface LiveData {
   stop(): void;
 }
 
-/** Starts recording from `m` and the host `host()` returns. */
-export function startLiveData(m: JobManager, host: () => JobtapHost | undefined): LiveData {
+/**
+ * Hook runs that end while the manager is still being created (a cron probe run at plugin
+ * load): kept from before the manager exists, handed to startLiveData. Returns the stop.
+ */
+export function earlyHookRuns(): { runs: number[]; stop: () => void } {
+  const runs: number[] = [];
+  return { runs, stop: onHookRun((ms) => runs.push(ms)) };
+}
+
+/** Starts recording from `m` and the host `host()` returns (with the runs seen before it). */
+export function startLiveData(m: JobManager, host: () => JobtapHost | undefined, early?: { runs: number[]; stop: () => void }): LiveData {
   const depth: Record<string, number> = {};
   for (const j of m.jobs({ states: [...DEPTH_STATES] })) depth[j.state] = (depth[j.state] ?? 0) + 1;
   const rec = statsRecorder(Date.now, depth);
   const onEvent = (j: JournalEntry) => rec.event(j);
   m.on("event", onEvent);
   const unhook = onHookRun((ms) => rec.hook(ms));
+  early?.stop();
+  for (const ms of early?.runs ?? []) rec.hook(ms);
   let uninspect: (() => void) | undefined;
   // The host exists once the plugins are loaded; attached again at each read in case it did not yet.
   const attach = () => {
