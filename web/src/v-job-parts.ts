@@ -1,17 +1,10 @@
 /** The job view's sections that load on their own: why, and the output tails. */
 import { ApiError, get } from "./api.js";
 import { fill, h, text } from "./dom.js";
+import type { JobRow } from "./v-queue.js";
 
-export interface JobView {
-  id: string;
-  userid: number;
-  name: string;
-  queue?: string;
-  state: string;
-  urgency: number;
-  priority: number;
-  t_submit: number;
-  result?: string;
+/** A job as `GET /jobs/{id}` gives it: a queue row with how it ended. */
+export interface JobView extends JobRow {
   returncode?: number;
   exception?: { type: string; severity: number; note: string };
 }
