@@ -13,6 +13,7 @@ import type { JobManager } from "../../manager/manager.js";
 import type { JournalEntry } from "../../manager/engine/engine.js";
 import type { JobtapHost } from "../../plugins/index.js";
 import { handlerHistogram } from "./metrics-handlers.js";
+import { managerSeries } from "./metrics-manager.js";
 
 /** A daemon's metrics: the exposition text, and `stop` to detach from the manager and host. */
 export interface Metrics {
@@ -65,6 +66,7 @@ export function createMetrics(m: JobManager, host: () => JobtapHost | undefined)
   };
   attach();
   scrapeGauges(registry, m, host, bound);
+  managerSeries(registry, m);
   return {
     contentType: registry.contentType,
     text: () => {
