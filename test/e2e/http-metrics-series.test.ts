@@ -25,7 +25,9 @@ function sample(text: string, series: string): number {
 describe.skipIf(!present)("metrics: the manager's series", { timeout: 120_000 }, () => {
   const args = (statedir: string) => ["--config", join(statedir, "jobtap.toml")];
   const d = daemonForSuite((d) => {
-    writeFileSync(join(d.statedir, "jobtap.toml"), '[daemon]\nhttp = "127.0.0.1:0"\n');
+    // perilog's prolog succeeds and its epilog fails: one run of each per job.
+    const toml = ['[daemon]\nhttp = "127.0.0.1:0"', '[job-manager]\nplugins = [{ load = "perilog" }]', '[job-manager.prolog]\ncommand = ["true"]', '[job-manager.epilog]\ncommand = ["false"]'];
+    writeFileSync(join(d.statedir, "jobtap.toml"), toml.join("\n") + "\n");
     return args(d.statedir);
   });
   let api: Api;
@@ -71,6 +73,16 @@ describe.skipIf(!present)("metrics: the manager's series", { timeout: 120_000 },
     const replay = sample(text, "jobtap_restart_replay_seconds");
     expect(replay).toBeGreaterThan(0);
     expect(replay).toBeLessThan(60);
+  });
+
+  it("times hook programs and counts their failures, by plugin and hook type", () => {
+    // The three jobs run since this start: a prolog and an epilog each.
+    expect(sample(text, 'jobtap_hook_run_seconds_count{plugin="perilog",hook="prolog"}')).toBe(3);
+    expect(sample(text, 'jobtap_hook_run_seconds_count{plugin="perilog",hook="epilog"}')).toBe(3);
+    expect(sample(text, 'jobtap_hook_run_seconds_bucket{le="+Inf",plugin="perilog",hook="prolog"}')).toBe(3);
+    expect(sample(text, 'jobtap_hook_run_seconds_sum{plugin="perilog",hook="epilog"}')).toBeGreaterThan(0);
+    expect(sample(text, 'jobtap_hook_failures_total{plugin="perilog",hook="epilog"}')).toBe(3);
+    expect(text).not.toMatch(/^jobtap_hook_failures_total\{plugin="perilog",hook="prolog"\}/m);
   });
 
   it("passes promtool check metrics", () => {

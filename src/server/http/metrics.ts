@@ -14,6 +14,8 @@ import type { JournalEntry } from "../../manager/engine/engine.js";
 import type { JobtapHost } from "../../plugins/index.js";
 import { handlerHistogram } from "./metrics-handlers.js";
 import { managerSeries } from "./metrics-manager.js";
+import { hookSeries } from "./metrics-hooks.js";
+import type { HookRunReport } from "../../hooks/observe.js";
 
 /** A daemon's metrics: the exposition text, and `stop` to detach from the manager and host. */
 export interface Metrics {
@@ -28,7 +30,7 @@ const MAX_LABEL = 64;
 const MAX_VALUES = 200;
 
 /** Attaches metrics to a manager and its plugin host. */
-export function createMetrics(m: JobManager, host: () => JobtapHost | undefined): Metrics {
+export function createMetrics(m: JobManager, host: () => JobtapHost | undefined, earlyHooks?: readonly HookRunReport[]): Metrics {
   const registry = new Registry();
   // The event-loop lag, sampled by perf_hooks off the loop (prom-client's default process
   // metrics are left out: three of their gauge names end in _total, which promtool refuses).
@@ -67,6 +69,7 @@ export function createMetrics(m: JobManager, host: () => JobtapHost | undefined)
   attach();
   scrapeGauges(registry, m, host, bound);
   managerSeries(registry, m);
+  const unhook = hookSeries(registry, bound, earlyHooks);
   return {
     contentType: registry.contentType,
     text: () => {
@@ -77,6 +80,7 @@ export function createMetrics(m: JobManager, host: () => JobtapHost | undefined)
       lag.disable();
       m.off("event", onEvent);
       untime?.();
+      unhook();
     },
   };
 }
