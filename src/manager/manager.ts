@@ -372,7 +372,7 @@ export class JobManager {
 
   /** What the manager counts about itself, updated in place: passes, store batches, replay time. */
   get stats(): ManagerStats {
-    return { passes: this.scheduler.passStats, batches: this.engine.batch.stats, replaySeconds: this.replaySeconds };
+    return { jobs: this.engine.counts, passes: this.scheduler.passStats, batches: this.engine.batch.stats, replaySeconds: this.replaySeconds };
   }
 
   /** Subscribes to every processed event of every job (the journal). */

@@ -47,8 +47,15 @@ export interface BatchStats {
   readonly jobs: Tally;
 }
 
+/** Jobs accepted, and jobs that became inactive by result (indexed as RESULTS). */
+export interface JobCounts {
+  submitted: number;
+  readonly inactive: Float64Array;
+}
+
 /** What the manager counts about itself (JobManager.stats). */
 export interface ManagerStats {
+  readonly jobs: JobCounts;
   readonly passes: PassStats;
   readonly batches: BatchStats;
   /** Seconds the last open spent replaying the store (replay and restart callbacks). */

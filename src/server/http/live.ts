@@ -1,7 +1,7 @@
 /**
  * The dashboard's live data, kept only when the HTTP listener is on: the job change feed
  * (events.ts) and the last hour of statistics (stats.ts), fed from the manager's event
- * stream, the plugin host's inspection records (the handler time it already measures) and
+ * stream, the plugin host's handler timing (time(): two clock reads per call, no record) and
  * the hook runners' reports.
  */
 import { onHookRun, type HookRunReport } from "../../hooks/observe.js";
@@ -38,11 +38,12 @@ export function startLiveData(m: JobManager, host: () => JobtapHost | undefined,
   // The chart shows programs that ran, as before refusals were reported.
   const unhook = onHookRun((r) => r.ran && rec.hook(r.durationMs));
   for (const r of early?.runs ?? []) if (r.ran) rec.hook(r.durationMs);
-  let uninspect: (() => void) | undefined;
+  let untime: (() => void) | undefined;
   // The host exists once the plugins are loaded; attached again at each read in case it did not yet.
   const attach = () => {
     const h = host();
-    if (h !== undefined && uninspect === undefined) uninspect = h.inspect((r) => rec.callback(r.ms));
+    // time(), not inspect(): no record is made per handler call (bench http).
+    if (h !== undefined && untime === undefined) untime = h.time((_plugin, _topic, ms) => rec.callback(ms));
   };
   attach();
   const feed = changeFeed({ on: (t, fn) => m.on(t, fn), off: (t, fn) => m.off(t, fn), userOf: (id) => m.job(id).userid });
@@ -55,7 +56,7 @@ export function startLiveData(m: JobManager, host: () => JobtapHost | undefined,
     stop() {
       m.off("event", onEvent);
       unhook();
-      uninspect?.();
+      untime?.();
       feed.close();
     },
   };
