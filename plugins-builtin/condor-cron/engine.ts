@@ -127,7 +127,7 @@ export class CronEngine {
     // Started from a helper process: a spawn from the (large) daemon costs its event loop
     // ~2 ms each, which 50 one-second jobs turn into a tenth of its time (bench/cron.ts).
     // The helper count is read at load only.
-    this.runner = new HookRunner({ clock: p.clock, log: p.log, maxInFlight: Infinity, spawnHelpers: cfg.spawnHelpers });
+    this.runner = new HookRunner({ plugin: "condor-cron", clock: p.clock, log: p.log, maxInFlight: Infinity, spawnHelpers: cfg.spawnHelpers });
     this.startedAt = p.clock.now();
   }
 
@@ -397,6 +397,7 @@ export class CronEngine {
         env: this.env(job),
         ...(c.cwd === undefined ? {} : { cwd: c.cwd }),
         name: job.label,
+        hookType: `${job.kind}-cron`,
         onStdout,
         onSpawn: (pid) => (job.pid = pid),
         signal: ac.signal,

@@ -231,7 +231,7 @@ export class Fetcher {
     this.publish(s);
     const stdin = printOldAd(this.slotAd(s));
     void this.runner
-      .run({ path, name: this.label(s, "FETCH_WORK"), stdin, timeLimitMs: FETCH_TIME_LIMIT_MS })
+      .run({ path, name: this.label(s, "FETCH_WORK"), hookType: "FETCH_WORK", stdin, timeLimitMs: FETCH_TIME_LIMIT_MS })
       .then((r) => this.fetched(s, r))
       .catch((e: unknown) => this.p.log.error(`${this.label(s, "FETCH_WORK")}: ${(e as Error).message}`))
       .finally(() => {
@@ -394,7 +394,7 @@ export class Fetcher {
     if (claimId !== undefined) slotText += `ClaimId = "${claimId}"\n`;
     const name = this.label(s, type);
     void this.runner
-      .run({ path, args, name, stdin: writeHookAds([job, slotText]), timeLimitMs: NOTIFY_TIME_LIMIT_MS, stdoutCap: 0, stderrCap: 4096 })
+      .run({ path, args, name, hookType: type, stdin: writeHookAds([job, slotText]), timeLimitMs: NOTIFY_TIME_LIMIT_MS, stdoutCap: 0, stderrCap: 4096 })
       .then((r) => {
         if (r.kind === "exited" && r.exitCode === 0) return;
         this.p.log.info(`${name}: ${describeHookResult(r)}`);

@@ -25,7 +25,7 @@ export default function condorFetch(p: PluginContext): void {
   let fetcher: Fetcher | undefined;
   let allowRoot = false;
   const owner = (job: ClassAd) => fetchedOwner(job, { multiUser: p.hookUsers !== undefined, allowRoot, allowed: cfg?.allowedOwners });
-  const runner = new HookRunner({ clock: p.clock, log: p.log, maxInFlight: 64, spawnHelpers: 2, users: p.hookUsers });
+  const runner = new HookRunner({ plugin: "condor-fetch", clock: p.clock, log: p.log, maxInFlight: 64, spawnHelpers: 2, users: p.hookUsers });
   const starter = new StarterHooks(p, runner, () => cfg, (oldId, newId) => fetcher?.jobReplaced(oldId, newId));
   p.on("conf.update", ({ conf }) => {
     allowRoot = (conf.exec as { "allow-root"?: unknown } | undefined)?.["allow-root"] === true;

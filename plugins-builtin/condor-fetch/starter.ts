@@ -153,6 +153,7 @@ export class StarterHooks {
         path,
         args: type === "PREPARE_JOB" ? sj.hooks.prepareJobArgs : [],
         name: this.label(sj, type),
+        hookType: type,
         stdin: printOldAd(ad),
         timeLimitMs: PREPARE_TIME_LIMIT_MS,
         signal: sj.abort.signal,
@@ -339,7 +340,7 @@ export class StarterHooks {
     sj.updates++;
     const name = this.label(sj, "UPDATE_JOB_INFO");
     void this.runner
-      .run({ path: sj.hooks.paths.UPDATE_JOB_INFO!, name, stdin: printOldAd(this.liveAd(sj, "Running")), timeLimitMs: UPDATE_TIME_LIMIT_MS, stdoutCap: 0, stderrCap: 4096, runAs: { job: sj.id } })
+      .run({ path: sj.hooks.paths.UPDATE_JOB_INFO!, name, hookType: "UPDATE_JOB_INFO", stdin: printOldAd(this.liveAd(sj, "Running")), timeLimitMs: UPDATE_TIME_LIMIT_MS, stdoutCap: 0, stderrCap: 4096, runAs: { job: sj.id } })
       .then((r) => {
         if (!(r.kind === "exited" && r.exitCode === 0)) this.p.log.info(`${name}: ${describeHookResult(r)}`);
       });
@@ -359,7 +360,7 @@ export class StarterHooks {
     if (!restarted) this.p.epilogStart(sj.id, JOB_EXIT);
     const name = this.label(sj, "JOB_EXIT");
     void this.runner
-      .run({ path, args: [arg], name, stdin: printOldAd(ad), timeLimitMs: sj.hooks.jobExitTimeout * 1000, stdoutCap: 0, stderrCap: 4096, runAs: { job: sj.id } })
+      .run({ path, args: [arg], name, hookType: "JOB_EXIT", stdin: printOldAd(ad), timeLimitMs: sj.hooks.jobExitTimeout * 1000, stdoutCap: 0, stderrCap: 4096, runAs: { job: sj.id } })
       .then((r) => {
         if (!(r.kind === "exited" && r.exitCode === 0)) this.p.log.info(`${name} ${arg}: ${describeHookResult(r)}`);
         try {

@@ -38,7 +38,7 @@ export class RouterHooks {
     private readonly defaultKeyword: string | undefined,
     private readonly timeLimitMs: number,
   ) {
-    this.runner = new HookRunner({ clock: p.clock, log: p.log, maxInFlight: Infinity });
+    this.runner = new HookRunner({ plugin: "condor-router", clock: p.clock, log: p.log, maxInFlight: Infinity });
   }
 
   /** The keyword for a job: its HookKeyword, else the router's default. */
@@ -81,6 +81,7 @@ export class RouterHooks {
         path,
         stdin: stdin(),
         name: `${type} for job ${job}`,
+        hookType: type,
         ...(this.timeLimitMs > 0 ? { timeLimitMs: this.timeLimitMs } : {}),
       });
       if (!hookSucceeded(r)) return { kind: "failed", why: `${type} hook ${path} ${describeHookResult(r)}` };

@@ -47,7 +47,7 @@ export class SpawnPool {
     /** `p.hookUsers`: commands with `runAs` run as that job's user. */
     users?: HookUsers,
   ) {
-    this.runner = new HookRunner({ spawnHelpers: 1, maxInFlight: Infinity, pathCheckCacheMs: 0, defaults: { logStderr: false }, ...(users ? { users } : {}) });
+    this.runner = new HookRunner({ plugin: "exec-slurm", spawnHelpers: 1, maxInFlight: Infinity, pathCheckCacheMs: 0, defaults: { logStderr: false }, ...(users ? { users } : {}) });
   }
 
   /** A new limit of commands at once (from the next command on). */

@@ -52,7 +52,7 @@ class Perilog {
   readonly runner: HookRunner;
 
   constructor(private readonly p: PluginContext) {
-    this.runner = new HookRunner({ clock: p.clock, log: p.log, maxInFlight: Infinity, users: p.hookUsers });
+    this.runner = new HookRunner({ plugin: "perilog", clock: p.clock, log: p.log, maxInFlight: Infinity, users: p.hookUsers });
   }
 
   private spawn(id: JobId, userid: number, which: "prolog" | "epilog", done: (x: ProcExit) => void): void {

@@ -49,6 +49,7 @@ export class PerilogProc {
         path: o.command[0]!,
         args: o.command.slice(1),
         name: o.name,
+        hookType: o.name,
         env: { ...(process.env as Record<string, string>), ...o.env },
         // A command, as Flux configures it (PATH search allowed): no hook path check.
         checkPath: false,

@@ -4,7 +4,7 @@
  * HookResult value. One runner per plugin (or per hook family) is the intended use: its
  * limit, clock, log and defaults are its own; nothing is shared between runners.
  */
-import { hookRan } from "./observe.js";
+import { hookRan, type HookRunReport } from "./observe.js";
 import { RealClock, type Clock } from "../manager/base/clock.js";
 import { HookPathCache } from "./pathcheck.js";
 import { DIRECT, runProcess, type ProcessRun, type ProcessStarter } from "./process.js";
@@ -48,6 +48,7 @@ export class HookRunner {
   /** Where processes are started: here, or in spawn helper processes (spawn-helper.ts). */
   private readonly starter: ProcessStarter;
   private readonly users: HookUsers | undefined;
+  private readonly plugin: string;
   private queue: Pending[] = [];
   private head = 0;
   private running = new Set<Pending>();
@@ -64,6 +65,7 @@ export class HookRunner {
     const helpers = Math.floor(opts.spawnHelpers ?? 0);
     this.starter = helpers > 0 ? new SpawnHelpers(helpers) : DIRECT;
     this.users = opts.users;
+    this.plugin = opts.plugin ?? "";
   }
 
   /** Pids of the running spawn helper processes (empty without `spawnHelpers`). */
@@ -140,7 +142,7 @@ export class HookRunner {
       void this.execute(entry)
         .catch((e: unknown): HookResult => this.misuse(entry, e))
         .then((result) => {
-          if (result.kind === "exited" || result.kind === "signaled") hookRan(result.durationMs);
+          if (result.kind !== "cancelled") hookRan(this.reportOf(entry.spec, result));
           entry.state = "done";
           entry.unlisten();
           this.running.delete(entry);
@@ -152,6 +154,18 @@ export class HookRunner {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
+  }
+
+  /** What observers (observe.ts) learn of one ended run. */
+  private reportOf(spec: HookSpec, r: HookResult): HookRunReport {
+    const ran = r.kind === "exited" || r.kind === "signaled";
+    return {
+      durationMs: ran ? r.durationMs : 0,
+      plugin: this.plugin,
+      hookType: spec.hookType ?? "",
+      ran,
+      failed: !ran || (!r.aborted && !hookSucceeded(r)),
+    };
   }
 
   /** A spec the runner could not use (a bad stdin type, ...): a result, never a lost slot. */

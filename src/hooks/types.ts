@@ -35,6 +35,11 @@ export interface HookSpec {
   stdin?: string | Uint8Array;
   /** A label for log lines (e.g. `FETCH_WORK slot1`); default: the path. */
   name?: string;
+  /**
+   * The kind of hook (`PREPARE_JOB`, `prolog`): a fixed word of the caller's, never a
+   * user-chosen name, as it labels /metrics' hook series. Default: none ("").
+   */
+  hookType?: string;
   /** Time limit in ms, any length; default Infinity (HTCondor hooks have none unless asked). */
   timeLimitMs?: number;
   /** Wait between SIGTERM and SIGKILL to the process group; default 1000 ms. */
@@ -157,6 +162,8 @@ export interface HookLog {
 export interface HookRunnerOptions {
   /** Time limits run on this clock; a plugin passes `p.clock`. Default: the real clock. */
   clock?: Clock;
+  /** The plugin running these hooks, labelling /metrics' hook series. Default: none (""). */
+  plugin?: string;
   /** Where refusals, time limits, truncation and stderr are logged. Default: nowhere. */
   log?: HookLog;
   /** Hooks running at once; the rest wait in FIFO order. Default 16; Infinity for no limit. */

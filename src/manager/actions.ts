@@ -166,6 +166,7 @@ export class Actions implements ActionRunner {
       job.waiters = undefined;
     }
     const record = inactiveRecordOf(job);
+    e.counts.inactive[record.result]!++;
     if (this.d.inactive.add(record)) {
       e.batch.storeSummaryOf(job, record);
       this.notify(job, "job.inactive-add");

@@ -36,6 +36,7 @@ import { DEFAULT_JOB_LIMITS, type JobLimits } from "./core/limits.js";
 import { JobUpdater, type UpdateOptions } from "./update.js";
 import { activeInfo, inactiveInfo, waitResultOf, type JobInfo } from "./engine/views.js";
 import { URGENCY_DEFAULT, type State } from "./base/states.js";
+import type { ManagerStats } from "./base/tally.js";
 import type { ClassAd } from "../classad/classad.js";
 import { JobAds } from "./jobads.js";
 import { HostAds, type SlotPolicy } from "./ads/hostads.js";
@@ -123,6 +124,8 @@ export class JobManager {
   private analyzer: SchedAnalyzer | undefined;
   /** Where local jobs' output goes when their jobspec names no file. */
   outputDir = "";
+  /** Seconds the open spent replaying the store (set once by createJobManager). */
+  replaySeconds = 0;
 
   /** Use `createJobManager`; the constructor does not replay or attach plugins. */
   constructor(
@@ -365,6 +368,11 @@ export class JobManager {
       if (a.waiters === undefined) a.waiters = [resolve];
       else a.waiters.push(resolve);
     });
+  }
+
+  /** What the manager counts about itself, updated in place: passes, store batches, replay time. */
+  get stats(): ManagerStats {
+    return { jobs: this.engine.counts, passes: this.scheduler.passStats, batches: this.engine.batch.stats, replaySeconds: this.replaySeconds };
   }
 
   /** Subscribes to every processed event of every job (the journal). */
@@ -651,7 +659,10 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   const queues = new QueueGate();
   const actions = new Actions({ engine, scheduler, executors, inactive, queues });
   engine.actions = actions;
+  // Real time (a measurement for /metrics): the replay, then its callbacks once plugins load.
+  let began = performance.now();
   const replay = replayStore({ engine, store, inactive, scheduler });
+  let replayMs = performance.now() - began;
   const ids = new FluidGenerator(store.epoch(), () => clock.now());
   if (replay.maxId !== undefined) ids.advancePast(replay.maxId);
   const m = new JobManager(engine, store, scheduler, inactive, executors, ids, { ...opts, launcher }, { gate: queues, actions });
@@ -659,7 +670,10 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   onPurge = (r) => purgeRecord(engine, m.jobAds, r);
   engine.port = opts.plugins ? await opts.plugins(m.port) : NO_PLUGINS;
   const { loadInactive } = JobManager.internals(m);
+  began = performance.now();
   await restartCallbacks({ engine, store, inactive, scheduler, actions, executors }, replay, loadInactive);
+  replayMs += performance.now() - began;
+  m.replaySeconds = replayMs / 1000;
   m.port.reprioritizeAll();
   m.periodic.start();
   return m;

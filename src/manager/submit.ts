@@ -331,6 +331,7 @@ export class Submitter {
    *  released and the job's `admitted` gets its id (`durable`). */
   private accept(job: ActiveJob, json: string): void {
     job.announced = true;
+    this.engine.counts.submitted++;
     this.engine.batch.storeNewJob(job, json);
     job.queue.push(this.engine.entry("validate"));
     this.engine.batch.afterCommitWith(this.durable, job);

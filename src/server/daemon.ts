@@ -219,7 +219,8 @@ async function launch(
   if (s.http !== undefined) {
     const version = packageVersion();
     // Metrics exist only where something can scrape them: with the listener.
-    metrics = createMetrics(manager, () => host);
+    metrics = createMetrics(manager, () => host, early?.runs);
+    early?.stop();
     const deps = { handlers, tokens, owner, maxBytes: s.maxRequestBytes, limiter: rateLimiter(s.http.rateLimit), metricsPublic: s.http.metricsPublic, metrics, openapi: () => openapiDocument(version), site: staticSite(opts.webRoot) };
     try {
       http = await startHttpListener(s.http, deps, (l) => log("warn", l));

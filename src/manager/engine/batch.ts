@@ -18,6 +18,7 @@
  */
 import { ErrorCode, JobtapError, codedError } from "../../errors.js";
 import type { Clock, TimerHandle } from "../base/clock.js";
+import { SECONDS_BUCKETS, SIZE_BUCKETS, Tally, type BatchStats } from "../base/tally.js";
 import type { JobId } from "../base/ids.js";
 import type { ActiveJob } from "./job.js";
 import type { EventEntry } from "../port/records.js";
@@ -65,6 +66,8 @@ export class StoreBatcher {
   /** The current batch's window has ended while the store was MAX_IN_FLIGHT batches behind:
    *  it is handed over at the next cut, or when a batch lands. */
   private held = false;
+  /** Each written batch's time from hand-over to durable (real time) and its job count. */
+  readonly stats: BatchStats = { seconds: new Tally(SECONDS_BUCKETS), jobs: new Tally(SIZE_BUCKETS) };
 
   constructor(
     private readonly clock: Clock,
@@ -177,6 +180,7 @@ export class StoreBatcher {
     }
     this.held = false;
     const batch = this.batch;
+    const jobs = this.dirty.length;
     for (const job of this.dirty) job.batchSlot = undefined;
     const fns = this.waitFns;
     const args = this.waitArgs;
@@ -189,8 +193,12 @@ export class StoreBatcher {
       // An empty batch's waiters still wait for the batches in flight before it.
       if (!batch.isEmpty()) {
         this.inFlight++;
+        const began = performance.now();
         this.durable = this.store.commitAsync(batch).then(
-          () => this.landed(),
+          () => {
+            this.wrote(began, jobs);
+            this.landed();
+          },
           (err: unknown) => {
             this.fail(err);
             this.landed();
@@ -204,12 +212,20 @@ export class StoreBatcher {
     }
     if (!batch.isEmpty() && !this.fatal) {
       try {
+        const began = performance.now();
         this.store.commit(batch);
+        this.wrote(began, jobs);
       } catch (err) {
         this.fail(err);
       }
     }
     release(fns, args, this.fatal);
+  }
+
+  /** Counts a durable batch (stats): its write time since `began` and its jobs. */
+  private wrote(began: number, jobs: number): void {
+    this.stats.seconds.observe((performance.now() - began) / 1000);
+    this.stats.jobs.observe(jobs);
   }
 
   /** A batch handed over is durable (or failed): a held batch goes now. */

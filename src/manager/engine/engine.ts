@@ -11,7 +11,8 @@ import { newActiveJob, redactedJobspec, type ActiveJob } from "./job.js";
 import { isPlainObject, mergeNullDeletes } from "../core/jobspec.js";
 import { NO_PLUGINS, PRIORITY_UNAVAILABLE, type PluginPort, type StackResult } from "../port/port.js";
 import type { EventEntry, JobArgs, Jobspec } from "../port/records.js";
-import { PRIORITY_MAX, STATES, stateTopic, URGENCY_EXPEDITE, URGENCY_HOLD, type State, type StateTopic } from "../base/states.js";
+import { PRIORITY_MAX, RESULTS, STATES, stateTopic, URGENCY_EXPEDITE, URGENCY_HOLD, type State, type StateTopic } from "../base/states.js";
+import type { JobCounts } from "../base/tally.js";
 import { runSteps } from "../base/steps.js";
 import type { AppliedTopic, OutOf } from "../port/topics.js";
 import type { JobStore } from "../store/types.js";
@@ -66,6 +67,8 @@ export class Engine {
 
   /** The batch window's pending store writes. */
   readonly batch: StoreBatcher;
+  /** Accepted and retired jobs, counted in place for /metrics (no journal listener needed). */
+  readonly counts: JobCounts = { submitted: 0, inactive: new Float64Array(RESULTS.length) };
 
   constructor(readonly opts: EngineOptions) {
     this.batch = new StoreBatcher(opts.clock, opts.store, opts.batchWindowMs, opts.log);

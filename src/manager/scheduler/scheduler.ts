@@ -15,6 +15,7 @@ import { hostname } from "node:os";
 import type { Clock, TimerHandle } from "../base/clock.js";
 import type { JobId } from "../base/ids.js";
 import { formatIdset, parseIdset } from "../base/idset.js";
+import { SECONDS_BUCKETS, Tally, type PassStats } from "../base/tally.js";
 import type { ResourceRequest } from "../core/jobspec.js";
 import { carveSlots, describeSlots, type ResourcePool, type Slot } from "./slots.js";
 
@@ -128,6 +129,8 @@ export class Scheduler {
   };
   /** True while a pass walks the queue: compaction (which moves entries) waits for its end. */
   private inPass = false;
+  /** Passes run, jobs placed, pass times (real time: a measurement, not the job clock). */
+  readonly passStats: PassStats = { passes: 0, placed: 0, seconds: new Tally(SECONDS_BUCKETS) };
   /** Inside `reorderOnce`: the queue is kept unsorted and sorted once at the end. */
   private deferSort = 0;
   private unsorted = false;
@@ -407,12 +410,15 @@ export class Scheduler {
   }
 
   private pass(): void {
+    const began = performance.now();
     this.inPass = true;
     try {
       this.walkQueue();
     } finally {
       this.inPass = false;
       this.maybeCompact();
+      this.passStats.passes++;
+      this.passStats.seconds.observe((performance.now() - began) / 1000);
     }
   }
 
@@ -451,6 +457,7 @@ export class Scheduler {
     const id = entry.id;
     this.kill(entry);
     this.allocs.set(id, a);
+    this.passStats.placed++;
     // One clock reading for the slot's busy time and R's starttime: the same instant.
     const now = this.clock.now();
     this.enter(this.slotStates[a.slot]!, now);

@@ -1,8 +1,9 @@
 /**
- * Prometheus metrics (prom-client) for `/metrics` (docs/metrics.md). Off the hot path:
- * counters are bumped where the event already passes (the manager's event stream, the plugin
- * host's handler timing, taken where the handler runs, with no record made: metrics-handlers.ts), and
- * every gauge is computed when Prometheus scrapes. Labels are bounded: never a job id;
+ * Prometheus metrics (prom-client) for `/metrics` (docs/api.md, Metrics). Off the hot path:
+ * the manager counts jobs, passes and batches in place (metrics-manager.ts), the plugin
+ * host's handler timing feeds plain slots with no record made (metrics-handlers.ts), hook
+ * runners report each run (metrics-hooks.ts), and every gauge is computed when Prometheus
+ * scrapes. Labels are bounded: never a job id;
  * topics that embed user-chosen words (`job.dependency.<scheme>`, `job.update.<key>`) are
  * folded to their family, and any label taken from configuration is capped in length and in
  * distinct values.
@@ -10,9 +11,11 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Counter, Gauge, Registry } from "prom-client";
 import type { JobManager } from "../../manager/manager.js";
-import type { JournalEntry } from "../../manager/engine/engine.js";
 import type { JobtapHost } from "../../plugins/index.js";
 import { handlerHistogram } from "./metrics-handlers.js";
+import { managerSeries } from "./metrics-manager.js";
+import { hookSeries } from "./metrics-hooks.js";
+import type { HookRunReport } from "../../hooks/observe.js";
 
 /** A daemon's metrics: the exposition text, and `stop` to detach from the manager and host. */
 export interface Metrics {
@@ -27,7 +30,7 @@ const MAX_LABEL = 64;
 const MAX_VALUES = 200;
 
 /** Attaches metrics to a manager and its plugin host. */
-export function createMetrics(m: JobManager, host: () => JobtapHost | undefined): Metrics {
+export function createMetrics(m: JobManager, host: () => JobtapHost | undefined, earlyHooks?: readonly HookRunReport[]): Metrics {
   const registry = new Registry();
   // The event-loop lag, sampled by perf_hooks off the loop (prom-client's default process
   // metrics are left out: three of their gauge names end in _total, which promtool refuses).
@@ -48,13 +51,6 @@ export function createMetrics(m: JobManager, host: () => JobtapHost | undefined)
     },
   });
   const bound = boundedLabels();
-  const submitted = new Counter({ name: "jobtap_jobs_submitted_total", help: "jobs accepted since the daemon started", registers: [registry] });
-  const inactive = new Counter({ name: "jobtap_jobs_inactive_total", help: "jobs that became inactive since the daemon started, by result", labelNames: ["result"], registers: [registry] });
-  const onEvent = (j: JournalEntry) => {
-    if (j.entry.name === "submit") submitted.inc();
-    else if (j.state === "INACTIVE" && j.prev_state !== "INACTIVE") inactive.inc({ result: m.job(j.id).result ?? "unknown" });
-  };
-  m.on("event", onEvent);
   const callbackErrors = new Counter({ name: "jobtap_plugin_callback_errors_total", help: "plugin handler errors and timeouts, by plugin and topic", labelNames: ["plugin", "topic"], registers: [registry] });
   const observe = handlerHistogram(registry, callbackErrors, bound, topicFamily);
   let untime: (() => void) | undefined;
@@ -65,6 +61,8 @@ export function createMetrics(m: JobManager, host: () => JobtapHost | undefined)
   };
   attach();
   scrapeGauges(registry, m, host, bound);
+  managerSeries(registry, m);
+  const unhook = hookSeries(registry, bound, earlyHooks);
   return {
     contentType: registry.contentType,
     text: () => {
@@ -73,8 +71,8 @@ export function createMetrics(m: JobManager, host: () => JobtapHost | undefined)
     },
     stop() {
       lag.disable();
-      m.off("event", onEvent);
       untime?.();
+      unhook();
     },
   };
 }
