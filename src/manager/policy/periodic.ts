@@ -41,29 +41,40 @@ export class PeriodicPolicy {
   private readonly logged = new Set<string>();
   private system: SystemPolicy;
   private hasSystem: boolean;
+  private intervalMs: number;
+  /** Between start() and stop(): the timer runs whenever the interval is above 0. */
+  private armed = false;
 
   constructor(private readonly d: PeriodicDeps) {
+    this.intervalMs = d.intervalMs;
     this.system = d.system ?? {};
     this.hasSystem = hasAny(this.system);
   }
 
-  /** Replaces the site's SYSTEM_PERIODIC_* (a reload). */
-  setSystem(system: SystemPolicy): void {
+  /** Replaces the site's SYSTEM_PERIODIC_* and, when given, the interval (a reload). */
+  setSystem(system: SystemPolicy, intervalMs?: number): void {
     this.system = system;
     this.hasSystem = hasAny(system);
+    if (intervalMs === undefined || intervalMs === this.intervalMs) return;
+    this.intervalMs = intervalMs;
+    if (!this.armed) return;
+    this.stop();
+    this.start();
   }
 
   /** Arms the interval timer (idempotent). */
   start(): void {
-    if (this.timer !== undefined || !(this.d.intervalMs > 0)) return;
+    this.armed = true;
+    if (this.timer !== undefined || !(this.intervalMs > 0)) return;
     this.timer = this.d.clock.setTimeout(() => {
       this.timer = undefined;
       this.pass();
       this.start();
-    }, this.d.intervalMs);
+    }, this.intervalMs);
   }
 
   stop(): void {
+    this.armed = false;
     if (this.timer !== undefined) this.d.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }
