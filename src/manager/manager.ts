@@ -42,7 +42,7 @@ import { HostAds, type SlotPolicy } from "./ads/hostads.js";
 import { Matchmaker } from "./policy/matchmaker.js";
 import { policyAnalyzer } from "./policy/analyze-why.js";
 import { PeriodicPolicy } from "./policy/periodic.js";
-import { policyActions } from "./policy/periodic-actions.js";
+import { policyActions, policyCopyOf } from "./policy/periodic-actions.js";
 import type { SystemPolicy } from "./policy/user-policy.js";
 import { Evaluator } from "../classad/evaluator.js";
 import { carveSlots, describeSlots, type ResourcePool, type SlotType } from "./scheduler/slots.js";
@@ -186,6 +186,7 @@ export class JobManager {
       intervalMs: opts.periodicExprIntervalMs ?? 60_000,
       jobs: () => engine.active.values(),
       active: (id) => engine.active.get(id),
+      copyOf: (job) => policyCopyOf(engine, job),
       jobAd: (job) => this.jobAds.of(job),
       evaluator: policyEvaluator,
       log: opts.log ?? defaultLog,
@@ -668,6 +669,7 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   const { loadInactive } = JobManager.internals(m);
   await restartCallbacks({ engine, store, inactive, scheduler, actions, executors }, replay, loadInactive);
   m.port.reprioritizeAll();
+  m.periodic.resume();
   m.periodic.start();
   return m;
 }

@@ -26,6 +26,22 @@ export type Submit = (jobspec: Jobspec, opts: { userid?: number; urgency?: numbe
 export interface PolicyActions {
   /** Acts on `job`; `exited` when its task has finished (the exit-time evaluation). */
   act(job: ActiveJob, d: Decision, exited: boolean): void;
+  /** Closes an exited job's policy epilog (after a restart), naming its copy if known. */
+  finishCopy(job: ActiveJob, copy: JobId | undefined): void;
+}
+
+/** The epilog that keeps an exited job in CLEANUP until its copy is submitted. */
+export const POLICY_EPILOG = "periodic-policy";
+
+/** Whether the job's policy epilog is open (started and not finished). */
+export function openPolicyEpilog(job: ActiveJob): boolean {
+  let open = false;
+  for (const e of job.eventlog) {
+    if (e.context?.description !== POLICY_EPILOG) continue;
+    if (e.name === "epilog-start") open = true;
+    else if (e.name === "epilog-finish") open = false;
+  }
+  return open;
 }
 
 /** The manager's policy actions. */
@@ -40,23 +56,31 @@ export function policyActions(engine: Engine, owner: number, log: Logger, submit
   };
   const hold = (job: ActiveJob, d: Decision) =>
     post(job, "urgency", { urgency: 0, userid: owner, hold_reason: d.reason, hold_reason_code: d.code, hold_reason_subcode: d.subCode });
+  const finish = (job: ActiveJob, note: string | undefined) => {
+    if (note !== undefined) post(job, "memo", { policy: note });
+    post(job, "epilog-finish", { description: POLICY_EPILOG, status: 0 });
+  };
   const copy = (job: ActiveJob, d: Decision, held: boolean, exited: boolean) => {
+    // An exited job would leave before the copy is durable: an epilog keeps it in CLEANUP.
+    if (exited) post(job, "epilog-start", { description: POLICY_EPILOG });
     void submitCopy(job, held, submit).then(
       (id) => {
         const note = `${d.reason} (${held ? "held" : "pending"} again as ${formatJobId(id)})`;
         log("info", `periodic policy: job ${formatJobId(job.core.id)}: ${note}`);
         const c = engine.active.get(id);
         if (held && c !== undefined) hold(c, d);
-        if (exited) post(job, "memo", { policy: note });
+        if (exited) finish(job, note);
         else post(job, "exception", { type: "hold", severity: 0, note, userid: owner });
       },
       (e: Error) => {
         log("error", `periodic policy: job ${formatJobId(job.core.id)}: could not submit its ${held ? "held" : "pending"} copy: ${e.message}`);
-        if (!exited) post(job, "exception", { type: "hold", severity: 0, note: d.reason, userid: owner });
+        if (exited) finish(job, undefined);
+        else post(job, "exception", { type: "hold", severity: 0, note: d.reason, userid: owner });
       },
     );
   };
   return {
+    finishCopy: (job, id) => finish(job, id === undefined ? undefined : `copy ${formatJobId(id)} submitted before a restart`),
     act(job, d, exited) {
       switch (d.action) {
         case "remove":
@@ -86,4 +110,14 @@ function submitCopy(job: ActiveJob, held: boolean, submit: Submit): Promise<JobI
   js.attributes.user = { ...user, classad: { ...user.classad, RequeuedFromJobId: JSON.stringify(formatJobId(job.core.id)) } };
   if (js.attributes.system !== undefined) delete js.attributes.system.dependencies;
   return submit(js, { userid: job.core.userid, urgency: held ? 0 : URGENCY_DEFAULT });
+}
+
+/** The active job submitted as `job`'s copy (its RequeuedFromJobId), if any (a restart's check). */
+export function policyCopyOf(engine: Engine, job: ActiveJob): JobId | undefined {
+  const want = JSON.stringify(formatJobId(job.core.id));
+  for (const j of engine.active.values()) {
+    const ad = j.core.jobspec.attributes.user?.classad as Record<string, unknown> | undefined;
+    if (ad?.RequeuedFromJobId === want) return j.core.id;
+  }
+  return undefined;
 }

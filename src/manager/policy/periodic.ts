@@ -15,7 +15,7 @@ import type { Clock, TimerHandle } from "../base/clock.js";
 import { formatJobId, type JobId } from "../base/ids.js";
 import type { JournalEntry, Logger } from "../engine/engine.js";
 import type { ActiveJob } from "../engine/job.js";
-import type { PolicyActions } from "./periodic-actions.js";
+import { openPolicyEpilog, type PolicyActions } from "./periodic-actions.js";
 import { analyze, type SystemPolicy } from "./user-policy.js";
 
 export { PERIODIC_HOLD_CODE, SYSTEM_HOLD_CODE } from "./user-policy.js";
@@ -30,6 +30,8 @@ export interface PeriodicDeps {
   log: Logger;
   actions: PolicyActions;
   system?: SystemPolicy;
+  /** The active copy a job's policy submitted (its RequeuedFromJobId), if any. */
+  copyOf(job: ActiveJob): JobId | undefined;
 }
 
 /** Lower-cased names of the job attributes that make a job subject to its own policy. */
@@ -92,16 +94,29 @@ export class PeriodicPolicy {
 
   /**
    * The engine's journal listener: a job whose task exited on its own (`finish` is its end
-   * event) is checked at once, after the event's own processing (HTCondor's check at exit).
+   * event) is checked at once, with its exit attributes in its ad (HTCondor's check at
+   * exit). It runs inside the event's processing; what it posts is queued behind it, so a
+   * copy's epilog (periodic-actions.ts) is open before the job's cleanup can end.
    */
   readonly onJournal = (j: JournalEntry): void => {
     if (j.entry.name !== "finish") return;
-    queueMicrotask(() => {
-      const job = this.d.active(j.id);
-      if (job === undefined || job.core.endEvent?.name !== "finish" || !this.subject(job)) return;
-      this.evaluate(job, true);
-    });
+    const job = this.d.active(j.id);
+    if (job === undefined || job.core.endEvent?.name !== "finish" || !this.subject(job)) return;
+    this.evaluate(job, true);
   };
+
+  /**
+   * After a restart: a job whose copy was being submitted when the daemon stopped (its
+   * policy epilog still open) is decided again; the copy is submitted unless it exists.
+   */
+  resume(): void {
+    for (const job of [...this.d.jobs()]) {
+      if (job.core.state !== "CLEANUP" || !openPolicyEpilog(job)) continue;
+      const copy = this.d.copyOf(job);
+      if (copy !== undefined) this.d.actions.finishCopy(job, copy);
+      else if (!this.evaluate(job, true)) this.d.actions.finishCopy(job, undefined);
+    }
+  }
 
   private subject(job: ActiveJob): boolean {
     return this.hasSystem || wantsPolicy(job);
