@@ -80,4 +80,25 @@ describe("periodic job policy (every PERIODIC_EXPR_INTERVAL on the manager clock
     await s.clock.advance(1_000);
     expect(s.mgr.job(copy).state).toBe("RUN");
   });
+
+  it("an update of a running job's ad (classad-update) is evaluated at once, as HTCondor's shadow does on each update", async () => {
+    const s = await simManager();
+    const t0 = s.clock.now();
+    const id = await submitNow(s, testJob("1h"));
+    const other = await submitNow(s, adJob({ PeriodicRemove: "Stop =?= true" }));
+    await s.clock.advance(1_000);
+    s.mgr.port.postEvent(id, "classad-update", { attributes: { PeriodicRemove: "RemoteWallClockTime >= 0" } });
+    s.mgr.port.postEvent(other, "classad-update", { attributes: { Stop: "true" } });
+    for (let i = 0; i < 20 && s.mgr.job(other).state !== "INACTIVE"; i++) await s.clock.advance(500);
+    expect(s.clock.now() - t0).toBeLessThan(60_000);
+    expect([s.mgr.jobAd(id).evaluate("JobStatus"), s.mgr.jobAd(other).evaluate("JobStatus")]).toEqual([3n, 3n]);
+  });
+
+  it("PeriodicRelease leaves a job its user held (HoldReasonCode 1)", async () => {
+    const s = await simManager();
+    const id = await submitNow(s, adJob({ PeriodicRelease: "true" }), { urgency: 0 });
+    s.mgr.setUrgency(id, 0);
+    await s.clock.advance(120_000);
+    expect([s.mgr.jobAd(id).evaluate("JobStatus"), s.mgr.jobAd(id).evaluate("HoldReasonCode")]).toEqual([5n, 1n]);
+  });
 });

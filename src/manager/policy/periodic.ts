@@ -41,6 +41,8 @@ const NAMES = new Set(["periodicremove", "periodichold", "periodicrelease", "one
 export class PeriodicPolicy {
   private timer: TimerHandle | undefined;
   private readonly logged = new Set<string>();
+  /** Jobs given a policy expression by a `classad-update` (not in their jobspec). */
+  private readonly updated = new WeakSet<ActiveJob>();
   private system: SystemPolicy;
   private hasSystem: boolean;
   private intervalMs: number;
@@ -99,10 +101,19 @@ export class PeriodicPolicy {
    * copy's epilog (periodic-actions.ts) is open before the job's cleanup can end.
    */
   readonly onJournal = (j: JournalEntry): void => {
-    if (j.entry.name !== "finish") return;
-    const job = this.d.active(j.id);
-    if (job === undefined || job.core.endEvent?.name !== "finish" || !this.subject(job)) return;
-    this.evaluate(job, true);
+    const name = j.entry.name;
+    if (name === "finish") {
+      const job = this.d.active(j.id);
+      if (job === undefined || job.core.endEvent?.name !== "finish" || !this.subject(job)) return;
+      this.evaluate(job, true);
+    } else if (name === "classad-update") {
+      // HTCondor's shadow re-evaluates on each update of a running job's ad.
+      const job = this.d.active(j.id);
+      if (job === undefined) return;
+      if (namesPolicy(j.entry.context?.attributes)) this.updated.add(job);
+      const s = job.core.state;
+      if (s !== "CLEANUP" && s !== "INACTIVE" && s !== "NEW" && job.core.endEvent === undefined && this.subject(job)) this.evaluate(job, false);
+    }
   };
 
   /**
@@ -119,7 +130,7 @@ export class PeriodicPolicy {
   }
 
   private subject(job: ActiveJob): boolean {
-    return this.hasSystem || wantsPolicy(job);
+    return this.hasSystem || wantsPolicy(job) || this.updated.has(job);
   }
 
   private evaluate(job: ActiveJob, exited: boolean): boolean {
@@ -145,7 +156,10 @@ function hasAny(s: SystemPolicy): boolean {
 
 /** Whether the job's ClassAd attributes name a policy expression (no ad is built otherwise). */
 function wantsPolicy(job: ActiveJob): boolean {
-  const table = job.core.jobspec.attributes.user?.classad;
+  return namesPolicy(job.core.jobspec.attributes.user?.classad);
+}
+
+function namesPolicy(table: unknown): boolean {
   if (typeof table !== "object" || table === null) return false;
   for (const name of Object.keys(table)) if (NAMES.has(name.toLowerCase())) return true;
   return false;
