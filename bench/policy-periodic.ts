@@ -5,7 +5,9 @@
  * with the site's `SYSTEM_PERIODIC_HOLD` and `SYSTEM_PERIODIC_REMOVE` set too: every job is
  * evaluated in full and none acts. Simulated clock, memory store; the figure is the wall
  * time of the pass (what one PERIODIC_EXPR_INTERVAL costs the manager's thread).
- * `periodic_ms_second` is the next pass (job ads then cached).
+ * The first pass builds every job's ad (the manager keeps an active job's ad until its next
+ * event); `periodic_ms_steady` is the fastest of the next five passes, every later interval's
+ * cost while the jobs do not change.
  */
 import { SimulatedClock } from "../src/manager/base/clock.js";
 import { createJobManager } from "../src/manager/manager.js";
@@ -13,7 +15,7 @@ import { periodicSettings } from "../src/manager/policy/system-periodic.js";
 import { testJobspec } from "./lib/common.js";
 
 /** (b): ms of one periodic pass over `n` active jobs with policy expressions. */
-export async function periodicCost(n: number): Promise<{ periodic_jobs: number; periodic_ms: number; periodic_ms_second: number; periodic_acted: number }> {
+export async function periodicCost(n: number): Promise<{ periodic_jobs: number; periodic_ms: number; periodic_ms_steady: number; periodic_acted: number }> {
   const clock = new SimulatedClock();
   const { system } = periodicSettings({
     "system-periodic-hold": "NumJobStarts > 10 && JobStatus == 1",
@@ -41,11 +43,14 @@ export async function periodicCost(n: number): Promise<{ periodic_jobs: number; 
   const t0 = performance.now();
   const acted = mgr.periodic.pass();
   const first = performance.now() - t0;
-  const t1 = performance.now();
-  mgr.periodic.pass();
-  const second = performance.now() - t1;
+  let steady = Infinity;
+  for (let i = 0; i < 5; i++) {
+    const t1 = performance.now();
+    mgr.periodic.pass();
+    steady = Math.min(steady, performance.now() - t1);
+  }
   await mgr.close();
-  return { periodic_jobs: n, periodic_ms: round1(first), periodic_ms_second: round1(second), periodic_acted: acted };
+  return { periodic_jobs: n, periodic_ms: round1(first), periodic_ms_steady: round1(steady), periodic_acted: acted };
 }
 
 function round1(x: number): number {

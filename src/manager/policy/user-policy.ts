@@ -14,10 +14,11 @@
  * give HoldReasonCode 3 (JobPolicy), the system ones 26 (SystemPolicy).
  */
 import type { ClassAd } from "../../classad/classad.js";
+import { evalEntry, Frame } from "../../classad/compile.js";
 import type { Evaluator } from "../../classad/evaluator.js";
 import type { Expr } from "../../classad/expr.js";
 import { unparse } from "../../classad/unparse.js";
-import { isError, numberOf, type Value } from "../../classad/values.js";
+import { ERROR, isError, numberOf, UNDEFINED, type Value } from "../../classad/values.js";
 import { HOLD_REASON_CODE, JOB_STATUS } from "../ads/jobad.js";
 
 /** HTCondor's HoldReasonCode for a hold by the job's own policy (PeriodicHold, OnExitHold). */
@@ -53,9 +54,11 @@ export interface Decision {
 export type ErrorSink = (name: string, text: string) => void;
 
 const SYSTEM_NAMES = { hold: "SYSTEM_PERIODIC_HOLD", release: "SYSTEM_PERIODIC_RELEASE", remove: "SYSTEM_PERIODIC_REMOVE" } as const;
-const JOB_NAMES = { hold: "PeriodicHold", release: "PeriodicRelease", remove: "PeriodicRemove" } as const;
 
-/** Evaluates the job's and the site's expressions (MY = the job ad); undefined: nothing acts. */
+/**
+ * Evaluates the job's and the site's expressions (MY = the job ad); undefined: nothing acts.
+ * One evaluation frame serves the whole job (a pass makes one per job, not per expression).
+ */
 export function analyze(
   ad: ClassAd,
   ev: Evaluator,
@@ -63,53 +66,84 @@ export function analyze(
   atExit: boolean,
   onError: ErrorSink,
 ): Decision | undefined {
-  const status = numberOf(ad.evaluate("JobStatus"));
+  const p: Pass = { ad, ev, f: new Frame(ad, ad, null, ev.newRun()), onError };
+  const status = numberOf(attr(p, "jobstatus"));
   const held = status === JOB_STATUS.held;
-  const steps: Array<"hold" | "release" | "remove"> = [];
-  if (!held && status !== JOB_STATUS.completed) steps.push("hold");
-  if (held && numberOf(ad.evaluate("HoldReasonCode")) !== HOLD_REASON_CODE.userRequest) steps.push("release");
-  steps.push("remove");
-  for (const step of steps) {
-    const d = jobExpr(ad, ev, JOB_NAMES[step], step, onError) ?? systemExpr(ad, ev, sys[step], step, onError);
+  if (!held && status !== JOB_STATUS.completed) {
+    const d = jobExpr(p, "PeriodicHold", "hold") ?? systemExpr(p, sys.hold, "hold");
     if (d) return d;
   }
-  return atExit ? onExit(ad, ev, onError) : undefined;
+  if (held && numberOf(attr(p, "holdreasoncode")) !== HOLD_REASON_CODE.userRequest) {
+    const d = jobExpr(p, "PeriodicRelease", "release") ?? systemExpr(p, sys.release, "release");
+    if (d) return d;
+  }
+  const d = jobExpr(p, "PeriodicRemove", "remove") ?? systemExpr(p, sys.remove, "remove");
+  if (d) return d;
+  return atExit ? onExit(p) : undefined;
+}
+
+/** One job's evaluation: its ad, the evaluator, the shared frame and the error sink. */
+interface Pass {
+  ad: ClassAd;
+  ev: Evaluator;
+  f: Frame;
+  onError: ErrorSink;
+}
+
+/** An attribute of the job ad (`key` lower-cased) in the pass's frame. */
+function attr(p: Pass, key: string): Value {
+  const e = p.ad.entry(key);
+  if (e === undefined) return UNDEFINED;
+  try {
+    return evalEntry(e, p.f);
+  } catch {
+    return ERROR;
+  }
+}
+
+function inFrame(p: Pass, expr: Expr): Value {
+  try {
+    return p.ev.evaluateIn(expr, p.f);
+  } catch {
+    return ERROR;
+  }
 }
 
 /** OnExitHold, then OnExitRemove (false: the job stays in the queue). */
-function onExit(ad: ClassAd, ev: Evaluator, onError: ErrorSink): Decision | undefined {
-  const hold = jobExpr(ad, ev, "OnExitHold", "hold", onError);
+function onExit(p: Pass): Decision | undefined {
+  const hold = jobExpr(p, "OnExitHold", "hold");
   if (hold) return hold;
-  const expr = ad.lookup("OnExitRemove");
+  const expr = p.ad.lookup("OnExitRemove");
   if (expr === undefined) return undefined;
-  const v = ev.evaluateAttr(ad, "OnExitRemove");
-  if (isError(v)) onError("OnExitRemove", unparse(expr, true));
+  const v = attr(p, "onexitremove");
+  if (isError(v)) p.onError("OnExitRemove", unparse(expr, true));
   const n = numberOf(v);
   if (n === undefined || Math.trunc(n) !== 0) return undefined;
   return { action: "requeue", name: "OnExitRemove", reason: wording("job attribute", "OnExitRemove", unparse(expr, true), "FALSE"), code: 0, subCode: 0 };
 }
 
-function jobExpr(ad: ClassAd, ev: Evaluator, name: string, action: Decision["action"], onError: ErrorSink): Decision | undefined {
-  const expr = ad.lookup(name);
-  if (expr === undefined) return undefined;
-  if (!fires(ev.evaluateAttr(ad, name), () => onError(name, unparse(expr, true)))) return undefined;
-  const reason = ad.evaluate(`${name}Reason`);
-  const sub = numberOf(ad.evaluate(`${name}SubCode`));
+function jobExpr(p: Pass, name: string, action: Decision["action"]): Decision | undefined {
+  const key = name.toLowerCase();
+  const entry = p.ad.entry(key);
+  if (entry === undefined) return undefined;
+  if (!fires(attr(p, key), () => p.onError(name, unparse(entry.expr, true)))) return undefined;
+  const reason = attr(p, `${key}reason`);
+  const sub = numberOf(attr(p, `${key}subcode`));
   return {
     action,
     name,
-    reason: typeof reason === "string" && reason !== "" ? reason : wording("job attribute", name, unparse(expr, true), "TRUE"),
+    reason: typeof reason === "string" && reason !== "" ? reason : wording("job attribute", name, unparse(entry.expr, true), "TRUE"),
     code: PERIODIC_HOLD_CODE,
     subCode: sub === undefined ? 0 : Math.trunc(sub),
   };
 }
 
-function systemExpr(ad: ClassAd, ev: Evaluator, s: SystemExpr | undefined, action: "hold" | "release" | "remove", onError: ErrorSink): Decision | undefined {
+function systemExpr(p: Pass, s: SystemExpr | undefined, action: "hold" | "release" | "remove"): Decision | undefined {
   if (s === undefined) return undefined;
   const name = SYSTEM_NAMES[action];
-  if (!fires(ev.evaluate(s.expr, { my: ad }), () => onError(name, unparse(s.expr, true)))) return undefined;
-  const reason = s.reason === undefined ? undefined : ev.evaluate(s.reason, { my: ad });
-  const sub = s.subCode === undefined ? undefined : numberOf(ev.evaluate(s.subCode, { my: ad }));
+  if (!fires(inFrame(p, s.expr), () => p.onError(name, unparse(s.expr, true)))) return undefined;
+  const reason = s.reason === undefined ? undefined : inFrame(p, s.reason);
+  const sub = s.subCode === undefined ? undefined : numberOf(inFrame(p, s.subCode));
   return {
     action,
     name,
