@@ -11,7 +11,8 @@
  * - (c) `trivial_policy_ratio`: end-to-end throughput (test executor, run 0 s, memory store,
  *   real clock) with `[policy] start = "true"` over the rate without policy, alternating
  *   rounds and taking the fastest round of each.
- * (b), periodic evaluation, is not built yet (see docs/ads.md).
+ * - (b) `periodic_ms`: one periodic policy pass over N active jobs (policy-periodic.ts);
+ *   `--only periodic` runs (b) alone.
  * The last stdout line is one JSON object.
  */
 import { SimulatedClock } from "../src/manager/base/clock.js";
@@ -20,6 +21,7 @@ import { createJobManager, type JobManager } from "../src/manager/manager.js";
 import { slotPolicies } from "../src/manager/policy/slot-policy.js";
 import { carveSlots } from "../src/manager/scheduler/slots.js";
 import { arg, testJobspec } from "./lib/common.js";
+import { periodicCost } from "./policy-periodic.js";
 
 const GiB = 2 ** 30;
 
@@ -87,6 +89,9 @@ export async function main(args: string[]): Promise<void> {
   const n = Number(arg(args, "jobs", "100000"));
   const slots = Number(arg(args, "slots", "64"));
   const rounds = Number(arg(args, "rounds", "4"));
+  const b = await periodicCost(n);
+  process.stderr.write(`policy: periodic ${JSON.stringify(b)}\n`);
+  if (arg(args, "only", "") === "periodic") return console.log(JSON.stringify(b));
   const a = await passCost(n, slots);
   process.stderr.write(`policy: pass ${JSON.stringify(a)}\n`);
   const without: number[] = [];
@@ -100,6 +105,7 @@ export async function main(args: string[]): Promise<void> {
     jobs: n,
     slots,
     ...a,
+    ...b,
     no_policy_per_s: best(without),
     trivial_policy_per_s: best(withPolicy),
     trivial_policy_ratio: Math.round((best(withPolicy) / best(without)) * 1000) / 1000,

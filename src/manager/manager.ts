@@ -42,7 +42,9 @@ import { JobAds } from "./jobads.js";
 import { HostAds, type SlotPolicy } from "./ads/hostads.js";
 import { Matchmaker } from "./policy/matchmaker.js";
 import { policyAnalyzer } from "./policy/analyze-why.js";
-import { PeriodicPolicy, type PeriodicActions } from "./policy/periodic.js";
+import { PeriodicPolicy } from "./policy/periodic.js";
+import { policyActions, policyCopyOf } from "./policy/periodic-actions.js";
+import type { SystemPolicy } from "./policy/user-policy.js";
 import { Evaluator } from "../classad/evaluator.js";
 import { carveSlots, describeSlots, type ResourcePool, type SlotType } from "./scheduler/slots.js";
 import { hostname } from "node:os";
@@ -77,6 +79,8 @@ export interface JobManagerOptions {
   queueDepth?: number;
   /** PERIODIC_EXPR_INTERVAL in ms: how often PeriodicRemove/Hold/Release are evaluated (default 60 s; 0: never). */
   periodicExprIntervalMs?: number;
+  /** The site's SYSTEM_PERIODIC_HOLD/RELEASE/REMOVE (policy/system-periodic.ts). */
+  systemPeriodic?: SystemPolicy;
   /** Each slot's START/RANK/PREEMPT/STARTD_ATTRS (index = SlotID - 1; policy/slot-policy.ts). */
   slotPolicy?: readonly SlotPolicy[];
   /** Attaches the plugin host; called after replay, before restart callbacks. */
@@ -184,11 +188,15 @@ export class JobManager {
       clock: engine.clock,
       intervalMs: opts.periodicExprIntervalMs ?? 60_000,
       jobs: () => engine.active.values(),
+      active: (id) => engine.active.get(id),
+      copyOf: (job) => policyCopyOf(engine, job),
       jobAd: (job) => this.jobAds.of(job),
       evaluator: policyEvaluator,
       log: opts.log ?? defaultLog,
-      actions: periodicActions(engine, this.owner, opts.log ?? defaultLog),
+      actions: policyActions(engine, this.owner, opts.log ?? defaultLog, (js, o) => this.submit(js, o)),
+      ...(opts.systemPeriodic ? { system: opts.systemPeriodic } : {}),
     });
+    engine.onJournal(this.periodic.onJournal);
     const conf = opts.config ?? {};
     const lookups: ManagerLookups = {
       inactiveCore: (id) => this.loadInactive(id)?.core,
@@ -675,30 +683,9 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   replayMs += performance.now() - began;
   m.replaySeconds = replayMs / 1000;
   m.port.reprioritizeAll();
+  m.periodic.resume();
   m.periodic.start();
   return m;
-}
-
-/**
- * How a periodic expression acts on the manager (docs/ads.md): remove is a `cancel`
- * exception, hold is urgency 0 with the hold reason and code (as condor-fetch holds),
- * release is the default urgency. A job that cannot take the event now is logged.
- */
-function periodicActions(engine: Engine, owner: number, log: Logger): PeriodicActions {
-  const post = (job: ActiveJob, name: string, context: Record<string, unknown>) => {
-    try {
-      engine.checkRoom(job);
-      engine.post(job, name, context);
-    } catch (e) {
-      log("error", `periodic policy: job ${formatJobId(job.core.id)}: ${(e as Error).message}`);
-    }
-  };
-  return {
-    remove: (job, reason) => post(job, "exception", { type: "cancel", severity: 0, note: reason, userid: owner }),
-    hold: (job, reason, code, subCode) =>
-      post(job, "urgency", { urgency: 0, userid: owner, hold_reason: reason, hold_reason_code: code, hold_reason_subcode: subCode }),
-    release: (job) => post(job, "urgency", { urgency: URGENCY_DEFAULT, userid: owner }),
-  };
 }
 
 /**

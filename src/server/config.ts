@@ -41,6 +41,8 @@ import { readFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { carveSlots, type SlotType } from "../manager/scheduler/slots.js";
 import { hasPolicy, slotPolicies } from "../manager/policy/slot-policy.js";
+import { hasPeriodicPolicy, periodicSettings } from "../manager/policy/system-periodic.js";
+import type { SystemPolicy } from "../manager/policy/user-policy.js";
 import type { SlotPolicy } from "../manager/ads/hostads.js";
 import { dirname, resolve } from "node:path";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
@@ -83,6 +85,10 @@ export interface DaemonSettings {
   connectionsPerUser?: number;
   /** `[policy]` START/RANK/PREEMPT/STARTD_ATTRS per slot (src/manager/policy/slot-policy.ts). */
   slotPolicy?: SlotPolicy[];
+  /** `[policy]` SYSTEM_PERIODIC_HOLD/RELEASE/REMOVE (src/manager/policy/system-periodic.ts). */
+  systemPeriodic?: SystemPolicy;
+  /** `[policy]` PERIODIC_EXPR_INTERVAL in ms (unset: the manager's 60 s). */
+  periodicExprIntervalMs?: number;
   /** `[daemon] http` and its companions (http/config.ts); absent: no TCP listener. */
   http?: HttpSettings;
 }
@@ -152,6 +158,7 @@ export function checkConfigFile(
   anchorLoadPaths(raw, dirname(resolve(path)));
   const settings = readSettings(raw, errors);
   readSlotPolicy(raw, settings, dirname(resolve(path)), errors);
+  readPeriodicPolicy(raw, settings, dirname(resolve(path)), errors);
   checkPlugins(raw, env, errors);
   // What the builtins' conf.update would refuse, so the daemon does not start and then fail.
   for (const message of checkBuiltinConfig(raw, BUILTINS, SHIPPED)) errors.push(new JobtapError(ErrorCode.CONFIG, message));
@@ -170,6 +177,18 @@ function readSlotPolicy(raw: Record<string, unknown>, s: DaemonSettings, dir: st
   const pool = { cores: r.cores ?? cpus().length, gpus: r.gpus ?? 0, memory: r.memory ?? totalmem() };
   guard(errors, () => {
     s.slotPolicy = slotPolicies(carveSlots(pool, s.slots), policy, perType, dir);
+    return true;
+  });
+}
+
+/** The site's periodic job policy and PERIODIC_EXPR_INTERVAL from `[policy]` (and its condor_config). */
+function readPeriodicPolicy(raw: Record<string, unknown>, s: DaemonSettings, dir: string, errors: JobtapError[]): void {
+  const policy = raw.policy as Record<string, unknown> | undefined;
+  if (!hasPeriodicPolicy(policy)) return;
+  guard(errors, () => {
+    const p = periodicSettings(policy, dir);
+    s.systemPeriodic = p.system;
+    if (p.intervalMs !== undefined) s.periodicExprIntervalMs = p.intervalMs;
     return true;
   });
 }

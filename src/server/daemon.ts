@@ -183,7 +183,10 @@ async function launch(
     host: () => host,
     log,
     // The slots' START/RANK follow the file (their layout does not change without a restart).
-    applied: (settings) => manager.hostAds.setPolicy(settings.slotPolicy ?? []),
+    applied: (settings) => {
+      manager.hostAds.setPolicy(settings.slotPolicy ?? []);
+      manager.periodic.setSystem(settings.systemPeriodic ?? {}, settings.periodicExprIntervalMs ?? 60_000);
+    },
   });
   const handlers = createHandlers({
     reload,
@@ -277,6 +280,8 @@ function managerOptions(s: DaemonSettings) {
     ...(s.resources ? { resources: s.resources } : {}),
     ...(s.slots ? { slots: s.slots } : {}),
     ...(s.slotPolicy ? { slotPolicy: s.slotPolicy } : {}),
+    ...(s.systemPeriodic ? { systemPeriodic: s.systemPeriodic } : {}),
+    ...(s.periodicExprIntervalMs !== undefined ? { periodicExprIntervalMs: s.periodicExprIntervalMs } : {}),
     ...(s.queueDepth !== undefined ? { queueDepth: s.queueDepth } : {}),
     ...(s.batchWindowMs !== undefined ? { batchWindowMs: s.batchWindowMs } : {}),
     ...(s.inactiveAgeLimitMs !== undefined ? { inactiveAgeLimit: s.inactiveAgeLimitMs / 1000 } : {}),

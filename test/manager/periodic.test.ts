@@ -1,11 +1,20 @@
 import { describe, expect, it } from "vitest";
 import type { Jobspec } from "../../src/manager/port/records.js";
-import { simManager, submitNow, testJob } from "./helpers.js";
+import { formatJobId, parseJobId, type JobId } from "../../src/manager/base/ids.js";
+import { simManager, submitNow, testJob, type SimManager } from "./helpers.js";
 
 function adJob(classad: Record<string, string>, runDuration = "1h"): Jobspec {
   const js = testJob(runDuration);
   js.attributes.user = { classad };
   return js;
+}
+
+/** The copy named in the original's `hold` exception note ("... (held again as ƒ...)"). */
+async function copyOf(s: SimManager, id: JobId): Promise<JobId> {
+  for (let i = 0; i < 50 && !s.mgr.eventlog(id).some((e) => e.name === "exception" || e.name === "memo"); i++) await s.clock.advance(10);
+  const e = s.mgr.eventlog(id).find((x) => x.name === "exception" || x.name === "memo")!;
+  const text = String(e.context?.note ?? e.context?.policy);
+  return parseJobId(/again as (\S+)\)/.exec(text)![1]!);
 }
 
 describe("periodic job policy (every PERIODIC_EXPR_INTERVAL on the manager clock)", () => {
@@ -48,5 +57,48 @@ describe("periodic job policy (every PERIODIC_EXPR_INTERVAL on the manager clock
     await s.clock.advance(180_000);
     expect([s.mgr.job(a).state, s.mgr.job(b).state]).toEqual(["RUN", "RUN"]);
     expect(s.logs.filter((l) => l.includes("periodic policy"))).toHaveLength(1);
+  });
+
+  it("PeriodicHold of a running job ends it with a hold exception and holds a copy (HoldReasonCode 3)", async () => {
+    const s = await simManager();
+    const id = await submitNow(s, adJob({ PeriodicHold: "JobStatus == 2 && NumJobStarts >= 1 && RequeuedFromJobId =?= undefined", PeriodicHoldReason: '"ran too long"', PeriodicHoldSubCode: "42" }));
+    await s.clock.advance(1_000);
+    expect(s.mgr.job(id).state).toBe("RUN");
+    await s.clock.advance(59_000);
+    const copy = await copyOf(s, id);
+    for (let i = 0; i < 20 && s.mgr.job(id).state !== "INACTIVE"; i++) await s.clock.advance(1_000);
+    expect(s.mgr.eventlog(id).find((e) => e.name === "exception")?.context).toMatchObject({ type: "hold", severity: 0, note: expect.stringMatching(/^ran too long \(held again as /) });
+    expect(s.mgr.jobAd(id).evaluate("JobStatus")).toBe(3n);
+    const ad = s.mgr.jobAd(copy);
+    expect([ad.evaluate("JobStatus"), ad.evaluate("HoldReasonCode"), ad.evaluate("HoldReasonSubCode"), ad.evaluate("HoldReason")]).toEqual([5n, 3n, 42n, "ran too long"]);
+    expect(ad.evaluate("RequeuedFromJobId")).toBe(formatJobId(id));
+    // Only one copy: the killed original's exit is not a second occasion to hold.
+    await s.clock.advance(120_000);
+    expect(s.logs.filter((l) => l.includes("again as"))).toHaveLength(1);
+    // Released, the copy runs (its PeriodicHold no longer holds: it is a copy).
+    s.mgr.setUrgency(copy, 16);
+    await s.clock.advance(1_000);
+    expect(s.mgr.job(copy).state).toBe("RUN");
+  });
+
+  it("an update of a running job's ad (classad-update) is evaluated at once, as HTCondor's shadow does on each update", async () => {
+    const s = await simManager();
+    const t0 = s.clock.now();
+    const id = await submitNow(s, testJob("1h"));
+    const other = await submitNow(s, adJob({ PeriodicRemove: "Stop =?= true" }));
+    await s.clock.advance(1_000);
+    s.mgr.port.postEvent(id, "classad-update", { attributes: { PeriodicRemove: "RemoteWallClockTime >= 0" } });
+    s.mgr.port.postEvent(other, "classad-update", { attributes: { Stop: "true" } });
+    for (let i = 0; i < 20 && s.mgr.job(other).state !== "INACTIVE"; i++) await s.clock.advance(500);
+    expect(s.clock.now() - t0).toBeLessThan(60_000);
+    expect([s.mgr.jobAd(id).evaluate("JobStatus"), s.mgr.jobAd(other).evaluate("JobStatus")]).toEqual([3n, 3n]);
+  });
+
+  it("PeriodicRelease leaves a job its user held (HoldReasonCode 1)", async () => {
+    const s = await simManager();
+    const id = await submitNow(s, adJob({ PeriodicRelease: "true" }), { urgency: 0 });
+    s.mgr.setUrgency(id, 0);
+    await s.clock.advance(120_000);
+    expect([s.mgr.jobAd(id).evaluate("JobStatus"), s.mgr.jobAd(id).evaluate("HoldReasonCode")]).toEqual([5n, 1n]);
   });
 });

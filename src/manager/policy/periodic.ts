@@ -1,64 +1,84 @@
 /**
- * Periodic job policy (HTCondor's schedd PeriodicExprEval, spec htcondor.md §9): every
- * `intervalMs` of manager time (PERIODIC_EXPR_INTERVAL, default 60 s), each active job whose
- * ad sets PeriodicRemove, PeriodicHold or PeriodicRelease has them evaluated (MY = the job
- * ad), in HTCondor's order: remove first, then hold (a job not held), then release (a held
- * job). The manager maps the outcomes (docs/ads.md "Periodic job policy"): remove → a
- * `cancel` exception, hold → urgency 0 with HoldReasonCode 3, release → the default urgency.
+ * Periodic job policy (HTCondor's schedd PeriodicExprEval and the shadow's exit check,
+ * spec htcondor.md §4.9): every `intervalMs` of manager time (PERIODIC_EXPR_INTERVAL,
+ * default 60 s) each active job whose ad sets a policy expression — every active job when
+ * the site has SYSTEM_PERIODIC_* — is evaluated (MY = the job ad) in HTCondor's order
+ * (user-policy.ts), and again when its task exits, with its exit attributes in the ad and
+ * OnExitHold/OnExitRemove after the periodic ones. What a decision does is
+ * periodic-actions.ts's.
  *
- * Only boolean true acts; undefined, false and error do nothing (an error is logged once
- * per expression text).
+ * An expression that evaluates to error does nothing and is logged once per expression text.
  */
 import type { ClassAd } from "../../classad/classad.js";
 import type { Evaluator } from "../../classad/evaluator.js";
-import { unparse } from "../../classad/unparse.js";
-import { isError } from "../../classad/values.js";
 import type { Clock, TimerHandle } from "../base/clock.js";
-import { formatJobId } from "../base/ids.js";
-import { JOB_STATUS } from "../ads/jobad.js";
-import type { Logger } from "../engine/engine.js";
+import { formatJobId, type JobId } from "../base/ids.js";
+import type { JournalEntry, Logger } from "../engine/engine.js";
 import type { ActiveJob } from "../engine/job.js";
+import { openPolicyEpilog, type PolicyActions } from "./periodic-actions.js";
+import { analyze, type SystemPolicy } from "./user-policy.js";
 
-/** HTCondor's HoldReasonCode for a hold by the job's own PeriodicHold. */
-export const PERIODIC_HOLD_CODE = 3;
-
-/** What the manager does for a periodic expression that became true. */
-export interface PeriodicActions {
-  remove(job: ActiveJob, reason: string): void;
-  hold(job: ActiveJob, reason: string, code: number, subCode: number): void;
-  release(job: ActiveJob, reason: string): void;
-}
+export { PERIODIC_HOLD_CODE, SYSTEM_HOLD_CODE } from "./user-policy.js";
 
 export interface PeriodicDeps {
   clock: Clock;
   intervalMs: number;
   jobs(): Iterable<ActiveJob>;
+  active(id: JobId): ActiveJob | undefined;
   jobAd(job: ActiveJob): ClassAd;
   evaluator: Evaluator;
   log: Logger;
-  actions: PeriodicActions;
+  actions: PolicyActions;
+  system?: SystemPolicy;
+  /** The active copy a job's policy submitted (its RequeuedFromJobId), if any. */
+  copyOf(job: ActiveJob): JobId | undefined;
 }
 
-const NAMES = ["periodicremove", "periodichold", "periodicrelease"];
+/** Lower-cased names of the job attributes that make a job subject to its own policy. */
+const NAMES = new Set(["periodicremove", "periodichold", "periodicrelease", "onexithold", "onexitremove"]);
 
-/** The periodic evaluation timer and its pass. */
+/** The periodic evaluation timer, its pass, and the exit-time check. */
 export class PeriodicPolicy {
   private timer: TimerHandle | undefined;
   private readonly logged = new Set<string>();
+  /** Jobs given a policy expression by a `classad-update` (not in their jobspec). */
+  private readonly updated = new WeakSet<ActiveJob>();
+  private system: SystemPolicy;
+  private hasSystem: boolean;
+  private intervalMs: number;
+  /** Between start() and stop(): the timer runs whenever the interval is above 0. */
+  private armed = false;
 
-  constructor(private readonly d: PeriodicDeps) {}
+  constructor(private readonly d: PeriodicDeps) {
+    this.intervalMs = d.intervalMs;
+    this.system = d.system ?? {};
+    this.hasSystem = hasAny(this.system);
+  }
+
+  /** Replaces the site's SYSTEM_PERIODIC_* and, when given, the interval (a reload). */
+  setSystem(system: SystemPolicy, intervalMs?: number): void {
+    this.system = system;
+    this.hasSystem = hasAny(system);
+    if (intervalMs === undefined || intervalMs === this.intervalMs) return;
+    this.intervalMs = intervalMs;
+    if (!this.armed) return;
+    this.stop();
+    this.start();
+  }
 
   /** Arms the interval timer (idempotent). */
   start(): void {
-    if (this.timer !== undefined || !(this.d.intervalMs > 0)) return;
+    this.armed = true;
+    if (this.timer !== undefined || !(this.intervalMs > 0)) return;
     this.timer = this.d.clock.setTimeout(() => {
       this.timer = undefined;
       this.pass();
       this.start();
-    }, this.d.intervalMs);
+    }, this.intervalMs);
   }
 
   stop(): void {
+    this.armed = false;
     if (this.timer !== undefined) this.d.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }
@@ -67,39 +87,60 @@ export class PeriodicPolicy {
   pass(): number {
     let acted = 0;
     for (const job of [...this.d.jobs()]) {
-      if (!wantsPeriodic(job) || job.core.state === "INACTIVE" || job.core.state === "CLEANUP") continue;
-      if (this.evaluate(job)) acted++;
+      const s = job.core.state;
+      if (s === "NEW" || s === "INACTIVE" || s === "CLEANUP" || !this.subject(job)) continue;
+      if (this.evaluate(job, false)) acted++;
     }
     return acted;
   }
 
-  private evaluate(job: ActiveJob): boolean {
-    const ad = this.d.jobAd(job);
-    const status = ad.evaluate("JobStatus");
-    if (this.holds(ad, "PeriodicRemove", job)) {
-      this.d.actions.remove(job, reasonOf(ad, "PeriodicRemove"));
-      return true;
+  /**
+   * The engine's journal listener: a job whose task exited on its own (`finish` is its end
+   * event) is checked at once, with its exit attributes in its ad (HTCondor's check at
+   * exit). It runs inside the event's processing; what it posts is queued behind it, so a
+   * copy's epilog (periodic-actions.ts) is open before the job's cleanup can end.
+   */
+  readonly onJournal = (j: JournalEntry): void => {
+    const name = j.entry.name;
+    if (name === "finish") {
+      const job = this.d.active(j.id);
+      if (job === undefined || job.core.endEvent?.name !== "finish" || !this.subject(job)) return;
+      this.evaluate(job, true);
+    } else if (name === "classad-update") {
+      // HTCondor's shadow re-evaluates on each update of a running job's ad.
+      const job = this.d.active(j.id);
+      if (job === undefined) return;
+      if (namesPolicy(j.entry.context?.attributes)) this.updated.add(job);
+      const s = job.core.state;
+      if (s !== "CLEANUP" && s !== "INACTIVE" && s !== "NEW" && job.core.endEvent === undefined && this.subject(job)) this.evaluate(job, false);
     }
-    const pending = job.core.state === "SCHED" || job.core.state === "DEPEND" || job.core.state === "PRIORITY";
-    if (status !== BigInt(JOB_STATUS.held) && pending && this.holds(ad, "PeriodicHold", job)) {
-      const reason = ad.evaluate("PeriodicHoldReason");
-      const sub = ad.evaluate("PeriodicHoldSubCode");
-      this.d.actions.hold(job, typeof reason === "string" && reason !== "" ? reason : reasonOf(ad, "PeriodicHold"), PERIODIC_HOLD_CODE, typeof sub === "bigint" ? Number(sub) : 0);
-      return true;
+  };
+
+  /**
+   * After a restart: a job whose copy was being submitted when the daemon stopped (its
+   * policy epilog still open) is decided again; the copy is submitted unless it exists.
+   */
+  resume(): void {
+    for (const job of [...this.d.jobs()]) {
+      if (job.core.state !== "CLEANUP" || !openPolicyEpilog(job)) continue;
+      const copy = this.d.copyOf(job);
+      if (copy !== undefined) this.d.actions.finishCopy(job, copy);
+      else if (!this.evaluate(job, true)) this.d.actions.finishCopy(job, undefined);
     }
-    if (status === BigInt(JOB_STATUS.held) && this.holds(ad, "PeriodicRelease", job)) {
-      this.d.actions.release(job, reasonOf(ad, "PeriodicRelease"));
-      return true;
-    }
-    return false;
   }
 
-  private holds(ad: ClassAd, name: string, job: ActiveJob): boolean {
-    const expr = ad.lookup(name);
-    if (expr === undefined) return false;
-    const v = this.d.evaluator.evaluateAttr(ad, name, null);
-    if (isError(v)) this.logOnce(`job ${formatJobId(job.core.id)}: ${name} = ${unparse(expr, true)} evaluates to error: ignored`, `${name}\0${unparse(expr, true)}`);
-    return v === true;
+  private subject(job: ActiveJob): boolean {
+    return this.hasSystem || wantsPolicy(job) || this.updated.has(job);
+  }
+
+  private evaluate(job: ActiveJob, exited: boolean): boolean {
+    const ad = this.d.jobAd(job);
+    const d = analyze(ad, this.d.evaluator, this.system, exited, (name, text) =>
+      this.logOnce(`job ${formatJobId(job.core.id)}: ${name} = ${text} evaluates to error: ignored`, `${name}\0${text}`),
+    );
+    if (d === undefined) return false;
+    this.d.actions.act(job, d, exited);
+    return true;
   }
 
   private logOnce(message: string, key: string): void {
@@ -109,15 +150,17 @@ export class PeriodicPolicy {
   }
 }
 
-/** HTCondor's wording of why an expression acted. */
-function reasonOf(ad: ClassAd, name: string): string {
-  return `The job attribute ${name} expression '${unparse(ad.lookup(name)!, true)}' evaluated to TRUE`;
+function hasAny(s: SystemPolicy): boolean {
+  return s.hold !== undefined || s.release !== undefined || s.remove !== undefined;
 }
 
-/** Whether the job's ClassAd attributes name a periodic expression (no ad is built otherwise). */
-function wantsPeriodic(job: ActiveJob): boolean {
-  const table = job.core.jobspec.attributes.user?.classad;
+/** Whether the job's ClassAd attributes name a policy expression (no ad is built otherwise). */
+function wantsPolicy(job: ActiveJob): boolean {
+  return namesPolicy(job.core.jobspec.attributes.user?.classad);
+}
+
+function namesPolicy(table: unknown): boolean {
   if (typeof table !== "object" || table === null) return false;
-  for (const name of Object.keys(table)) if (NAMES.includes(name.toLowerCase())) return true;
+  for (const name of Object.keys(table)) if (NAMES.has(name.toLowerCase())) return true;
   return false;
 }
