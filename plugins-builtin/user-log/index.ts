@@ -24,10 +24,14 @@ interface Logged {
   lastException?: string;
 }
 
+const NONE: ReadonlyArray<{ attr: string; value: unknown }> = Object.freeze([]) as ReadonlyArray<{ attr: string; value: unknown }>;
+
 /** The log paths a jobspec's user ClassAd names (strings as the ClassAd text evaluates them). */
-function logPaths(classad: Record<string, string> | undefined): Array<{ attr: string; value: unknown }> {
+function logPaths(classad: Record<string, string> | undefined): ReadonlyArray<{ attr: string; value: unknown }> {
+  // Most jobs carry no user ClassAd: one shared empty answer, no entries array per job.
+  if (classad === undefined) return NONE;
   const out: Array<{ attr: string; value: unknown }> = [];
-  for (const [name, text] of Object.entries(classad ?? {})) {
+  for (const [name, text] of Object.entries(classad)) {
     const attr = ATTRS.find((a) => a.toLowerCase() === name.toLowerCase());
     if (attr === undefined) continue;
     const ad = new ClassAd();
@@ -69,7 +73,9 @@ export default function userLog(p: PluginContext): void {
 
   p.on("job.new", (job) => {
     const classad = (job.jobspec.attributes.user as { classad?: Record<string, string> } | undefined)?.classad;
-    const paths = logPaths(classad).flatMap((x) => (typeof x.value === "string" ? [x.value] : []));
+    const found = logPaths(classad);
+    if (found.length === 0) return undefined;
+    const paths = found.flatMap((x) => (typeof x.value === "string" ? [x.value] : []));
     if (paths.length === 0 || job.state === "INACTIVE") return undefined;
     const cluster = p.jobAd(job.id).evaluate("ClusterId");
     const logged: Logged = { paths: [...new Set(paths)], cluster: typeof cluster === "bigint" ? cluster : 0n, ended: false, held: job.urgency === 0 };
@@ -118,6 +124,8 @@ export default function userLog(p: PluginContext): void {
   });
 
   p.on("job.state.inactive", (job) => {
+    // Jobs with a log are few: no lookup by bigint id per ending job while none has one.
+    if (jobs.size === 0) return;
     const logged = jobs.get(job.id);
     jobs.delete(job.id);
     // Ended without a finish and without a cancel (an exception before it ran): aborted.
