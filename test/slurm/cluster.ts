@@ -34,6 +34,15 @@ export class TestCluster {
   readonly conf = join(this.dir, "slurm.conf");
   readonly env: NodeJS.ProcessEnv = { ...process.env, PATH: SBIN_PATH, SLURM_CONF: this.conf };
 
+  /**
+   * `cpus`: the node offers that many job slots whatever this machine has (the script's
+   * SLURM_CLUSTER_CPUS), so a test of many tiny jobs is not paced by two cores.
+   */
+  constructor(opts: { cpus?: number } = {}) {
+    if (opts.cpus !== undefined) this.env.SLURM_CLUSTER_CPUS = String(opts.cpus);
+    else delete this.env.SLURM_CLUSTER_CPUS;
+  }
+
   /** Starts the daemons; throws with the script's message if they do not come up. */
   start(): this {
     if (missing.length > 0) throw new Error(`Slurm is required here but ${missing.join(", ")} not found: apt-get install -y slurm-wlm munge`);

@@ -90,7 +90,8 @@ describe.skipIf(skipSlurm)("slurm executor on a real cluster", { timeout: 60_000
   const squeueState = (slurmId: string) => cluster.run("squeue", ["-h", "-t", "all", "-j", slurmId, "-o", "%T"]).trim();
 
   beforeAll(() => {
-    cluster = new TestCluster().start();
+    // Sixteen job slots: "many jobs" runs its twelve at once instead of two at a time.
+    cluster = new TestCluster({ cpus: 16 }).start();
     work = join(cluster.dir, "work");
     mkdirSync(work);
   }, 60_000);
