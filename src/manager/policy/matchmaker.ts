@@ -2,7 +2,8 @@
  * Matchmaking for the scheduler (HTCondor's negotiator, spec htcondor.md §8.5): a job goes
  * only to a slot where the slot's Requirements (its START) holds with MY = slot, TARGET =
  * job, and the job's Requirements holds with MY = job, TARGET = slot; undefined or error is
- * no match. Among matching slots the job's Rank (higher first) chooses, then the slot's
+ * no match. A slot whose Preempt is true against the job does not take it either (it would
+ * evict it at once: policy/preempt.ts). Among matching slots the job's Rank (higher first) chooses, then the slot's
  * Rank, then slot order.
  *
  * Each pass takes the slot ads once. Jobs that agree on every attribute the match reads
@@ -69,7 +70,7 @@ export class Matchmaker implements Matcher {
   beginPass(_now: number): void {
     this.slotAds = this.d.hostAds.slotAds();
     const names = new Set<string>();
-    for (const ad of this.slotAds) for (const n of namesReadThrough(ad, ["requirements", "rank"])) names.add(n);
+    for (const ad of this.slotAds) for (const n of namesReadThrough(ad, ["requirements", "rank", "preempt"])) names.add(n);
     const sorted = [...names].sort();
     if (sorted.join(",") !== this.slotNames.join(",")) this.generation++;
     this.slotNames = sorted;
@@ -101,6 +102,8 @@ export class Matchmaker implements Matcher {
     this.slotAds.forEach((slotAd, i) => {
       if (!this.holds(slotAd, jobAd, `slot ${i + 1}`)) return;
       if (!this.holds(jobAd, slotAd, `job ${formatJobId(id)}`)) return;
+      // A slot whose PREEMPT would evict the job at once does not take it (no evict loop).
+      if (slotAd.has("Preempt") && ev.evaluateAttr(slotAd, "Preempt", jobAd) === true) return;
       found.push({ i, jobRank: rankOf(ev, jobAd, slotAd), slotRank: rankOf(ev, slotAd, jobAd) });
     });
     found.sort((a, b) => b.jobRank - a.jobRank || b.slotRank - a.slotRank || a.i - b.i);

@@ -409,12 +409,16 @@ export class Scheduler {
   private pass(): void {
     this.inPass = true;
     try {
+      this.beforePass?.();
       this.walkQueue();
     } finally {
       this.inPass = false;
       this.maybeCompact();
     }
   }
+
+  /** Called at the start of each pass, before the queue is walked (the slots' PREEMPT). */
+  beforePass: (() => void) | undefined;
 
   /** Installs the matchmaker (the manager's, made once the ads exist). */
   useMatcher(m: Matcher): void {
