@@ -53,6 +53,8 @@ const MEMO_KEPT = 65536;
  */
 interface MatchGroup {
   readonly key: string;
+  /** The part of `key` the slots' START, RANK and PREEMPT read (their side of the match). */
+  readonly slotKey: string;
   /** The pass `order` was made in. */
   pass: number;
   order: readonly number[];
@@ -77,6 +79,8 @@ export class Matchmaker implements Matcher {
   /** Bumped when the names the slots read change: every job's key is made again. */
   private generation = 0;
   private rejectedAt: MatchTimes = { rejected: -1 };
+  /** This pass's slot side per slot key: jobs alike in what the slots read get one verdict. */
+  private readonly slotSides = new Map<string, readonly SlotSide[]>();
   /** Expressions whose evaluation error was logged (once each, not per pass). */
   private readonly logged = new Set<string>();
 
@@ -94,6 +98,7 @@ export class Matchmaker implements Matcher {
     if (sorted.join(",") !== this.slotNames.join(",")) this.generation++;
     this.slotNames = sorted;
     this.passNo++;
+    this.slotSides.clear();
   }
 
   candidates(id: JobId, ref: object | undefined): readonly number[] | undefined {
@@ -102,7 +107,7 @@ export class Matchmaker implements Matcher {
     if (job === undefined) return [];
     const group = this.groupOf(job);
     if (group.pass !== this.passNo) {
-      group.order = this.match(this.d.jobAd(job), id);
+      group.order = this.match(this.d.jobAd(job), id, group.slotKey);
       group.pass = this.passNo;
     }
     return group.order;
@@ -118,28 +123,42 @@ export class Matchmaker implements Matcher {
     job.matchTimes = this.rejectedAt;
   }
 
-  /** The slots matching `jobAd`, best first. */
-  private match(jobAd: ClassAd, id: JobId): number[] {
+  /** The slots matching `jobAd`, best first (the slot side shared by jobs with `slotKey`). */
+  private match(jobAd: ClassAd, id: JobId, slotKey: string): number[] {
     const ev = this.d.evaluator;
+    let sides = this.slotSides.get(slotKey);
+    if (sides === undefined) {
+      sides = this.slotAds.map((slotAd, i) => this.slotSide(slotAd, jobAd, i));
+      this.slotSides.set(slotKey, sides);
+    }
     const found: Array<{ i: number; jobRank: number; slotRank: number }> = [];
-    this.slotAds.forEach((slotAd, i) => {
-      if (!this.holds(slotAd, jobAd, `slot ${i + 1}`)) return;
-      if (!this.holds(jobAd, slotAd, `job ${formatJobId(id)}`)) return;
-      // A slot whose PREEMPT would evict the job at once does not take it (no evict loop).
-      if (slotAd.has("Preempt") && ev.evaluateAttr(slotAd, "Preempt", jobAd) === true) return;
-      found.push({ i, jobRank: rankOf(ev, jobAd, slotAd), slotRank: rankOf(ev, slotAd, jobAd) });
-    });
+    for (let i = 0; i < this.slotAds.length; i++) {
+      const side = sides[i]!;
+      if (!side.takes) continue;
+      const slotAd = this.slotAds[i]!;
+      if (!this.holds(jobAd, slotAd, id)) continue;
+      found.push({ i, jobRank: rankOf(ev, jobAd, slotAd), slotRank: side.rank });
+    }
     found.sort((a, b) => b.jobRank - a.jobRank || b.slotRank - a.slotRank || a.i - b.i);
     return found.map((f) => f.i);
   }
 
+  /** Slot `i`'s side: its START against the job, and not its PREEMPT (it would evict the job at once). */
+  private slotSide(slotAd: ClassAd, jobAd: ClassAd, i: number): SlotSide {
+    const ev = this.d.evaluator;
+    if (!this.holds(slotAd, jobAd, i + 1)) return NOT_TAKEN;
+    if (slotAd.has("Preempt") && ev.evaluateAttr(slotAd, "Preempt", jobAd) === true) return NOT_TAKEN;
+    return { takes: true, rank: rankOf(ev, slotAd, jobAd) };
+  }
+
   /** `ad`'s Requirements against `target`; absent is true (a job without Requirements). */
-  private holds(ad: ClassAd, target: ClassAd, who: string): boolean {
+  private holds(ad: ClassAd, target: ClassAd, who: JobId | number): boolean {
     const req = ad.lookup("Requirements");
     if (req === undefined) return true;
     const v = this.d.evaluator.evaluateAttr(ad, "Requirements", target);
     if (v === true) return true;
-    if (isError(v)) this.logOnce(who, unparse(req, true));
+    // The label is made only for a log line (a job id's text costs more than the match).
+    if (isError(v)) this.logOnce(typeof who === "number" ? `slot ${who}` : `job ${formatJobId(who)}`, unparse(req, true));
     return false;
   }
 
@@ -196,21 +215,33 @@ export class Matchmaker implements Matcher {
   private groupFromAd(job: ActiveJob, share: boolean): MatchGroup {
     const ad = this.d.jobAd(job);
     const names = [...namesReadThrough(ad, ["requirements", "rank", ...this.slotNames])].sort();
+    const slotRead = namesReadThrough(ad, this.slotNames);
     let key = "";
+    let slotKey = "";
     for (const n of names) {
       const e = ad.lookup(n);
-      if (e !== undefined) key += `${n}=${unparse(e, true)}\n`;
+      if (e === undefined) continue;
+      const part = `${n}=${unparse(e, true)}\n`;
+      key += part;
+      if (slotRead.has(n)) slotKey += part;
     }
     let group = this.groups.get(key);
     if (group === undefined) {
       if (this.groups.size >= MEMO_KEPT) this.groups.clear();
-      group = { key, pass: -1, order: [] };
+      group = { key, slotKey, pass: -1, order: [] };
       this.groups.set(key, group);
     }
     if (share && !names.some((n) => PER_JOB.has(n))) this.keysOfSpec(job.core.jobspec).byUser.set(job.core.userid, group);
     return group;
   }
 }
+
+/** A slot's side of the match for jobs with one slot key. */
+interface SlotSide {
+  readonly takes: boolean;
+  readonly rank: number;
+}
+const NOT_TAKEN: SlotSide = Object.freeze({ takes: false, rank: 0 });
 
 /** Keys shared by equal jobspecs, per owner, for one generation of the slots' names. */
 interface SpecKeys {
