@@ -142,6 +142,8 @@ export type {
 // --- job ads and host ads (src/manager/ads/jobad.ts, hostads.ts; docs/ads.md) ---
 export { JOB_STATUS, HOLD_REASON_CODE, JOB_AD_ATTRIBUTES, parseClassadAssignment } from "./manager/ads/jobad.js";
 export { jobspecFromAd } from "./manager/ads/jobspec-from-ad.js";
+export { copiedJobspec, copyCounters, countOf } from "./manager/ads/requeued-copy.js";
+export type { VacateInfo } from "./manager/ads/requeued-copy.js";
 export type { JobspecFromAdOptions } from "./manager/ads/jobspec-from-ad.js";
 export { adTargetSelects, UNMERGED_ATTRIBUTES } from "./manager/ads/hostads.js";
 export type { AdTarget } from "./manager/port/port.js";

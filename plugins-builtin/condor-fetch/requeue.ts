@@ -11,7 +11,7 @@
  * NumVacatesPreExecution, NumJobCoolDowns, JobCoolDownExpiration, VacateReason), so a
  * site's periodic policy sees a job that keeps coming back (docs/condor-fetch.md).
  */
-import { formatJobId, ErrorCode, JobtapError } from "jobtap/plugin";
+import { copiedJobspec, copyCounters, countOf, ErrorCode, JobtapError } from "jobtap/plugin";
 import type { ClassAd, JobId, Jobspec, PluginContext } from "jobtap/plugin";
 
 /** The requeue settings of condor-fetch's configuration. */
@@ -37,11 +37,6 @@ export interface CopyPlan {
 /** HTCondor-like defaults: SYSTEM_COOLDOWN_DURATION's 20 s, doubling to an hour, ten requeues. */
 export const DEFAULT_REQUEUE: RequeuePolicy = { delay: 20, delayMax: 3600, maxRequeues: 10 };
 
-const num = (ad: ClassAd, name: string): number => {
-  const v = ad.has(name) ? ad.evaluate(name) : undefined;
-  return typeof v === "bigint" ? Number(v) : typeof v === "number" && Number.isFinite(v) ? Math.floor(v) : 0;
-};
-
 /** The cool-down before the `n`-th requeued copy may run (n ≥ 1): delay × 2^(n−1), capped. */
 export function requeueDelay(policy: RequeuePolicy, n: number): number {
   return Math.min(policy.delayMax, policy.delay * 2 ** Math.min(n - 1, 40));
@@ -53,24 +48,21 @@ export function requeueDelay(policy: RequeuePolicy, n: number): number {
  */
 export function planCopy(p: PluginContext, id: JobId, status: number, text: string, policy: RequeuePolicy): CopyPlan {
   const ad = p.jobAd(id);
-  const attempts = num(ad, "NumShadowStarts") + 1;
-  const vacates = num(ad, "NumVacates");
+  const vacates = countOf(ad, "NumVacates");
   let hold = status < 300;
   if (!hold && vacates >= policy.maxRequeues) {
     hold = true;
     text = `${text}; requeued ${vacates} time${vacates === 1 ? "" : "s"} already (max_requeues = ${policy.maxRequeues})`;
   }
-  const extra: Record<string, string> = { RequeuedFromJobId: JSON.stringify(formatJobId(id)), NumShadowStarts: String(attempts) };
+  // The counters every requeued copy carries (shared with the manager's PREEMPT eviction).
+  const extra = copyCounters(ad, id, hold ? undefined : { reason: text, preExecution: true });
   let delay = 0;
   if (!hold) {
     delay = requeueDelay(policy, vacates + 1);
     const expires = Math.ceil(p.clock.now() / 1000 + delay);
     Object.assign(extra, {
-      NumVacates: String(vacates + 1),
-      NumVacatesPreExecution: String(num(ad, "NumVacatesPreExecution") + 1),
-      NumJobCoolDowns: String(num(ad, "NumJobCoolDowns") + 1),
+      NumJobCoolDowns: String(countOf(ad, "NumJobCoolDowns") + 1),
       JobCoolDownExpiration: String(expires),
-      VacateReason: JSON.stringify(text),
     });
   }
   const jobspec = copyJobspec(p, id, extra);
@@ -85,8 +77,5 @@ export function planCopy(p: PluginContext, id: JobId, status: number, text: stri
 function copyJobspec(p: PluginContext, id: JobId, extra: Record<string, string>): Jobspec {
   const j = p.lookup(id);
   if (j === undefined || j instanceof Promise) throw new JobtapError(ErrorCode.UNKNOWN_JOB, "job not found");
-  const js = JSON.parse(JSON.stringify(j.jobspec)) as Jobspec;
-  const user = (js.attributes.user ?? {}) as { classad?: Record<string, string> };
-  js.attributes.user = { ...user, classad: { ...user.classad, ...extra } };
-  return js;
+  return copiedJobspec(j.jobspec, extra);
 }

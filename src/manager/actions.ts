@@ -94,7 +94,7 @@ export class Actions implements ActionRunner {
     }
     // Informational, for debug jobs only (Flux); queued behind this event, so before `alloc`.
     if (isDebugJob(c)) this.d.engine.post(job, "debug.alloc-request");
-    job.schedEntry = s.enqueue(c.id, c.priority, job.request, durationOf(c.jobspec));
+    job.schedEntry = s.enqueue(c.id, c.priority, job.request, durationOf(c.jobspec), job);
   }
 
   /** Cancels the job's alloc request, if it has one queued (the job holds its entry: no lookup). */

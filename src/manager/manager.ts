@@ -45,6 +45,8 @@ import { policyAnalyzer } from "./policy/analyze-why.js";
 import { PeriodicPolicy } from "./policy/periodic.js";
 import { policyActions, policyCopyOf } from "./policy/periodic-actions.js";
 import type { SystemPolicy } from "./policy/user-policy.js";
+import { PreemptPolicy } from "./policy/preempt.js";
+import { evictToQueue } from "./evict.js";
 import { Evaluator } from "../classad/evaluator.js";
 import { carveSlots, describeSlots, type ResourcePool, type SlotType } from "./scheduler/slots.js";
 import { hostname } from "node:os";
@@ -125,6 +127,8 @@ export class JobManager {
   private closed = false;
   /** PeriodicRemove/Hold/Release (policy/periodic.ts); armed once the manager is up. */
   readonly periodic: PeriodicPolicy;
+  /** Slots' PREEMPT over their running jobs (policy/preempt.ts). */
+  private readonly preempt: PreemptPolicy;
   private analyzer: SchedAnalyzer | undefined;
   /** Where local jobs' output goes when their jobspec names no file. */
   outputDir = "";
@@ -165,7 +169,10 @@ export class JobManager {
       slotUse: () => scheduler.slotUse(),
       ...(opts.statedir ? { diskPath: opts.statedir } : {}),
       ...(opts.slotPolicy ? { policy: opts.slotPolicy } : {}),
-      changed: () => scheduler.poke(),
+      changed: () => {
+        scheduler.poke();
+        this.preempt?.request();
+      },
     });
     // time() in policy expressions is the manager's clock (simulated in tests), in seconds.
     const policyEvaluator = new Evaluator({ clock: () => Math.floor(engine.clock.now() / 1000), sealed: true });
@@ -176,6 +183,18 @@ export class JobManager {
       evaluator: policyEvaluator,
       log: opts.log ?? defaultLog,
     }));
+    this.preempt = new PreemptPolicy({
+      clock: engine.clock,
+      hostAds: this.hostAds,
+      slotUse: () => scheduler.slotUse(),
+      active: (id) => engine.active.get(id),
+      jobAd: (job) => this.jobAds.of(job),
+      evaluator: policyEvaluator,
+      log: opts.log ?? defaultLog,
+      evict: (job, _slot, reason) =>
+        evictToQueue({ engine, jobAd: (j) => this.jobAds.of(j), submit: (js, o) => this.submit(js, o), owner: this.owner, log: opts.log ?? defaultLog }, job, reason),
+    });
+    scheduler.beforePass = () => this.preempt.check();
     // `job why`'s better-analyze (policy/analyze-why.ts); setSchedAnalyzer may replace it.
     this.analyzer = policyAnalyzer({
       active: (id) => engine.active.get(id),
@@ -193,7 +212,7 @@ export class JobManager {
       jobAd: (job) => this.jobAds.of(job),
       evaluator: policyEvaluator,
       log: opts.log ?? defaultLog,
-      actions: policyActions(engine, this.owner, opts.log ?? defaultLog, (js, o) => this.submit(js, o)),
+      actions: policyActions(engine, this.owner, opts.log ?? defaultLog, (js, o) => this.submit(js, o), (job) => this.jobAds.of(job)),
       ...(opts.systemPeriodic ? { system: opts.systemPeriodic } : {}),
     });
     engine.onJournal(this.periodic.onJournal);
@@ -524,6 +543,7 @@ export class JobManager {
     }
     this.scheduler.close();
     this.periodic.stop();
+    this.preempt.stop();
     this.inactive.close();
     this.executors.close();
     this.engine.batch.commit(true);

@@ -47,7 +47,7 @@ export interface SlotPolicy {
 }
 
 /** Attributes that make a slot choosy: set by policy or by a publication, matchmaking runs. */
-const POLICY_NAMES = new Set(["start", "requirements", "rank"]);
+const POLICY_NAMES = new Set(["start", "requirements", "rank", "preempt"]);
 
 export interface HostAdsOptions {
   hostname: string;
@@ -74,6 +74,8 @@ export class HostAds implements HostAdsApi {
   private policy: readonly SlotPolicy[];
   /** See `constrained`. */
   private choosy = false;
+  /** See `preempting`. */
+  private preempts = false;
 
   constructor(private readonly opts: HostAdsOptions) {
     this.policy = opts.policy ?? [];
@@ -86,6 +88,11 @@ export class HostAds implements HostAdsApi {
    */
   get constrained(): boolean {
     return this.choosy;
+  }
+
+  /** True when some slot has a PREEMPT (by policy or a publication setting `Preempt`). */
+  get preempting(): boolean {
+    return this.preempts;
   }
 
   /** Replaces the slots' policy (reconfig); the scheduler is told to look again. */
@@ -103,12 +110,19 @@ export class HostAds implements HostAdsApi {
   private recheck(): void {
     const trivialStart = (e: Expr | undefined) => e === undefined || (e.type === "literal" && e.value === true);
     const trivialRank = (e: Expr | undefined) => e === undefined || (e.type === "literal" && (e.value === 0 || e.value === 0n));
-    let choosy = this.policy.some((p) => !trivialStart(p.start) || !trivialRank(p.rank));
+    const never = (e: Expr | undefined) => e === undefined || (e.type === "literal" && e.value === false);
+    let preempts = this.policy.some((p) => !never(p.preempt));
+    let choosy = preempts || this.policy.some((p) => !trivialStart(p.start) || !trivialRank(p.rank));
     for (const pub of this.published.values()) {
       if (pub.target.ad === "machine") continue;
-      for (const name of pub.ad.names()) if (POLICY_NAMES.has(name.toLowerCase())) choosy = true;
+      for (const name of pub.ad.names()) {
+        const n = name.toLowerCase();
+        if (POLICY_NAMES.has(n)) choosy = true;
+        if (n === "preempt") preempts = true;
+      }
     }
     this.choosy = choosy;
+    this.preempts = preempts;
   }
 
   /**

@@ -91,6 +91,8 @@ export interface ActiveJob {
   adCache?: { revision: number; base: JobAdBase; ad: ClassAd; times: MatchTimes | undefined } | undefined;
   /** LastMatchTime / LastRejMatchTime (policy/matchmaker.ts): replaced, never changed in place. */
   matchTimes?: MatchTimes | undefined;
+  /** The matchmaker's group for this job and what it was made from (policy/matchmaker.ts). */
+  matchKey?: { revision: number; generation: number; group: object } | undefined;
   /** Resolvers of `wait(id)`: each gets a result of its own when the job retires. */
   waiters?: Array<(r: WaitResult) => void>;
 }
@@ -122,6 +124,7 @@ export function newActiveJob(core: JobCore): ActiveJob {
     exec: undefined,
     adCache: undefined,
     matchTimes: undefined,
+    matchKey: undefined,
     waiters: undefined,
   };
 }

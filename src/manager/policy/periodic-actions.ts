@@ -12,6 +12,8 @@
  * - release: the default urgency;
  * - requeue (OnExitRemove false): a pending copy.
  */
+import type { ClassAd } from "../../classad/classad.js";
+import { copiedJobspec, copyCounters } from "../ads/requeued-copy.js";
 import { formatJobId, type JobId } from "../base/ids.js";
 import { URGENCY_DEFAULT } from "../base/states.js";
 import type { Engine, Logger } from "../engine/engine.js";
@@ -45,7 +47,7 @@ export function openPolicyEpilog(job: ActiveJob): boolean {
 }
 
 /** The manager's policy actions. */
-export function policyActions(engine: Engine, owner: number, log: Logger, submit: Submit): PolicyActions {
+export function policyActions(engine: Engine, owner: number, log: Logger, submit: Submit, jobAd: (job: ActiveJob) => ClassAd): PolicyActions {
   const post = (job: ActiveJob, name: string, context: Record<string, unknown>) => {
     try {
       engine.checkRoom(job);
@@ -63,7 +65,7 @@ export function policyActions(engine: Engine, owner: number, log: Logger, submit
   const copy = (job: ActiveJob, d: Decision, held: boolean, exited: boolean) => {
     // An exited job would leave before the copy is durable: an epilog keeps it in CLEANUP.
     if (exited) post(job, "epilog-start", { description: POLICY_EPILOG });
-    void submitCopy(job, held, submit).then(
+    void submitCopy(job, jobAd(job), held, submit).then(
       (id) => {
         const note = `${d.reason} (${held ? "held" : "pending"} again as ${formatJobId(id)})`;
         log("info", `periodic policy: job ${formatJobId(job.core.id)}: ${note}`);
@@ -104,10 +106,9 @@ export function isPending(job: ActiveJob): boolean {
   return s === "DEPEND" || s === "PRIORITY" || s === "SCHED" || s === "NEW";
 }
 
-function submitCopy(job: ActiveJob, held: boolean, submit: Submit): Promise<JobId> {
-  const js = JSON.parse(JSON.stringify(job.core.jobspec)) as Jobspec;
-  const user = (js.attributes.user ?? {}) as { classad?: Record<string, string> };
-  js.attributes.user = { ...user, classad: { ...user.classad, RequeuedFromJobId: JSON.stringify(formatJobId(job.core.id)) } };
+function submitCopy(job: ActiveJob, ad: ClassAd, held: boolean, submit: Submit): Promise<JobId> {
+  // The same counters as condor-fetch's and PREEMPT's copies (ads/requeued-copy.ts).
+  const js = copiedJobspec(job.core.jobspec, copyCounters(ad, job.core.id));
   if (js.attributes.system !== undefined) delete js.attributes.system.dependencies;
   return submit(js, { userid: job.core.userid, urgency: held ? 0 : URGENCY_DEFAULT });
 }

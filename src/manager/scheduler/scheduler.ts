@@ -25,6 +25,8 @@ export interface SchedRequest {
   request: ResourceRequest;
   /** Seconds; 0 = unlimited. Becomes R's expiration. */
   duration: number;
+  /** The caller's own record of the job, handed to the matcher (no lookup by id per pass). */
+  ref?: object | undefined;
 }
 
 export interface SchedulerHooks {
@@ -48,9 +50,9 @@ export interface Matcher {
    * The slot indices (into the slot list) whose policy and the job's both match, best first
    * (job Rank, then slot Rank, then slot order); undefined: every slot, in slot order.
    */
-  candidates(id: JobId): readonly number[] | undefined;
+  candidates(id: JobId, ref: object | undefined): readonly number[] | undefined;
   /** The pass looked at the job and did not place it (LastRejMatchTime). */
-  rejected(id: JobId, now: number): void;
+  rejected(id: JobId, now: number, ref: object | undefined): void;
 }
 
 /**
@@ -115,6 +117,9 @@ export class Scheduler {
   private dead = 0;
   private readonly coreFree: boolean[];
   private readonly gpuFree: boolean[];
+  /** Free cores and gpus in the whole pool: none of either, and no job can be placed. */
+  private freeCores: number;
+  private freeGpus: number;
   /** Per slot: the search for the lowest free cores/gpus starts at its hints (without
    *  them, each allocation on a large, busy pool scanned every allocated core). */
   private readonly slotStates: SlotState[];
@@ -154,6 +159,8 @@ export class Scheduler {
   ) {
     this.coreFree = new Array<boolean>(pool.cores).fill(true);
     this.gpuFree = new Array<boolean>(pool.gpus).fill(true);
+    this.freeCores = pool.cores;
+    this.freeGpus = pool.gpus;
     const now = clock.now();
     this.slotStates = slots.map((slot) => ({
       slot,
@@ -190,7 +197,7 @@ export class Scheduler {
    * time (it holds its live entry); a job holding resources is not queued again
    * (undefined), nor is an unsatisfiable request (reported through the hooks).
    */
-  enqueue(id: JobId, priority: number, request: ResourceRequest, duration: number): QueueEntry | undefined {
+  enqueue(id: JobId, priority: number, request: ResourceRequest, duration: number, ref?: object): QueueEntry | undefined {
     if (this.allocs.has(id)) return undefined;
     const why = this.infeasible(request);
     if (why) {
@@ -198,7 +205,7 @@ export class Scheduler {
       return undefined;
     }
     // One object: the request's fields and the flag (no request object around them).
-    const entry: Entry = { id, priority, request, duration, live: true };
+    const entry: Entry = { id, priority, request, duration, ref, live: true };
     const at = this.deferSort > 0 ? this.queue.length : this.insertAt(entry);
     if (this.deferSort > 0) this.unsorted = true;
     if (at === this.queue.length) this.queue.push(entry);
@@ -249,7 +256,7 @@ export class Scheduler {
       return entry;
     }
     this.kill(entry);
-    return this.enqueue(entry.id, priority, entry.request, entry.duration);
+    return this.enqueue(entry.id, priority, entry.request, entry.duration, entry.ref);
   }
 
   /**
@@ -304,6 +311,8 @@ export class Scheduler {
     const st = this.slotStates[a.slot]!;
     mark(this.coreFree, a.cores, true);
     mark(this.gpuFree, a.gpus, true);
+    this.freeCores += a.cores.length;
+    this.freeGpus += a.gpus.length;
     if (a.cores.length > 0) st.coreHint = Math.min(st.coreHint, a.cores[0]!);
     if (a.gpus.length > 0) st.gpuHint = Math.min(st.gpuHint, a.gpus[0]!);
     st.memoryFree += a.memory;
@@ -330,6 +339,8 @@ export class Scheduler {
     a.slot = Math.max(0, found);
     mark(this.coreFree, a.cores, false);
     mark(this.gpuFree, a.gpus, false);
+    this.freeCores -= a.cores.length;
+    this.freeGpus -= a.gpus.length;
     this.slotStates[a.slot]!.memoryFree -= a.memory;
     this.allocs.set(id, a);
     this.enter(this.slotStates[a.slot]!, this.clock.now());
@@ -413,6 +424,7 @@ export class Scheduler {
     const began = performance.now();
     this.inPass = true;
     try {
+      this.beforePass?.();
       this.walkQueue();
     } finally {
       this.inPass = false;
@@ -421,6 +433,9 @@ export class Scheduler {
       this.passStats.seconds.observe((performance.now() - began) / 1000);
     }
   }
+
+  /** Called at the start of each pass, before the queue is walked (the slots' PREEMPT). */
+  beforePass: (() => void) | undefined;
 
   /** Installs the matchmaker (the manager's, made once the ads exist). */
   useMatcher(m: Matcher): void {
@@ -473,18 +488,24 @@ export class Scheduler {
   private walkMatching(m: Matcher): void {
     let began = false;
     let looked = 0;
+    const now = this.clock.now();
+    // Read once: nothing publishes into the slot ads while a pass runs (it is synchronous).
+    const constrained = m.slotsConstrained;
     for (let i = this.head; i < this.queue.length && looked < this.queueDepth; i++) {
       const entry = this.queue[i]!;
       if (!entry.live) continue;
-      const policy = m.slotsConstrained || entry.request.matchmaking === true;
+      const policy = constrained || entry.request.matchmaking === true;
       if (policy && !began) {
-        m.beginPass(this.clock.now());
+        m.beginPass(now);
         began = true;
       }
-      const order = policy ? m.candidates(entry.id) : undefined;
-      const a = order === undefined ? this.tryAllocate(entry.request) : this.tryAllocateAmong(entry.request, order);
+      const order = policy ? m.candidates(entry.id, entry.ref) : undefined;
+      // A pool with no free core or gpu places nothing (every job takes one of them): the
+      // rest of the walk only records who was passed over, without trying each slot.
+      const full = this.freeCores === 0 && this.freeGpus === 0;
+      const a = full ? undefined : order === undefined ? this.tryAllocate(entry.request) : this.tryAllocateAmong(entry.request, order);
       if (!a) {
-        if (policy) m.rejected(entry.id, this.clock.now());
+        if (policy) m.rejected(entry.id, now, entry.ref);
         if (order === undefined || order.length > 0) looked++;
         continue;
       }
@@ -523,6 +544,8 @@ export class Scheduler {
     if (!cores || !gpus || r.memory > st.memoryFree) return undefined;
     mark(this.coreFree, cores, false);
     mark(this.gpuFree, gpus, false);
+    this.freeCores -= cores.length;
+    this.freeGpus -= gpus.length;
     st.memoryFree -= r.memory;
     return { cores, gpus, memory: r.memory, slot: index };
   }
@@ -558,6 +581,7 @@ const PASSED: Entry = Object.freeze({
   priority: 0,
   request: Object.freeze({ nnodes: 0, cores: 0, gpus: 0, memory: 0, slots: 0 }),
   duration: 0,
+  ref: undefined,
   live: false,
 }) as Entry;
 
