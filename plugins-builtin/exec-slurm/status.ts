@@ -50,6 +50,21 @@ export function parseSacct(stdout: string): Map<string, SlurmJobStatus> {
   return out;
 }
 
+/** squeue's arguments listing the user's jobs with their comments (lookup by comment). */
+export function commentLookupArgs(): string[] {
+  return ["--noheader", "--states=all", "--me", "--Format=JobID:|,Comment:|"];
+}
+
+/** Comment → Slurm id, from commentLookupArgs' output. */
+export function parseComments(stdout: string): Map<string, string> {
+  const byComment = new Map<string, string>();
+  for (const line of stdout.split("\n")) {
+    const [id, comment] = line.trim().split("|");
+    if (id && comment) byComment.set(comment, id);
+  }
+  return byComment;
+}
+
 /**
  * What a Slurm state means here:
  *   waiting  not running yet (or requeued): nothing to report
