@@ -28,7 +28,7 @@
 import { formatJobId, type Clock, type ExecJob, type ExecReport, type Executor, type HookUsers, type JobId } from "jobtap/plugin";
 import { controllerUnreachable, type CommandResult, type SlurmSite } from "./commands.js";
 import { pullPollIn, regularPollMs } from "./pace.js";
-import { armLimitAt, clearLimit, LOOKUP_MISSES, newRun, RAN, type Phase, type SlurmRun } from "./run.js";
+import { armLimitAt, clearLimit, LOOKUP_MISSES, newRun, RAN, type Phase, type RunView, type SlurmRun } from "./run.js";
 import { oneLine, SlurmCommands } from "./runner.js";
 import { commentLookupArgs, outcomeOf, parseComments, parseSacct, parseSqueue, sacctArgs, squeueArgs, type SlurmJobStatus } from "./status.js";
 import { jobtapComment, sbatchRequest, type SlurmChoices } from "./submit.js";
@@ -46,6 +46,9 @@ export interface SlurmExecConfig {
 
 /** The eventlog key of the saved Slurm id (`exec-state` context). */
 export const SAVED_ID_KEY = "slurm_jobid";
+/** The `exec-state` keys of Slurm's final state and reason, saved when a poll sees the job end. */
+export const FINAL_STATE_KEY = "slurm_state";
+export const FINAL_REASON_KEY = "slurm_reason";
 
 /** Runs jobs on a Slurm cluster; see the file comment for the guarantees. */
 export class SlurmExecutor implements Executor {
@@ -143,6 +146,14 @@ export class SlurmExecutor implements Executor {
   /** Jobs this executor has not released yet (for tests and `plugin query`). */
   jobs(): { id: JobId; phase: Phase; slurmId?: string; started: boolean }[] {
     return [...this.runs.values()].map((r) => ({ id: r.id, phase: r.phase, slurmId: r.slurmId, started: r.started }));
+  }
+
+  /** Where a job is on its way through Slurm, for `job why` (explain.ts); undefined if not here. */
+  whereIs(id: JobId): RunView | undefined {
+    const run = this.runs.get(id);
+    if (run === undefined) return undefined;
+    const ahead = run.phase === "queued" ? this.submitQueue.indexOf(run) : 0;
+    return { phase: run.phase, slurmId: run.slurmId, seen: run.seen, ahead, misses: run.misses, submitConcurrency: this.config.submitConcurrency };
   }
 
   private prepare(run: SlurmRun, job: ExecJob): void {
@@ -337,10 +348,14 @@ export class SlurmExecutor implements Executor {
       this.end(run, { type: "exec", note: `Slurm job ${run.slurmId} vanished: neither squeue nor sacct knows it` });
       return;
     }
+    run.seen = { state: s.state, reason: s.reason, at: this.clock.now() };
     const outcome = outcomeOf(s, run.slurmId!, run.killed);
     if (outcome.kind === "waiting") return;
     if (!run.started && (outcome.kind === "running" || RAN.has(s.state))) this.markStarted(run);
-    if (outcome.kind === "ended") this.end(run, outcome.exception, s.waitStatus);
+    if (outcome.kind !== "ended") return;
+    // Slurm's final word, kept with the job: `job why` of the ended job quotes it.
+    run.report.save(run.id, { [FINAL_STATE_KEY]: s.state, [FINAL_REASON_KEY]: s.reason });
+    this.end(run, outcome.exception, s.waitStatus);
   }
 
   private markStarted(run: SlurmRun): void {

@@ -28,6 +28,28 @@ export interface SlurmRun {
   killed: boolean;
   ended: boolean;
   limitTimer?: ReturnType<Clock["setTimeout"]>;
+  /** What the last poll saw (state, Reason, clock ms): `job why` quotes it. */
+  seen?: SeenStatus;
+}
+
+/** A poll's view of one Slurm job. */
+export interface SeenStatus {
+  state: string;
+  reason: string;
+  /** Clock ms of the poll. */
+  at: number;
+}
+
+/** A job's record as `job why` reads it. */
+export interface RunView {
+  phase: Phase;
+  slurmId?: string | undefined;
+  seen?: SeenStatus | undefined;
+  /** queued: jobs before it in the submit queue. */
+  ahead: number;
+  /** lookup: lookups by comment that found nothing so far. */
+  misses: number;
+  submitConcurrency: number;
 }
 
 /** States in which the job's work certainly ran, even if no poll saw it RUNNING. */

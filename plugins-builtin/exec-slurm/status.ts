@@ -78,6 +78,11 @@ export type Outcome =
   | { kind: "ended"; exception?: { type: string; note: string } };
 
 const WAITING = new Set(["PENDING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "RESV_DEL_HOLD", "SPECIAL_EXIT", "REVOKED"]);
+/** A state in which the job has not started in Slurm (PENDING, requeued, held). */
+export function slurmWaiting(state: string): boolean {
+  return WAITING.has(state);
+}
+
 const RUNNING = new Set(["CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT", "RESIZING"]);
 
 /**
