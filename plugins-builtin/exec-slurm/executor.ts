@@ -148,6 +148,13 @@ export class SlurmExecutor implements Executor {
     return [...this.runs.values()].map((r) => ({ id: r.id, phase: r.phase, slurmId: r.slurmId, started: r.started }));
   }
 
+  /** Tracked jobs per Slurm state of their last poll (`plugin query`, the /metrics gauge). */
+  stateCounts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.runs.values()) if (r.seen !== undefined && !r.ended) out[r.seen.state] = (out[r.seen.state] ?? 0) + 1;
+    return out;
+  }
+
   /** Where a job is on its way through Slurm, for `job why` (explain.ts); undefined if not here. */
   whereIs(id: JobId): RunView | undefined {
     const run = this.runs.get(id);

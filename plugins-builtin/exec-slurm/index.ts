@@ -32,7 +32,7 @@ function slurmR(job: JobArgs, now: number): Record<string, unknown> {
 /** What conf.update would refuse in `[exec.slurm]`. */
 export const checkConfig: ConfigCheck = checkWith(readSlurmConfig);
 
-/** Registers the executor, conf.update, job.validate, job.state.sched and job.explain. */
+/** Registers the executor, conf.update, job.validate, job.state.sched, job.explain and plugin.query. */
 export default function execSlurm(p: PluginContext): void {
   const executor = new SlurmExecutor(p.clock, defaultSlurmConfig(), (level, msg) =>
     level === "error" ? p.log.error(msg) : p.log.info(msg),
@@ -66,6 +66,8 @@ export default function execSlurm(p: PluginContext): void {
     const routing = "error" in grid ? grid : slurmRouting(grid, (args.ad ?? {}) as RoutedAdValues);
     return "error" in routing ? { error: routing.error } : { routing };
   });
+  // plugin query (and the /metrics gauge jobtap_slurm_jobs): tracked jobs per Slurm state.
+  p.on("plugin.query", () => ({ slurm_states: Object.entries(executor.stateCounts()).map(([state, jobs]) => ({ state, jobs })) }));
   // job why: where the job is in Slurm (the last poll's state and Reason), or how it ended.
   p.on("job.explain", (job) => (wantsSlurm(job.jobspec) ? explainSlurm(p, executor, job) : undefined));
   p.on("job.state.sched", (job) => {

@@ -65,6 +65,7 @@ export function createMetrics(m: JobManager, host: () => JobtapHost | undefined)
   };
   attach();
   scrapeGauges(registry, m, host, bound);
+  slurmGauge(registry, host);
   return {
     contentType: registry.contentType,
     text: () => {
@@ -137,6 +138,28 @@ function scrapeGauges(registry: Registry, m: JobManager, host: () => JobtapHost 
     async collect() {
       this.reset();
       for (const j of await query(host, "condor-cron", "jobs")) if (typeof j.runs === "number") this.set({ job: bound("job", String(j.name)) }, j.runs);
+    },
+  });
+}
+
+/**
+ * Slurm's job state names (squeue's long form): the one label of jobtap_slurm_jobs, so the
+ * series stay bounded whatever a Slurm version prints (anything else counts as `other`).
+ */
+const SLURM_STATES = new Set(["PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "RESV_DEL_HOLD", "SPECIAL_EXIT", "REVOKED", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"]);
+
+/** jobtap_slurm_jobs: .exec-slurm's tracked jobs by the Slurm state of their last poll. */
+function slurmGauge(registry: Registry, host: () => JobtapHost | undefined): void {
+  new Gauge({
+    name: "jobtap_slurm_jobs",
+    help: "jobs on Slurm (.exec-slurm) by the Slurm state its last poll saw",
+    labelNames: ["state"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const s of await query(host, ".exec-slurm", "slurm_states")) {
+        if (typeof s.jobs === "number") this.inc({ state: SLURM_STATES.has(String(s.state)) ? String(s.state) : "other" }, s.jobs);
+      }
     },
   });
 }
