@@ -105,6 +105,16 @@ function scrapeGauges(registry: Registry, m: JobManager, host: () => JobtapHost 
       for (const p of host()?.list({ all: true }) ?? []) if (p.isolated !== undefined) this.set({ plugin: bound("plugin", p.name), state: p.isolated }, 1);
     },
   });
+  new Counter({
+    name: "jobtap_plugin_restarts_total",
+    help: "isolated plugins' worker restarts since each was loaded",
+    labelNames: ["plugin"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of host()?.isolatedRestarts() ?? []) this.inc({ plugin: bound("plugin", r.plugin) }, r.restarts);
+    },
+  });
   new Gauge({
     name: "jobtap_router_jobs",
     help: "condor-router jobs per route: routed (current), idle and running",
