@@ -26,11 +26,12 @@
  * - close: timers stop; Slurm jobs keep running (a restarted jobtap reattaches them).
  */
 import { formatJobId, type Clock, type ExecJob, type ExecReport, type Executor, type HookUsers, type JobId } from "jobtap/plugin";
-import { commandEnv, commandPath, controllerUnreachable, type CommandResult, type SlurmSite } from "./commands.js";
+import { controllerUnreachable, type CommandResult, type SlurmSite } from "./commands.js";
 import { pullPollIn, regularPollMs } from "./pace.js";
-import { SpawnPool } from "./spawner.js";
-import { outcomeOf, parseSacct, parseSqueue, sacctArgs, squeueArgs, type SlurmJobStatus } from "./status.js";
-import { jobtapComment, sbatchRequest, type SbatchRequest, type SlurmChoices } from "./submit.js";
+import { armLimitAt, clearLimit, LOOKUP_MISSES, newRun, RAN, type Phase, type RunView, type SlurmRun } from "./run.js";
+import { oneLine, SlurmCommands } from "./runner.js";
+import { commentLookupArgs, outcomeOf, parseComments, parseSacct, parseSqueue, sacctArgs, squeueArgs, type SlurmJobStatus } from "./status.js";
+import { jobtapComment, sbatchRequest, type SlurmChoices } from "./submit.js";
 
 /** Everything the executor is configured with ([exec.slurm], see config.ts). */
 export interface SlurmExecConfig {
@@ -45,35 +46,9 @@ export interface SlurmExecConfig {
 
 /** The eventlog key of the saved Slurm id (`exec-state` context). */
 export const SAVED_ID_KEY = "slurm_jobid";
-
-type Phase = "queued" | "submitting" | "lookup" | "tracked";
-
-interface SlurmRun {
-  readonly id: JobId;
-  readonly report: ExecReport;
-  readonly duration: number;
-  /** R's starttime (s): a resource-update's expiration counts from it, not from start. */
-  readonly allocStart?: number;
-  phase: Phase;
-  /** Lookups by comment that found nothing (resubmitted at LOOKUP_MISSES). */
-  misses: number;
-  slurmId?: string;
-  request?: SbatchRequest;
-  /** Request building failed: the message, reported when the job is submitted. */
-  requestError?: string;
-  started: boolean;
-  /** Clock ms of `start` (for the time limit). */
-  startedAt?: number;
-  killed: boolean;
-  ended: boolean;
-  limitTimer?: ReturnType<Clock["setTimeout"]>;
-}
-
-/** States in which the job's work certainly ran, even if no poll saw it RUNNING. */
-const RAN = new Set(["COMPLETED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED"]);
-
-/** Successful lookups by comment, a poll apart, that must find nothing before a resubmit. */
-const LOOKUP_MISSES = 2;
+/** The `exec-state` keys of Slurm's final state and reason, saved when a poll sees the job end. */
+export const FINAL_STATE_KEY = "slurm_state";
+export const FINAL_REASON_KEY = "slurm_reason";
 
 /** Runs jobs on a Slurm cluster; see the file comment for the guarantees. */
 export class SlurmExecutor implements Executor {
@@ -89,34 +64,27 @@ export class SlurmExecutor implements Executor {
   /** The last failed command and its message, named in the give-up exception. */
   private lastError = "";
   private closed = false;
-  /** sbatch runs in small helper processes (see spawner.ts)... */
-  private readonly pool: SpawnPool;
-  /**
-   * ...and so do squeue, scancel and sacct, in a helper of their own: the daemon itself
-   * never forks (a large process forks slowly, and its event loop waits meanwhile), and a
-   * burst of submissions never holds up a poll or a cancel.
-   */
-  private readonly commands: SpawnPool;
+  /** sbatch, squeue, scancel and sacct, each in a helper process (runner.ts). */
+  private readonly cmds: SlurmCommands;
 
   constructor(
     private readonly clock: Clock,
     private config: SlurmExecConfig,
     private readonly log: (level: "info" | "error", msg: string) => void,
     /** `p.hookUsers` (multi-user instance): sbatch and scancel run as the job's owner. */
-    private readonly users?: HookUsers,
+    users?: HookUsers,
   ) {
-    this.pool = new SpawnPool(config.submitConcurrency, undefined, users);
-    this.commands = new SpawnPool(1, undefined, users);
+    this.cmds = new SlurmCommands(() => this.config.site, config.submitConcurrency, users);
   }
 
   /** New settings ([exec.slurm] reloaded): used from the next command on. */
   reconfigure(config: SlurmExecConfig): void {
     this.config = config;
-    this.pool.resize(config.submitConcurrency);
+    this.cmds.resize(config.submitConcurrency);
   }
 
   start(job: ExecJob, report: ExecReport): void {
-    const run = this.newRun(job, report, "queued");
+    const run = this.addRun(job, report, "queued");
     this.prepare(run, job);
     this.submitQueue.push(run);
     this.pump();
@@ -124,7 +92,7 @@ export class SlurmExecutor implements Executor {
 
   reattach(job: ExecJob, report: ExecReport): void {
     const saved = job.saved[SAVED_ID_KEY];
-    const run = this.newRun(job, report, typeof saved === "string" ? "tracked" : "lookup");
+    const run = this.addRun(job, report, typeof saved === "string" ? "tracked" : "lookup");
     if (job.startedAt !== undefined) {
       run.started = true;
       run.startedAt = job.startedAt * 1000;
@@ -139,7 +107,7 @@ export class SlurmExecutor implements Executor {
     const run = this.runs.get(id);
     if (!run || run.ended || run.killed) return;
     run.killed = true;
-    this.clearLimit(run);
+    clearLimit(this.clock, run);
     if (run.phase === "queued") {
       this.submitQueue.splice(this.submitQueue.indexOf(run), 1);
       this.end(run, undefined);
@@ -152,22 +120,27 @@ export class SlurmExecutor implements Executor {
   updateExpiration(id: JobId, expiration: number): void {
     const run = this.runs.get(id);
     if (!run || !run.started || run.ended || run.killed) return;
-    this.clearLimit(run);
+    clearLimit(this.clock, run);
     if (expiration <= 0) return;
     // The job waited in Slurm's queue after alloc: its new duration counts from its start.
     const at = run.allocStart !== undefined ? run.startedAt! + (expiration - run.allocStart) * 1000 : expiration * 1000;
-    this.armLimitAt(run, at);
+    armLimitAt(this.clock, run, at);
   }
 
   close(): void {
     this.closed = true;
-    this.pool.close();
-    this.commands.close();
+    this.cmds.close();
     if (this.pollTimer) this.clock.clearTimeout(this.pollTimer);
     this.pollTimer = undefined;
-    for (const run of this.runs.values()) this.clearLimit(run);
+    for (const run of this.runs.values()) clearLimit(this.clock, run);
     this.runs.clear();
     this.submitQueue.length = 0;
+  }
+
+  private addRun(job: ExecJob, report: ExecReport, phase: Phase): SlurmRun {
+    const run = newRun(job, report, phase);
+    this.runs.set(job.id, run);
+    return run;
   }
 
   /** Jobs this executor has not released yet (for tests and `plugin query`). */
@@ -175,12 +148,19 @@ export class SlurmExecutor implements Executor {
     return [...this.runs.values()].map((r) => ({ id: r.id, phase: r.phase, slurmId: r.slurmId, started: r.started }));
   }
 
-  private newRun(job: ExecJob, report: ExecReport, phase: Phase): SlurmRun {
-    const starttime = (job.R?.execution as { starttime?: unknown } | undefined)?.starttime;
-    const run: SlurmRun = { id: job.id, report, duration: job.duration, phase, misses: 0, started: false, killed: false, ended: false };
-    if (typeof starttime === "number") Object.assign(run, { allocStart: starttime });
-    this.runs.set(job.id, run);
-    return run;
+  /** Tracked jobs per Slurm state of their last poll (`plugin query`, the /metrics gauge). */
+  stateCounts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.runs.values()) if (r.seen !== undefined && !r.ended) out[r.seen.state] = (out[r.seen.state] ?? 0) + 1;
+    return out;
+  }
+
+  /** Where a job is on its way through Slurm, for `job why` (explain.ts); undefined if not here. */
+  whereIs(id: JobId): RunView | undefined {
+    const run = this.runs.get(id);
+    if (run === undefined) return undefined;
+    const ahead = run.phase === "queued" ? this.submitQueue.indexOf(run) : 0;
+    return { phase: run.phase, slurmId: run.slurmId, seen: run.seen, ahead, misses: run.misses, submitConcurrency: this.config.submitConcurrency };
   }
 
   private prepare(run: SlurmRun, job: ExecJob): void {
@@ -212,8 +192,7 @@ export class SlurmExecutor implements Executor {
 
   private async submit(run: SlurmRun): Promise<void> {
     const req = run.request!;
-    const site = this.config.site;
-    const r = await this.ownerCommand(this.pool, run.id, "sbatch", req.args, commandEnv(site, req.env), req.script);
+    const r = await this.cmds.sbatch(run.id, req.args, req.env, req.script);
     if (this.closed || this.runs.get(run.id) !== run) return;
     const slurmId = r.status === 0 ? /^(\d+)(;\S*)?$/.exec(r.stdout.trim().split("\n").pop() ?? "")?.[1] : undefined;
     if (slurmId !== undefined) {
@@ -241,32 +220,14 @@ export class SlurmExecutor implements Executor {
     this.schedulePoll(this.regularPollMs());
   }
 
-  /**
-   * sbatch and scancel of one job: as the job's owner in a multi-user instance (through the
-   * launcher, so Slurm's accounts and limits apply to that user), else as the daemon.
-   */
-  private ownerCommand(pool: SpawnPool, id: JobId, cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, input: string): Promise<CommandResult> {
-    const site = this.config.site;
-    const runAs = this.users === undefined ? {} : { runAs: { job: id } };
-    return pool.run({ file: commandPath(site, cmd), args, env, input, timeoutMs: site.commandTimeoutMs, ...runAs });
+  /** Slurm id → jobtap job of every tracked job (scancel runs as the job's owner). */
+  private owners(): Map<string, JobId> {
+    return new Map([...this.runs.values()].filter((r) => r.slurmId !== undefined).map((r) => [r.slurmId!, r.id]));
   }
 
-  /** scancel of `ids`: one command as the daemon, or one per job as its owner (multi-user). */
-  private scancel(ids: string[]): Promise<CommandResult> {
-    if (this.users === undefined) return this.command("scancel", ids);
-    const owners = new Map([...this.runs.values()].filter((r) => r.slurmId !== undefined).map((r) => [r.slurmId!, r.id]));
-    const one = (sid: string) => {
-      const id = owners.get(sid);
-      return id === undefined ? this.command("scancel", [sid]) : this.ownerCommand(this.commands, id, "scancel", [sid], commandEnv(this.config.site), "");
-    };
-    // The worst outcome stands for the batch: a failure keeps every id for the next try.
-    return Promise.all(ids.map(one)).then((rs) => rs.find((r) => r.status === null || controllerUnreachable(r.stderr)) ?? rs[0] ?? { status: 0, stdout: "", stderr: "" });
-  }
-
-  /** Runs squeue, scancel or sacct (with the daemon's environment) in the commands' helper. */
+  /** Runs squeue, scancel or sacct as the daemon. */
   private command(cmd: string, args: string[]): Promise<CommandResult> {
-    const site = this.config.site;
-    return this.commands.run({ file: commandPath(site, cmd), args, env: commandEnv(site), input: "", timeoutMs: site.commandTimeoutMs });
+    return this.cmds.run(cmd, args);
   }
 
   // --- polling ---
@@ -370,14 +331,10 @@ export class SlurmExecutor implements Executor {
   private async lookups(): Promise<boolean> {
     const waiting = [...this.runs.values()].filter((r) => r.phase === "lookup");
     if (waiting.length === 0) return true;
-    const r = await this.command("squeue", ["--noheader", "--states=all", "--me", "--Format=JobID:|,Comment:|"]);
+    const r = await this.command("squeue", commentLookupArgs());
     if (this.closed) return true;
     if (r.status !== 0) return this.pollFailed("squeue (looking up jobs by comment)", r);
-    const byComment = new Map<string, string>();
-    for (const line of r.stdout.split("\n")) {
-      const [id, comment] = line.trim().split("|");
-      if (id && comment) byComment.set(comment, id);
-    }
+    const byComment = parseComments(r.stdout);
     for (const run of waiting) {
       const found = byComment.get(jobtapComment(formatJobId(run.id, "dec")));
       if (found !== undefined) this.track(run, found);
@@ -398,10 +355,14 @@ export class SlurmExecutor implements Executor {
       this.end(run, { type: "exec", note: `Slurm job ${run.slurmId} vanished: neither squeue nor sacct knows it` });
       return;
     }
+    run.seen = { state: s.state, reason: s.reason, at: this.clock.now() };
     const outcome = outcomeOf(s, run.slurmId!, run.killed);
     if (outcome.kind === "waiting") return;
     if (!run.started && (outcome.kind === "running" || RAN.has(s.state))) this.markStarted(run);
-    if (outcome.kind === "ended") this.end(run, outcome.exception, s.waitStatus);
+    if (outcome.kind !== "ended") return;
+    // Slurm's final word, kept with the job: `job why` of the ended job quotes it.
+    run.report.save(run.id, { [FINAL_STATE_KEY]: s.state, [FINAL_REASON_KEY]: s.reason });
+    this.end(run, outcome.exception, s.waitStatus);
   }
 
   private markStarted(run: SlurmRun): void {
@@ -414,7 +375,7 @@ export class SlurmExecutor implements Executor {
   /** The job is done here: exception (if any), `finish` (if it started), `release`. */
   private end(run: SlurmRun, exception: { type: string; note: string } | undefined, status = 0): void {
     run.ended = true;
-    this.clearLimit(run);
+    clearLimit(this.clock, run);
     this.runs.delete(run.id);
     if (exception) run.report.exception(run.id, exception.type, exception.note);
     if (run.started) run.report.finish(run.id, status);
@@ -434,7 +395,7 @@ export class SlurmExecutor implements Executor {
     if (this.toCancel.size === 0) return true;
     const ids = [...this.toCancel];
     this.toCancel.clear();
-    const r = await this.scancel(ids);
+    const r = await this.cmds.scancel(ids, () => this.owners());
     if (r.status === 0 || (!controllerUnreachable(r.stderr) && r.status !== null)) {
       // A job that already ended makes scancel complain; the poll reports what happened.
       this.schedulePoll(0);
@@ -445,23 +406,6 @@ export class SlurmExecutor implements Executor {
   }
 
   private armLimit(run: SlurmRun): void {
-    if (run.duration > 0 && run.startedAt !== undefined) this.armLimitAt(run, run.startedAt + run.duration * 1000);
+    if (run.duration > 0 && run.startedAt !== undefined) armLimitAt(this.clock, run, run.startedAt + run.duration * 1000);
   }
-
-  private armLimitAt(run: SlurmRun, atMs: number): void {
-    run.limitTimer = this.clock.setTimeout(() => {
-      run.limitTimer = undefined;
-      if (!run.ended && !run.killed) run.report.exception(run.id, "timeout", "resource allocation expired");
-    }, Math.max(0, atMs - this.clock.now()));
-  }
-
-  private clearLimit(run: SlurmRun): void {
-    if (run.limitTimer) this.clock.clearTimeout(run.limitTimer);
-    run.limitTimer = undefined;
-  }
-}
-
-function oneLine(r: CommandResult): string {
-  const text = (r.stderr || r.stdout).trim().replace(/\s*\n\s*/g, "; ");
-  return text === "" ? `exit status ${r.status ?? "none"}` : text;
 }

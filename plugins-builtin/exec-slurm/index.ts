@@ -14,6 +14,7 @@ import { ErrorCode, isJobtapError } from "jobtap/plugin";
 import { checkWith, ConfigError } from "../common/config.js";
 import { defaultSlurmConfig, readSlurmConfig, wantsSlurm } from "./config.js";
 import { SlurmExecutor } from "./executor.js";
+import { explainSlurm } from "./explain.js";
 import { parseSlurmGridResource, slurmRouting, type RoutedAdValues } from "./route.js";
 import { jobChoices } from "./submit.js";
 
@@ -31,7 +32,7 @@ function slurmR(job: JobArgs, now: number): Record<string, unknown> {
 /** What conf.update would refuse in `[exec.slurm]`. */
 export const checkConfig: ConfigCheck = checkWith(readSlurmConfig);
 
-/** Registers the executor, conf.update, job.validate and job.state.sched. */
+/** Registers the executor, conf.update, job.validate, job.state.sched, job.explain and plugin.query. */
 export default function execSlurm(p: PluginContext): void {
   const executor = new SlurmExecutor(p.clock, defaultSlurmConfig(), (level, msg) =>
     level === "error" ? p.log.error(msg) : p.log.info(msg),
@@ -65,6 +66,10 @@ export default function execSlurm(p: PluginContext): void {
     const routing = "error" in grid ? grid : slurmRouting(grid, (args.ad ?? {}) as RoutedAdValues);
     return "error" in routing ? { error: routing.error } : { routing };
   });
+  // plugin query (and the /metrics gauge jobtap_slurm_jobs): tracked jobs per Slurm state.
+  p.on("plugin.query", () => ({ slurm_states: Object.entries(executor.stateCounts()).map(([state, jobs]) => ({ state, jobs })) }));
+  // job why: where the job is in Slurm (the last poll's state and Reason), or how it ended.
+  p.on("job.explain", (job) => (wantsSlurm(job.jobspec) ? explainSlurm(p, executor, job) : undefined));
   p.on("job.state.sched", (job) => {
     if (!job.flags.includes("alloc-bypass") || !wantsSlurm(job.jobspec)) return undefined;
     // Queued behind this callback: the manager has taken R from the OUT by then.

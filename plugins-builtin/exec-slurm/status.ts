@@ -50,6 +50,21 @@ export function parseSacct(stdout: string): Map<string, SlurmJobStatus> {
   return out;
 }
 
+/** squeue's arguments listing the user's jobs with their comments (lookup by comment). */
+export function commentLookupArgs(): string[] {
+  return ["--noheader", "--states=all", "--me", "--Format=JobID:|,Comment:|"];
+}
+
+/** Comment → Slurm id, from commentLookupArgs' output. */
+export function parseComments(stdout: string): Map<string, string> {
+  const byComment = new Map<string, string>();
+  for (const line of stdout.split("\n")) {
+    const [id, comment] = line.trim().split("|");
+    if (id && comment) byComment.set(comment, id);
+  }
+  return byComment;
+}
+
 /**
  * What a Slurm state means here:
  *   waiting  not running yet (or requeued): nothing to report
@@ -63,6 +78,11 @@ export type Outcome =
   | { kind: "ended"; exception?: { type: string; note: string } };
 
 const WAITING = new Set(["PENDING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "RESV_DEL_HOLD", "SPECIAL_EXIT", "REVOKED"]);
+/** A state in which the job has not started in Slurm (PENDING, requeued, held). */
+export function slurmWaiting(state: string): boolean {
+  return WAITING.has(state);
+}
+
 const RUNNING = new Set(["CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT", "RESIZING"]);
 
 /**

@@ -223,6 +223,10 @@ export class JobManager {
         const job = this.loadInactive(id);
         return job && engine.args(job);
       },
+      inactiveSaved: (id) => {
+        const job = this.loadInactive(id);
+        return job && (savedState(job.eventlog, job.execlog) ?? {});
+      },
       jobAdOf: (id) => this.jobAdOf(id),
       hostAds: this.hostAds,
     };

@@ -30,6 +30,8 @@ export interface ManagerLookups {
   /** The folded core of a cached inactive job (read from the store), or undefined. */
   inactiveCore(id: JobId): JobCore | undefined;
   inactiveArgs(id: JobId): JobArgs | undefined;
+  /** The merged `exec-state` contexts of a cached inactive job ({} if none), or undefined if unknown. */
+  inactiveSaved(id: JobId): Record<string, unknown> | undefined;
   /** The frozen job ad of an active or inactive job, or undefined if unknown. */
   jobAdOf(id: JobId): ClassAd | undefined;
   /** The machine and slot ads. */
@@ -195,8 +197,10 @@ export class ManagerPortImpl implements ManagerPort {
   execSaved(id: JobId): Record<string, unknown> {
     const job = this.e.active.get(id);
     if (job) return savedState(job.eventlog, job.execlog) ?? {};
-    if (!this.lookups.inactiveCore(id)) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
-    return {};
+    // An inactive job's too: an executor's record of how it ended (job why) outlives the job.
+    const saved = this.lookups.inactiveSaved(id);
+    if (!saved) throw new JobtapError(ErrorCode.UNKNOWN_JOB, `unknown job ${formatJobId(id)}`);
+    return saved;
   }
 
   eventPosted(id: JobId, name: string): boolean {

@@ -137,7 +137,7 @@ export interface PluginContext extends AdsApi {
   /** The result of an inactive job (or one in CLEANUP). */
   jobResult(id: JobId): Read<JobResult>;
   eventPosted(id: JobId, name: string): boolean;
-  /** The merged `exec-state` contexts its executor saved for a job (its exec eventlog); {} if none. */
+  /** The merged `exec-state` contexts its executor saved for a job, active or inactive (its exec eventlog); {} if none. */
   execSaved(id: JobId): Record<string, unknown>;
   setFlag(id: JobId, flag: JobFlag): void;
   /**

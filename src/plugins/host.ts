@@ -240,6 +240,7 @@ export class JobtapHost implements PluginPort {
         heapMb: o.heapMb ?? DEFAULT_HEAP_MB,
         restart: o.restart ?? DEFAULT_RESTART,
         deaths: [],
+        restarts: 0,
         state: "running",
         inFlight: () => 0,
         dependencies: new Map(),
@@ -383,6 +384,7 @@ export class JobtapHost implements PluginPort {
       return;
     }
     iso.state = "restarting";
+    iso.restarts++;
     iso.restartDeath = undefined;
     this.report("warn", `plugin ${rec.name}: restarting its worker (${iso.deaths.length} of ${iso.restart.max} restarts within ${iso.restart.windowMs / 1000} s)`, rec.name);
     const def = this.isolated(rec.name, rec.path, rec.conf, opts, iso);
@@ -520,6 +522,11 @@ export class JobtapHost implements PluginPort {
    */
   close(): void {
     for (const rec of [...this.registry.plugins].reverse()) this.unload(rec);
+  }
+
+  /** Worker restarts of each loaded isolated plugin since it was loaded (for /metrics). */
+  isolatedRestarts(): { plugin: string; restarts: number }[] {
+    return this.registry.plugins.flatMap((p) => (p.isolation === undefined ? [] : [{ plugin: p.name, restarts: p.isolation.restarts }]));
   }
 
   /** Loaded plugins in load order; builtins only with `all`. */

@@ -70,6 +70,8 @@ export interface Isolation {
   restart: RestartPolicy;
   /** Host-clock times of the worker's deaths within the restart window. */
   deaths: number[];
+  /** Worker restarts since the plugin was loaded (the /metrics counter). */
+  restarts: number;
   /** `restarting` from a death until the new worker's setup and replay are done. */
   state: "running" | "restarting";
   /** Why the worker of a restart under way died (its restart then fails and counts). */

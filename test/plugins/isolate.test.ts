@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { applyDirectives, readPluginConfig } from "../../src/plugins/config.js";
+import { createMetrics } from "../../src/server/http/metrics.js";
 import { createTestHost } from "../../src/testhost.js";
 import { complete, fixture, isolatedHost, logged, realUntil, startSubmit, submit, until } from "./isolate-helpers.js";
 
@@ -88,6 +89,10 @@ describe("isolated plugin restart policy", () => {
     // Restarted: `starts` comes from persistent state; job.new was replayed for both jobs.
     expect(await h.plugins.query("iso-stateful.js")).toEqual({ name: "iso-stateful.js", path: fixture("iso-stateful.js"), starts: 2, seen: 2 });
     expect(h.job(long).state).toBe("RUN");
+    // /metrics counts the restart (a real scrape of the daemon's registry).
+    const metrics = createMetrics(h.manager, () => h.plugins);
+    expect(await metrics.text()).toMatch(/^jobtap_plugin_restarts_total\{plugin="iso-stateful\.js"\} 1$/m);
+    metrics.stop();
     await complete(h, long, 120_000);
   });
 

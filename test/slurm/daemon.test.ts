@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DaemonUnderTest, requireBuild, waitFor } from "../e2e/harness.js";
+import { Api, listenerUrl } from "../e2e/http-util.js";
 import { skipSlurm, TestCluster } from "./cluster.js";
 
 describe.skipIf(skipSlurm)("jobtap daemon with [exec.slurm]", { timeout: 90_000 }, () => {
@@ -21,7 +22,7 @@ describe.skipIf(skipSlurm)("jobtap daemon with [exec.slurm]", { timeout: 90_000 
     work = join(cluster.dir, "work");
     mkdirSync(work);
     const config = join(cluster.dir, "jobtap.toml");
-    writeFileSync(config, `[exec.slurm]\nslurm-conf = "${cluster.conf}"\npoll-period = "0.1s"\nmax-poll-period = "1s"\n`);
+    writeFileSync(config, `[daemon]\nhttp = "127.0.0.1:0"\n\n[exec.slurm]\nslurm-conf = "${cluster.conf}"\npoll-period = "0.1s"\nmax-poll-period = "1s"\n`);
     d = new DaemonUnderTest(config);
     await d.start();
   }, 90_000);
@@ -58,6 +59,53 @@ describe.skipIf(skipSlurm)("jobtap daemon with [exec.slurm]", { timeout: 90_000 
     expect(names.filter((n) => n === "start")).toHaveLength(1);
     expect(names).toContain("finish");
     expect(slurmJobs()).toBe(before);
+  });
+
+  /**
+   * The listener of the daemon running now: restarted by the test above, its log holds one
+   * listener line per start, and the latest may not be written yet.
+   */
+  const liveApi = async (token: string): Promise<Api> => {
+    await listenerUrl(d);
+    const end = Date.now() + 30_000;
+    for (;;) {
+      const api = new Api([...d.log.matchAll(/http: listening on (https?:\/\/\S+)/g)].pop()![1]!);
+      try {
+        if ((await api.call("GET", "/metrics", token)).status === 200) return api;
+      } catch {
+        // the previous daemon's port: its line is older than this daemon's
+      }
+      api.close();
+      if (Date.now() > end) throw new Error(`no live http listener in the daemon's log:\n${d.log}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  it("/metrics counts jobs on Slurm by the Slurm state of the last poll (jobtap_slurm_jobs)", async () => {
+    const token = d.cli(["token", "create", "--scope", "read"]).stdout.trim();
+    const api = await liveApi(token);
+    const flag = join(work, "metrics-go");
+    const submit = (args: string[]) => d.cli(["submit", "--exec", "slurm", ...args], { cwd: work }).stdout.trim();
+    const held = [submit(["--setattr", 'exec.slurm.args=["--hold"]', "--", "true"]), submit(["--setattr", 'exec.slurm.args=["--hold"]', "--", "true"])];
+    const running = submit(["--", "sh", "-c", `while [ ! -e ${flag} ]; do sleep 0.1; done`]);
+    const scrape = async () => (await api.call("GET", "/metrics", token)).text;
+    let text = "";
+    const seen = async () => {
+      text = await scrape();
+      return /^jobtap_slurm_jobs\{state="PENDING"\} 2$/m.test(text) && /^jobtap_slurm_jobs\{state="RUNNING"\} 1$/m.test(text);
+    };
+    const end = Date.now() + 60_000;
+    while (!(await seen())) {
+      if (Date.now() > end) throw new Error(`jobtap_slurm_jobs never showed 2 PENDING and 1 RUNNING:\n${text.split("\n").filter((l) => l.includes("slurm")).join("\n")}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(text).toMatch(/^# TYPE jobtap_slurm_jobs gauge$/m);
+    mkdirSync(flag);
+    for (const id of held) d.cli(["cancel", id]);
+    await waitFor(() => [...held, running].every((id) => d.job(id)?.state === "INACTIVE"), 60_000, "the jobs to end");
+    // Ended jobs are no longer tracked: no series left.
+    expect(await scrape()).not.toMatch(/^jobtap_slurm_jobs\{/m);
+    api.close();
   });
 
   it("config check names a bad [exec.slurm] key", () => {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RealClock, SimulatedClock } from "../../src/manager/base/clock.js";
 import type { JobId } from "../../src/manager/base/ids.js";
 import { defaultSlurmConfig } from "../../plugins-builtin/exec-slurm/config.js";
-import { SAVED_ID_KEY, SlurmExecutor, type SlurmExecConfig } from "../../plugins-builtin/exec-slurm/executor.js";
+import { FINAL_STATE_KEY, SAVED_ID_KEY, SlurmExecutor, type SlurmExecConfig } from "../../plugins-builtin/exec-slurm/executor.js";
 import type { ExecJob, ExecReport } from "../../src/plugin.js";
 import type { Jobspec } from "../../src/manager/port/records.js";
 import { waitFor } from "../e2e/harness.js";
@@ -39,8 +39,11 @@ class Recorder implements ExecReport {
     // The manager answers a fatal exception by killing the job on its executor.
     this.killOnException?.(id);
   }
+  /** Slurm's final state and reason per job (the last `save`, kept apart from the sequence). */
+  readonly finals = new Map<JobId, Record<string, unknown>>();
   save(id: JobId, data: Record<string, unknown>) {
-    this.entries.push({ id, name: "exec-state", context: data });
+    if (FINAL_STATE_KEY in data) this.finals.set(id, data);
+    else this.entries.push({ id, name: "exec-state", context: data });
   }
   log(_level: string, message: string) {
     this.logs.push(message);
@@ -111,6 +114,8 @@ describe.skipIf(skipSlurm)("slurm executor on a real cluster", { timeout: 60_000
     expect(rec.names(j.id)).toEqual(["exec-state", "start", "finish", "release"]);
     expect(rec.of(j.id)[2]!.context).toEqual({ status: 3 << 8 });
     expect(slurmIdOf(rec, j.id)).toMatch(/^\d+$/);
+    // Slurm's final word is saved with the job before it is released (job why quotes it).
+    expect(rec.finals.get(j.id)).toEqual({ slurm_state: "FAILED", slurm_reason: "NonZeroExitCode" });
     const f58 = (await import("../../src/manager/base/ids.js")).formatJobId(j.id);
     expect(readFileSync(join(work, `out-${f58}.txt`), "utf8")).toBe(`hi, there from ${f58}\n`);
     expect(ex.jobs()).toEqual([]);
@@ -375,5 +380,6 @@ describe.skipIf(skipSlurm)("slurm executor on a real cluster", { timeout: 60_000
     expect(rec.names(j.id)).toEqual(["exec-state", "start", "exception", "finish", "release"]);
     expect(rec.of(j.id)[2]!.context).toMatchObject({ type: "exec" });
     expect(String(rec.of(j.id)[2]!.context!.note)).toMatch(new RegExp(`Slurm job ${slurmIdOf(rec, j.id)} vanished`));
+    expect(rec.finals.has(j.id)).toBe(false);
   });
 });

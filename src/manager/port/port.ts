@@ -158,7 +158,7 @@ export interface ManagerPort {
   reprioritizeAll(): void;
   jobResult(id: JobId): JobResult;
   eventPosted(id: JobId, name: string): boolean;
-  /** The merged `exec-state` contexts of an active job (old stores' main eventlog, then its exec eventlog); {} if none or inactive. */
+  /** The merged `exec-state` contexts of a job (old stores' main eventlog, then its exec eventlog); {} if none. */
   execSaved(id: JobId): Record<string, unknown>;
   setFlag(id: JobId, flag: "alloc-bypass" | "debug" | "immutable"): void;
   /** Posts one `jobspec-update` (keys start with attributes., resources. or tasks.). */

@@ -62,6 +62,7 @@ export function createMetrics(m: JobManager, host: () => JobtapHost | undefined,
   attach();
   scrapeGauges(registry, m, host, bound);
   managerSeries(registry, m);
+  slurmGauge(registry, host);
   const unhook = hookSeries(registry, bound, earlyHooks);
   return {
     contentType: registry.contentType,
@@ -102,6 +103,16 @@ function scrapeGauges(registry: Registry, m: JobManager, host: () => JobtapHost 
       for (const p of host()?.list({ all: true }) ?? []) if (p.isolated !== undefined) this.set({ plugin: bound("plugin", p.name), state: p.isolated }, 1);
     },
   });
+  new Counter({
+    name: "jobtap_plugin_restarts_total",
+    help: "isolated plugins' worker restarts since each was loaded",
+    labelNames: ["plugin"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of host()?.isolatedRestarts() ?? []) this.inc({ plugin: bound("plugin", r.plugin) }, r.restarts);
+    },
+  });
   new Gauge({
     name: "jobtap_router_jobs",
     help: "condor-router jobs per route: routed (current), idle and running",
@@ -135,6 +146,28 @@ function scrapeGauges(registry: Registry, m: JobManager, host: () => JobtapHost 
     async collect() {
       this.reset();
       for (const j of await query(host, "condor-cron", "jobs")) if (typeof j.runs === "number") this.set({ job: bound("job", String(j.name)) }, j.runs);
+    },
+  });
+}
+
+/**
+ * Slurm's job state names (squeue's long form): the one label of jobtap_slurm_jobs, so the
+ * series stay bounded whatever a Slurm version prints (anything else counts as `other`).
+ */
+const SLURM_STATES = new Set(["PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "RESV_DEL_HOLD", "SPECIAL_EXIT", "REVOKED", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"]);
+
+/** jobtap_slurm_jobs: .exec-slurm's tracked jobs by the Slurm state of their last poll. */
+function slurmGauge(registry: Registry, host: () => JobtapHost | undefined): void {
+  new Gauge({
+    name: "jobtap_slurm_jobs",
+    help: "jobs on Slurm (.exec-slurm) by the Slurm state its last poll saw",
+    labelNames: ["state"],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const s of await query(host, ".exec-slurm", "slurm_states")) {
+        if (typeof s.jobs === "number") this.inc({ state: SLURM_STATES.has(String(s.state)) ? String(s.state) : "other" }, s.jobs);
+      }
     },
   });
 }
