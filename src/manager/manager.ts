@@ -447,7 +447,9 @@ export class JobManager {
       if (o.ageLimit === undefined && o.numLimit === undefined) {
         throw new JobtapError(ErrorCode.INVALID_ARGUMENT, "purge: give job ids, an age limit or a count limit");
       }
-      const records = this.inactive.oldestFirst().filter((r) => mine(r.userid));
+      // Ids, users and clean times only: no record is read (a stored job's would be a store read).
+      const records: Array<{ id: JobId; t_clean: number }> = [];
+      this.inactive.eachOldest((id, uid, t_clean) => void (mine(uid) && records.push({ id, t_clean })));
       const cutoff = o.ageLimit === undefined ? -Infinity : this.clock.now() / 1000 - o.ageLimit;
       const overCount = o.numLimit === undefined ? 0 : Math.max(0, records.length - o.numLimit);
       victims = records.filter((r, i) => i < overCount || r.t_clean < cutoff).map((r) => r.id);
