@@ -38,7 +38,8 @@ import type { PluginPort, StackResult } from "../src/manager/port/port.js";
 import type { JobArgs } from "../src/manager/port/records.js";
 import { arg, testJobspec } from "./lib/common.js";
 import { STORE_SCHEMA_VERSION } from "../src/manager/store/sqlite.js";
-import { formatJobId } from "../src/manager/base/ids.js";
+import Database from "better-sqlite3";
+import { formatJobId, type JobId } from "../src/manager/base/ids.js";
 
 const BIN = [new URL("../bin/jobtap", import.meta.url), new URL("../../bin/jobtap", import.meta.url)].map((u) => fileURLToPath(u)).find((p) => existsSync(p))!;
 
@@ -75,8 +76,8 @@ export async function main(args: string[]): Promise<void> {
     const firstMs = performance.now() - t0;
     (globalThis as { gc?: () => void }).gc?.();
     const mem = process.memoryUsage();
-    const counts = { jobs: mgr.jobs({}).length };
-    const oldIds = firstIds(mgr, 5);
+    const counts = { jobs: mgr.jobs({ states: ["DEPEND", "PRIORITY", "SCHED", "RUN", "CLEANUP"] }).length + storedInactive(statedir) };
+    const oldIds = firstIds(statedir, 5);
     await mgr.close();
     process.stderr.write(`open_ms ${Math.round(openMs)} rss ${Math.round(mem.rss / 2 ** 20)} MB heap ${Math.round(mem.heapUsed / 2 ** 20)} MB\n`);
 
@@ -179,10 +180,24 @@ async function cachedStore(inactive: number, pending: number, fresh: boolean): P
   return dir;
 }
 
-/** The ids (f58) of the `n` oldest inactive jobs. */
-function firstIds(mgr: JobManager, n: number): string[] {
-  const views = mgr.jobs({ states: ["INACTIVE"] });
-  return views.slice(-n).map((v) => formatJobId(v.id));
+/** The ids (f58) of the `n` oldest inactive jobs, from the store (no manager read). */
+function firstIds(statedir: string, n: number): string[] {
+  const db = new Database(join(statedir, "jobtap.db"), { readonly: true });
+  try {
+    return (db.prepare("SELECT id FROM inactive ORDER BY id LIMIT ?").pluck().safeIntegers().all(n) as bigint[]).map((id) => formatJobId(BigInt.asUintN(64, id) as JobId));
+  } finally {
+    db.close();
+  }
+}
+
+/** How many inactive jobs the store holds. */
+function storedInactive(statedir: string): number {
+  const db = new Database(join(statedir, "jobtap.db"), { readonly: true });
+  try {
+    return db.prepare("SELECT count(*) FROM inactive").pluck().get() as number;
+  } finally {
+    db.close();
+  }
 }
 
 /** Ms from spawning `jobtap ARGS` against `sock` to its first line on stdout. */

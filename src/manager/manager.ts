@@ -303,6 +303,15 @@ export class JobManager {
     return out;
   }
 
+  /**
+   * Inactive jobs, most recently cleaned first (a listing's order), optionally one user's,
+   * built as the caller iterates: a listing that stops after N jobs reads at most N stored
+   * records, not every inactive job's.
+   */
+  *inactiveNewest(userid?: number): IterableIterator<JobInfo> {
+    for (const r of this.inactive.newestCleaned(userid)) yield inactiveInfo(r);
+  }
+
   /** A job's eventlog (active: from memory; inactive: read from the store). */
   eventlog(id: JobId): EventEntry[] {
     const a = this.engine.active.get(id);
