@@ -36,6 +36,12 @@ describe("inactive jobs read on demand after a restart", () => {
       }
       expect(b.mgr.jobs({ states: ["INACTIVE"] }).map((j) => j.id)).toEqual(listed);
       expect(b.mgr.jobs({ states: ["INACTIVE"], userid: 1001 }).map((j) => j.id)).toEqual(listed.filter((id) => before.get(id)!.info.userid === 1001));
+      // A listing's lazy order (most recently cleaned first), stopped early or read whole.
+      const newest = [...b.mgr.inactiveNewest()].map((j) => j.id);
+      expect([...newest].sort()).toEqual([...listed].sort());
+      const cleaned = newest.map((id) => before.get(id)!.info.t_clean ?? 0);
+      expect(cleaned).toEqual([...cleaned].sort((x, y) => y - x));
+      expect([...b.mgr.inactiveNewest(1001)].map((j) => j.id)).toEqual(newest.filter((id) => before.get(id)!.info.userid === 1001));
       expect((await b.mgr.wait(ids[0]!)).result).toBe("FAILED");
       await b.mgr.close();
     } finally {
