@@ -312,6 +312,13 @@ export class JobManager {
     for (const r of this.inactive.newestCleaned(userid)) yield inactiveInfo(r);
   }
 
+  /** How many jobs `jobs()` would list (active past NEW, and inactive), without building one record. */
+  jobCount(): number {
+    let n = this.inactive.size;
+    for (const j of this.engine.active.values()) if (j.core.state !== "NEW") n++;
+    return n;
+  }
+
   /** A job's eventlog (active: from memory; inactive: read from the store). */
   eventlog(id: JobId): EventEntry[] {
     const a = this.engine.active.get(id);

@@ -35,6 +35,7 @@ describe("inactive jobs read on demand after a restart", () => {
         expect(b.mgr.jobspec(id)).toEqual(before.get(id)!.jobspec);
       }
       expect(b.mgr.jobs({ states: ["INACTIVE"] }).map((j) => j.id)).toEqual(listed);
+      expect(b.mgr.jobCount()).toBe(ids.length);
       expect(b.mgr.jobs({ states: ["INACTIVE"], userid: 1001 }).map((j) => j.id)).toEqual(listed.filter((id) => before.get(id)!.info.userid === 1001));
       // A listing's lazy order (most recently cleaned first), stopped early or read whole.
       const newest = [...b.mgr.inactiveNewest()].map((j) => j.id);
