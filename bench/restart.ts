@@ -15,10 +15,19 @@
  * - reprioritize_changed_ms: the same over R jobs queued in SCHED (behind one running job)
  *   whose priority changes every time: R priority events and a reorder of the alloc queue,
  *   median of 3.
+ * - rss_after_open_mb, heap_after_open_mb: this process's resident set and V8 heap once the
+ *   manager is open (after a GC if node runs with --expose-gc).
+ * - daemon_jobs_first_line_ms: `jobtap jobs` (active jobs) against the daemon, from spawn
+ *   to its first stdout line; daemon_jobs_all_first_line_ms: the same with `-a`.
+ * - daemon_info_old_ms: the daemon's answer to `info` of the oldest inactive job (the
+ *   request over the socket, median of 5 different old jobs, none read before).
+ * The generated store is kept under $TMPDIR/jobtap-restart-cache/, keyed by N, P and the
+ * store layout, and copied for each run (`--fresh` builds it again).
+ * `--reprioritize 0` skips the reprioritize figures.
  * Last stdout line: the JSON figures.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,6 +37,9 @@ import { connectDaemon } from "../src/server/client.js";
 import type { PluginPort, StackResult } from "../src/manager/port/port.js";
 import type { JobArgs } from "../src/manager/port/records.js";
 import { arg, testJobspec } from "./lib/common.js";
+import { STORE_SCHEMA_VERSION } from "../src/manager/store/sqlite.js";
+import Database from "better-sqlite3";
+import { formatJobId, type JobId } from "../src/manager/base/ids.js";
 
 const BIN = [new URL("../bin/jobtap", import.meta.url), new URL("../../bin/jobtap", import.meta.url)].map((u) => fileURLToPath(u)).find((p) => existsSync(p))!;
 
@@ -51,11 +63,9 @@ export async function main(args: string[]): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "jobtap-restart-"));
   try {
     const statedir = join(dir, "state");
-    process.stderr.write(`building ${inactive} inactive + ${pending} pending\n`);
-    let mgr = await open(statedir);
-    await fill(mgr, inactive);
-    await fill(mgr, pending, 0);
-    await mgr.close();
+    const cached = await cachedStore(inactive, pending, args.includes("--fresh"));
+    cpSync(cached, statedir, { recursive: true });
+    let mgr: JobManager;
 
     const c0 = process.cpuUsage();
     const t0 = performance.now();
@@ -64,8 +74,12 @@ export async function main(args: string[]): Promise<void> {
     const c1 = process.cpuUsage(c0);
     await mgr.submit(testJobspec(), { urgency: 0 });
     const firstMs = performance.now() - t0;
-    const counts = { jobs: mgr.jobs({}).length };
+    (globalThis as { gc?: () => void }).gc?.();
+    const mem = process.memoryUsage();
+    const counts = { jobs: mgr.jobs({ states: ["DEPEND", "PRIORITY", "SCHED", "RUN", "CLEANUP"] }).length + storedInactive(statedir) };
+    const oldIds = firstIds(statedir, 5);
     await mgr.close();
+    process.stderr.write(`open_ms ${Math.round(openMs)} rss ${Math.round(mem.rss / 2 ** 20)} MB heap ${Math.round(mem.heapUsed / 2 ** 20)} MB\n`);
 
     writeFileSync(join(dir, "d.toml"), "[resources]\ncores = 100000\n[job-manager]\ninactive-num-limit = 10000000\n");
     const env: NodeJS.ProcessEnv = { ...process.env };
@@ -75,7 +89,8 @@ export async function main(args: string[]): Promise<void> {
     const c = connectDaemon(join(statedir, "jobtap.sock"));
     let daemonMs = -1;
     let daemonCpuMs = -1;
-    for (let i = 0; i < 3000; i++) {
+    // A million jobs take the daemon tens of seconds on a loaded machine: wait up to 5 minutes.
+    while (performance.now() - t1 < 300_000) {
       try {
         await c.call("ping", {});
         daemonMs = performance.now() - t1;
@@ -85,10 +100,40 @@ export async function main(args: string[]): Promise<void> {
         await new Promise((r) => setTimeout(r, 5));
       }
     }
+    if (daemonMs < 0) throw new Error("the daemon did not answer within 5 minutes");
+    const infoSamples: number[] = [];
+    for (const id of oldIds) {
+      const t = performance.now();
+      await c.call("info", { id });
+      infoSamples.push(performance.now() - t);
+    }
+    infoSamples.sort((a, b) => a - b);
     c.close();
+    const sock = join(statedir, "jobtap.sock");
+    const jobsMs = await firstLineMs(env, sock, ["jobs"]);
+    const jobsAllMs = await firstLineMs(env, sock, ["jobs", "-a"]);
     child.kill("SIGTERM");
     await new Promise((r) => child.once("exit", r));
-
+    const figures = {
+      bench: "restart",
+      inactive,
+      pending,
+      jobs_after_reopen: counts.jobs,
+      open_ms: Math.round(openMs),
+      open_cpu_ms: Math.round((c1.user + c1.system) / 1000),
+      first_submit_ms: Math.round(firstMs),
+      rss_after_open_mb: Math.round(mem.rss / 2 ** 20),
+      heap_after_open_mb: Math.round(mem.heapUsed / 2 ** 20),
+      daemon_ready_ms: Math.round(daemonMs),
+      daemon_ready_cpu_ms: daemonCpuMs,
+      daemon_jobs_first_line_ms: Math.round(jobsMs),
+      daemon_jobs_all_first_line_ms: Math.round(jobsAllMs),
+      daemon_info_old_ms: Math.round(infoSamples[Math.floor(infoSamples.length / 2)]! * 10) / 10,
+    };
+    if (repri === 0) {
+      console.log(JSON.stringify(figures));
+      return;
+    }
     process.stderr.write(`reprioritize: ${repri} pending\n`);
     const m2 = await createJobManager({ store: "memory", resources: { cores: 1 }, log: () => undefined, plugins: jobtapPlugins({ config: {} }) });
     await fill(m2, repri, 0);
@@ -102,15 +147,7 @@ export async function main(args: string[]): Promise<void> {
     samples.sort((a, b) => a - b);
     const changed = await reprioritizeChanged(repri);
     console.log(JSON.stringify({
-      bench: "restart",
-      inactive,
-      pending,
-      jobs_after_reopen: counts.jobs,
-      open_ms: Math.round(openMs),
-      open_cpu_ms: Math.round((c1.user + c1.system) / 1000),
-      first_submit_ms: Math.round(firstMs),
-      daemon_ready_ms: Math.round(daemonMs),
-      daemon_ready_cpu_ms: daemonCpuMs,
+      ...figures,
       reprioritize_jobs: repri,
       reprioritize_ms_median: Math.round(samples[2]! * 10) / 10,
       reprioritize_ms_min: Math.round(samples[0]! * 10) / 10,
@@ -119,6 +156,64 @@ export async function main(args: string[]): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The statedir of a store of `inactive` finished and `pending` held jobs, built once per
+ * (N, P, layout) under $TMPDIR/jobtap-restart-cache (a million jobs take minutes to build).
+ */
+async function cachedStore(inactive: number, pending: number, fresh: boolean): Promise<string> {
+  const root = join(tmpdir(), "jobtap-restart-cache");
+  const dir = join(root, `i${inactive}-p${pending}-layout${STORE_SCHEMA_VERSION}`);
+  if (existsSync(dir) && !fresh) return dir;
+  rmSync(dir, { recursive: true, force: true });
+  const building = `${dir}.building-${process.pid}`;
+  mkdirSync(building, { recursive: true });
+  process.stderr.write(`building ${inactive} inactive + ${pending} pending in ${dir}\n`);
+  const mgr = await open(building);
+  await fill(mgr, inactive);
+  await fill(mgr, pending, 0);
+  await mgr.close();
+  // The socket is not part of the store; a complete build only is renamed into place.
+  rmSync(join(building, "jobtap.sock"), { force: true });
+  renameSync(building, dir);
+  return dir;
+}
+
+/** The ids (f58) of the `n` oldest inactive jobs, from the store (no manager read). */
+function firstIds(statedir: string, n: number): string[] {
+  const db = new Database(join(statedir, "jobtap.db"), { readonly: true });
+  try {
+    return (db.prepare("SELECT id FROM inactive ORDER BY id LIMIT ?").pluck().safeIntegers().all(n) as bigint[]).map((id) => formatJobId(BigInt.asUintN(64, id) as JobId));
+  } finally {
+    db.close();
+  }
+}
+
+/** How many inactive jobs the store holds. */
+function storedInactive(statedir: string): number {
+  const db = new Database(join(statedir, "jobtap.db"), { readonly: true });
+  try {
+    return db.prepare("SELECT count(*) FROM inactive").pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
+/** Ms from spawning `jobtap ARGS` against `sock` to its first line on stdout. */
+function firstLineMs(env: NodeJS.ProcessEnv, sock: string, args: string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t = performance.now();
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...env, JOBTAP_SOCKET: sock }, stdio: ["ignore", "pipe", "inherit"] });
+    let done = false;
+    child.stdout.on("data", (d: Buffer) => {
+      if (done || !d.includes(10)) return;
+      done = true;
+      resolve(performance.now() - t);
+      child.kill("SIGTERM");
+    });
+    child.once("exit", () => (done ? undefined : reject(new Error(`jobtap ${args.join(" ")}: no line on stdout`))));
+  });
 }
 
 /** A process's CPU time so far (user + system, ms), from /proc/PID/stat (clock ticks of 10 ms). */

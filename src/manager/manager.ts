@@ -337,6 +337,22 @@ export class JobManager {
     return out;
   }
 
+  /**
+   * Inactive jobs, most recently cleaned first (a listing's order), optionally one user's,
+   * built as the caller iterates: a listing that stops after N jobs reads at most N stored
+   * records, not every inactive job's.
+   */
+  *inactiveNewest(userid?: number): IterableIterator<JobInfo> {
+    for (const r of this.inactive.newestCleaned(userid)) yield inactiveInfo(r);
+  }
+
+  /** How many jobs `jobs()` would list (active past NEW, and inactive), without building one record. */
+  jobCount(): number {
+    let n = this.inactive.size;
+    for (const j of this.engine.active.values()) if (j.core.state !== "NEW") n++;
+    return n;
+  }
+
   /** A job's eventlog (active: from memory; inactive: read from the store). */
   eventlog(id: JobId): EventEntry[] {
     const a = this.engine.active.get(id);
@@ -486,7 +502,9 @@ export class JobManager {
       if (o.ageLimit === undefined && o.numLimit === undefined) {
         throw new JobtapError(ErrorCode.INVALID_ARGUMENT, "purge: give job ids, an age limit or a count limit");
       }
-      const records = this.inactive.oldestFirst().filter((r) => mine(r.userid));
+      // Ids, users and clean times only: no record is read (a stored job's would be a store read).
+      const records: Array<{ id: JobId; t_clean: number }> = [];
+      this.inactive.eachOldest((id, uid, t_clean) => void (mine(uid) && records.push({ id, t_clean })));
       const cutoff = o.ageLimit === undefined ? -Infinity : this.clock.now() / 1000 - o.ageLimit;
       const overCount = o.numLimit === undefined ? 0 : Math.max(0, records.length - o.numLimit);
       victims = records.filter((r, i) => i < overCount || r.t_clean < cutoff).map((r) => r.id);

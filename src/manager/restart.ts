@@ -13,7 +13,9 @@ import { isPlainObject } from "./core/jobspec.js";
 import type { StackResult } from "./port/port.js";
 import type { EventEntry, JobArgs, Jobspec } from "./port/records.js";
 import type { Scheduler } from "./scheduler/scheduler.js";
-import { parseSummary, recordOf, summaryArgs, summaryOf, type InactiveSummary } from "./engine/summary.js";
+import { inactiveRecordOf, parseSummary, recordOf, summaryArgs, summaryOf, type InactiveSummary } from "./engine/summary.js";
+import { StoredInactive } from "./engine/inactive-stored.js";
+import type { InactiveRecord } from "./engine/inactive.js";
 import type { OutOf } from "./port/topics.js";
 import type { JobStore, StoredJobText } from "./store/types.js";
 import { eventPosted, isDebugJob, newJobCore, transition, type JobCore } from "./core/transition.js";
@@ -101,9 +103,18 @@ export interface ReplayDeps {
 export interface Replay {
   /** The highest id seen (for the FLUID generator). */
   maxId: JobId | undefined;
-  /** Every inactive job's summary (summary.ts), for job.inactive-add without its eventlog. */
+  /**
+   * The summaries (summary.ts) of the inactive jobs in the cache's columns, for
+   * job.inactive-add without their eventlogs: every inactive job's, or with `lazy` only those
+   * replayed in full (the others are read page by page in phase 2).
+   */
   summaries: Map<JobId, InactiveSummary>;
+  /** The store reads summaries one page at a time: phase 2 fills the stored tier. */
+  lazy: boolean;
 }
+
+/** Summaries per page of the restart pass (the connection is free between pages). */
+const SUMMARY_PAGE = 4096;
 
 /**
  * Phase 1: replay without callbacks. Inactive jobs with a stored summary are taken from it
@@ -112,10 +123,19 @@ export interface Replay {
  */
 export function replayStore(d: ReplayDeps): Replay {
   const store = d.store;
-  const out: Replay = { maxId: undefined, summaries: new Map() };
+  const lazy = store.summaryPage !== undefined && store.summaryText !== undefined && store.lastJobId !== undefined && store.loadUnsummarized !== undefined;
+  const out: Replay = { maxId: undefined, summaries: new Map(), lazy };
   const seen = (id: JobId) => {
     if (out.maxId === undefined || id > out.maxId) out.maxId = id;
   };
+  if (lazy) {
+    const last = store.lastJobId!();
+    if (last !== undefined) seen(last);
+    d.inactive.attachStored(new StoredInactive((id) => storedRecord(d, id)));
+    const fresh = replayTexts(d, out, store.loadUnsummarized!(), seen);
+    if (fresh.length > 0) storeSummaries(d, out, fresh);
+    return out;
+  }
   const unreadable: JobId[] = [];
   if (store.loadSummaries !== undefined && store.loadUnsummarized !== undefined) {
     for (const row of store.loadSummaries()) {
@@ -138,6 +158,23 @@ export function replayStore(d: ReplayDeps): Replay {
   return out;
 }
 
+/**
+ * The record of a job in the stored tier: from its summary, or (a summary that does not
+ * parse) from a replay of its eventlog; undefined if neither can be read.
+ */
+function storedRecord(d: ReplayDeps, id: JobId): InactiveRecord | undefined {
+  const text = d.store.summaryText!(id);
+  const s = text === undefined ? undefined : parseSummary(text);
+  if (s !== undefined) return recordOf(id, s);
+  const stored = d.store.load(id);
+  const r = stored && replayJob(stored);
+  if (r === undefined || "error" in r) return undefined;
+  const job = newActiveJob(r.core);
+  job.eventlog = r.eventlog;
+  job.jobspecBytes = Buffer.byteLength(stored!.jobspec);
+  return inactiveRecordOf(job);
+}
+
 /** Replays stored jobs in full; returns the inactive ones' fresh summaries. */
 function replayTexts(d: ReplayDeps, out: Replay, texts: Iterable<StoredJobText>, seen: (id: JobId) => void): Array<{ id: JobId; summary: string }> {
   const corrupt: Array<{ id: JobId; reason: string }> = [];
@@ -150,7 +187,7 @@ function replayTexts(d: ReplayDeps, out: Replay, texts: Iterable<StoredJobText>,
       continue;
     }
     try {
-      const s = admitReplayed(d, r, Buffer.byteLength(text.jobspec));
+      const s = admitReplayed(d, r, Buffer.byteLength(text.jobspec), out.lazy);
       if (s === undefined) continue;
       out.summaries.set(text.id, s);
       fresh.push({ id: text.id, summary: JSON.stringify(s) });
@@ -188,6 +225,7 @@ function admitReplayed(
   d: ReplayDeps,
   r: { core: JobCore; eventlog: EventEntry[]; execlog: EventEntry[] | undefined },
   jobspecBytes: number,
+  lazy = false,
 ): InactiveSummary | undefined {
   const job = newActiveJob(r.core);
   job.eventlog = r.eventlog;
@@ -195,6 +233,8 @@ function admitReplayed(
   job.jobspecBytes = jobspecBytes;
   if (r.core.state === "INACTIVE") {
     const s = summaryOf(job);
+    // A lazy store's pass (phase 2) puts it in the stored tier, in id order with the others.
+    if (lazy) return s;
     d.inactive.restore(recordOf(r.core.id, s));
     d.engine.countStored(r.core.userid, jobspecBytes);
     return s;
@@ -221,25 +261,15 @@ export interface RestartDeps extends ReplayDeps {
 /** Phase 2 (plugins attached): inactive-add/destroy, per-job restart steps, actions. */
 export async function restartCallbacks(d: RestartDeps, replay: Replay, loadInactive: (id: JobId) => ActiveJob | undefined): Promise<void> {
   const e = d.engine;
-  if (e.port.matches("job.inactive-add") || e.port.matches("job.destroy")) {
-    for (const id of d.inactive.ids()) {
-      const s = replay.summaries.get(id);
-      if (s === undefined) continue;
-      // The jobspec and R are read from the store only if a plugin reads them.
-      let full: JobArgs | undefined;
-      let job: ActiveJob | undefined;
-      const load = () => (job ??= loadInactive(id));
-      const view = () => {
-        const j = load();
-        return (full ??= j && e.args(j));
-      };
-      // Awaited only when a handler was asynchronous (a microtask per job adds up).
-      const added = callStored(e, id, "job.inactive-add", () => summaryArgs(id, s, view), load);
-      if (added) await added;
-      const destroyed = callStored(e, id, "job.destroy", () => summaryArgs(id, s, view), load);
-      if (destroyed) await destroyed;
+  const callbacks = e.port.matches("job.inactive-add") || e.port.matches("job.destroy");
+  if (callbacks && !replay.lazy) {
+    const ids = [...replay.summaries.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const id of ids) {
+      const pending = d.inactive.has(id) ? inactiveCallbacks(e, id, replay.summaries.get(id)!, loadInactive) : undefined;
+      if (pending) await pending;
     }
   }
+  if (replay.lazy) await storedPass(d, replay, callbacks, loadInactive);
   const jobs = [...e.active.values()].sort((a, b) => (a.core.id < b.core.id ? -1 : 1));
   for (const job of jobs) {
     try {
@@ -258,6 +288,91 @@ export async function restartCallbacks(d: RestartDeps, replay: Replay, loadInact
     }
   }
   d.inactive.enforce();
+}
+
+/**
+ * Restart's job.inactive-add and job.destroy of one stored inactive job, from its summary;
+ * a Promise only if a handler was asynchronous (a microtask per job adds up).
+ */
+function inactiveCallbacks(e: Engine, id: JobId, s: InactiveSummary, loadInactive: (id: JobId) => ActiveJob | undefined): void | Promise<void> {
+  // The jobspec and R are read from the store only if a plugin reads them.
+  let full: JobArgs | undefined;
+  let job: ActiveJob | undefined;
+  const load = () => (job ??= loadInactive(id));
+  const view = () => {
+    const j = load();
+    return (full ??= j && e.args(j));
+  };
+  const destroy = () => callStored(e, id, "job.destroy", () => summaryArgs(id, s, view), load);
+  const added = callStored(e, id, "job.inactive-add", () => summaryArgs(id, s, view), load);
+  return added ? added.then(destroy) : destroy();
+}
+
+/**
+ * Phase 2's pass over the stored summaries (lazy stores): each job joins the stored tier
+ * (id, user, clean time), its jobspec bytes count for its user, and the plugins get its
+ * job.inactive-add and job.destroy; nothing else of it stays in memory. Pages, not one
+ * open statement: a plugin may read the store meanwhile. A summary that does not parse is
+ * not trusted: the job is replayed in full and summarized again.
+ */
+async function storedPass(d: RestartDeps, replay: Replay, callbacks: boolean, loadInactive: (id: JobId) => ActiveJob | undefined): Promise<void> {
+  // Jobs phase 1 replayed in full and found inactive: merged in id order with the pages
+  // (their fresh summaries are in the pages too, unless they could not be written).
+  const fresh = [...replay.summaries.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  let f = 0;
+  const one = (id: JobId, s: InactiveSummary): void | Promise<void> => {
+    d.inactive.appendStored(id, s.userid, s.t_clean);
+    d.engine.countStored(s.userid, s.jobspecBytes);
+    return callbacks ? inactiveCallbacks(d.engine, id, s, loadInactive) : undefined;
+  };
+  let after: JobId | undefined;
+  for (;;) {
+    const page = d.store.summaryPage!(after, SUMMARY_PAGE);
+    if (page.length === 0) break;
+    after = page[page.length - 1]!.id;
+    for (const row of page) {
+      for (; f < fresh.length && fresh[f]! < row.id; f++) {
+        const pending = one(fresh[f]!, replay.summaries.get(fresh[f]!)!);
+        if (pending) await pending;
+      }
+      if (f < fresh.length && fresh[f] === row.id) f++;
+      const s = (fresh.length > 0 ? replay.summaries.get(row.id) : undefined) ?? parseSummary(row.summary) ?? resummarize(d, row.id);
+      if (s === undefined) continue;
+      const pending = one(row.id, s);
+      if (pending) await pending;
+    }
+  }
+  for (; f < fresh.length; f++) {
+    const pending = one(fresh[f]!, replay.summaries.get(fresh[f]!)!);
+    if (pending) await pending;
+  }
+  d.inactive.sealStored();
+}
+
+/**
+ * A stored job whose summary does not parse, replayed in full: its fresh summary (written
+ * with the next batch), or undefined if it is corrupt (moved to lost+found) or not inactive
+ * (admitted as active).
+ */
+function resummarize(d: RestartDeps, id: JobId): InactiveSummary | undefined {
+  const text = d.store.load(id);
+  const r = text && replayJob(text);
+  if (r === undefined) return undefined;
+  if ("error" in r) {
+    d.engine.log("error", `job ${formatJobId(id)}: stored data is corrupt, moved to lost+found: ${r.error}`);
+    d.store.setAside(id, r.error);
+    return undefined;
+  }
+  const job = newActiveJob(r.core);
+  job.eventlog = r.eventlog;
+  job.execlog = r.execlog;
+  job.jobspecBytes = Buffer.byteLength(text!.jobspec);
+  if (r.core.state !== "INACTIVE") {
+    admitReplayed(d, r, job.jobspecBytes);
+    return undefined;
+  }
+  d.engine.batch.storeSummaryOf(job, inactiveRecordOf(job));
+  return summaryOf(job);
 }
 
 /**

@@ -236,7 +236,7 @@ async function launch(
     log("info", `http: listening on ${http.url}${deps.site.files === 0 ? " (the web dashboard is not built)" : ""}`);
     webUrl = browsableUrl(http.url);
   }
-  log("info", `ready: socket ${socketPath}, statedir ${opts.statedir}, config ${config.source}, ${manager.jobs({}).length} jobs in the store`);
+  log("info", `ready: socket ${socketPath}, statedir ${opts.statedir}, config ${config.source}, ${manager.jobCount()} jobs in the store`);
   let stopping: Promise<void> | undefined;
   const shutdown = (reason: string) => {
     stopping ??= (async () => {

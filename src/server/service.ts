@@ -299,7 +299,7 @@ function list(m: JobManager, req: ListRequest, caller: Caller): Listing {
   // store read for inactive jobs) only for the rows returned, as they are sent. Running
   // jobs sort by their alloc time, which only the eventlog holds, so theirs is read for the
   // sort (bounded by resources).
-  const rows = sortForListing(selectJobs(m, req, caller).map((info): ListingRow => (isRunning(info) ? { info, view: fullView(m, info) } : { info })));
+  const rows = sortForListing(selectJobs(m, req, caller, limit).map((info): ListingRow => (isRunning(info) ? { info, view: fullView(m, info) } : { info })));
   const shown = rows.slice(0, limit);
   if (req.reasons !== true) return { rows: shown, full: (r) => r.view ?? fullView(m, r.info) };
   // `jobs -o '{reason}'` and INFO: a pending job's first reason, from the manager's state
@@ -332,8 +332,13 @@ function listPage(m: JobManager, req: ListRequest, caller: Caller): { jobs: JobV
   return infos.length > limit && last !== undefined ? { jobs, next_cursor: formatJobId(last.id) } : { jobs };
 }
 
-/** The jobs a listing request selects (states, results, user, constraint), unsorted. */
-function selectJobs(m: JobManager, req: ListRequest, caller: Caller): JobInfo[] {
+/**
+ * The jobs a listing request selects (states, results, user, constraint), unsorted. With a
+ * `limit`, at most that many inactive jobs: the most recently cleaned that match, which are
+ * the ones a listing sorted by sortForListing shows (inactive jobs sort last, by clean time),
+ * so a million stored inactive jobs cost `limit` store reads, not a million.
+ */
+function selectJobs(m: JobManager, req: ListRequest, caller: Caller, limit = Infinity): JobInfo[] {
   const states = (req.states === undefined ? [...STATES] : strList("list", "states", req.states)) as State[];
   for (const s of states) if (!(STATES as readonly string[]).includes(s)) bad("list", `unknown state "${s}"`);
   const results = req.results === undefined ? [] : strList("list", "results", req.results);
@@ -345,10 +350,19 @@ function selectJobs(m: JobManager, req: ListRequest, caller: Caller): JobInfo[] 
   // would probe attributes (Cmd, Iwd, Environment...) the guest may not read. Others' jobs
   // never match it.
   const adReadable = (j: JobInfo) => caller.owner || j.userid === caller.userid;
-  return m.jobs({ states: query, ...(userid === undefined ? {} : { userid }) }).filter(
-    (j) =>
-      (states.includes(j.state) || results.includes(j.result ?? "")) && (constraint === undefined || (adReadable(j) && constraint(m.jobAd(j.id)))),
-  );
+  const wanted = (j: JobInfo) =>
+    (states.includes(j.state) || results.includes(j.result ?? "")) && (constraint === undefined || (adReadable(j) && constraint(m.jobAd(j.id))));
+  const byUser = userid === undefined ? {} : { userid };
+  if (!Number.isFinite(limit) || !query.includes("INACTIVE")) return m.jobs({ states: query, ...byUser }).filter(wanted);
+  const out = m.jobs({ states: query.filter((s) => s !== "INACTIVE"), ...byUser }).filter(wanted);
+  let taken = 0;
+  for (const j of m.inactiveNewest(userid)) {
+    if (taken >= limit) break;
+    if (!wanted(j)) continue;
+    out.push(j);
+    taken++;
+  }
+  return out;
 }
 
 const PENDING = new Set<State>(["NEW", "DEPEND", "PRIORITY", "SCHED"]);

@@ -9,11 +9,17 @@
  * 150 bytes of heap with its boxed times, the columns 57 (49 in typed arrays, 8 for the
  * name's reference). A Map from job id to slot keeps the order (inactivation order) and
  * the lookup; InactiveRecord objects are built only for the caller that asks.
+ *
+ * Jobs already inactive when the manager opened a store that can read summaries one at a
+ * time are not in the columns: they sit in the stored tier (inactive-stored.ts), which
+ * keeps 20 bytes a job and reads records on demand. They are older than every job in the
+ * columns, so they come first in purge order and last in newest-first order.
  */
 import type { Clock, TimerHandle } from "../base/clock.js";
 import type { JobId } from "../base/ids.js";
 import { RESULTS, type JobResult } from "../base/states.js";
 import { smallInt } from "../base/numbers.js";
+import type { StoredInactive } from "./inactive-stored.js";
 
 /** What is kept of an inactive job (a view built on demand; the cache holds columns). */
 export interface InactiveRecord {
@@ -165,6 +171,8 @@ export class InactiveCache {
   private slots = new Map<JobId, number>();
   private readonly columns = new Columns();
   private timer: TimerHandle | undefined;
+  /** The jobs inactive at open, read on demand (undefined: all are in the columns). */
+  private stored: StoredInactive<InactiveRecord> | undefined;
 
   constructor(
     private readonly clock: Clock,
@@ -172,29 +180,58 @@ export class InactiveCache {
     private readonly purge: (r: InactiveRecord) => void,
   ) {}
 
+  /** Restart: the tier of jobs inactive at open (filled by the restart pass). */
+  attachStored(stored: StoredInactive<InactiveRecord>): void {
+    this.stored = stored;
+  }
+
+  /** Restart pass: a stored job joins the stored tier (ids in increasing order). */
+  appendStored(id: JobId, userid: number, t_clean: number): void {
+    if (id > this.maxId) this.maxId = id;
+    this.stored!.append(id, userid, t_clean);
+  }
+
+  /** Restart pass done (see StoredInactive.seal). */
+  sealStored(): void {
+    this.stored?.seal();
+  }
+
   get size(): number {
-    return this.slots.size;
+    return this.slots.size + (this.stored?.size ?? 0);
   }
 
   has(id: JobId): boolean {
-    return this.slots.has(id);
+    return this.slots.has(id) || (this.stored?.has(id) ?? false);
   }
 
-  /** The job's record (a new object each call), or undefined if it is not cached. */
+  /** The job's record (a new object each call; a stored job's is read on demand), or undefined if it is not cached. */
   get(id: JobId): InactiveRecord | undefined {
     const slot = this.slots.get(id);
-    return slot === undefined ? undefined : this.columns.record(id, slot);
+    return slot === undefined ? this.stored?.get(id) : this.columns.record(id, slot);
   }
 
-  /** The job's user, or undefined if it is not cached (no record built). */
+  /** The job's user, or undefined if it is not cached (no record built, no store read). */
   userid(id: JobId): number | undefined {
     const slot = this.slots.get(id);
-    return slot === undefined ? undefined : this.columns.userid(slot);
+    return slot === undefined ? this.stored?.userid(id) : this.columns.userid(slot);
   }
 
-  /** The records, oldest inactivation first. */
+  /**
+   * Each job's id, user and clean time in purge order (stored tier first, then inactivation
+   * order) until `fn` returns false; no record is built, no store read.
+   */
+  eachOldest(fn: (id: JobId, userid: number, t_clean: number) => boolean | void): void {
+    if (this.stored?.eachOldest(fn) === false) return;
+    for (const [id, slot] of this.slots) if (fn(id, this.columns.userid(slot), this.columns.t_clean(slot)) === false) return;
+  }
+
+  /** The records, oldest inactivation first (a stored job's read from the store). */
   oldestFirst(): InactiveRecord[] {
     const out: InactiveRecord[] = [];
+    this.stored?.eachOldest((id) => {
+      const r = this.stored!.get(id);
+      if (r !== undefined) out.push(r);
+    });
     this.slots.forEach((slot, id) => out.push(this.columns.record(id, slot)));
     return out;
   }
@@ -210,12 +247,51 @@ export class InactiveCache {
     });
     const out = new Array<InactiveRecord>(ids.length);
     for (let i = 0, j = ids.length - 1; j >= 0; i++, j--) out[i] = this.columns.record(ids[j]!, slots[j]!);
+    if (this.stored !== undefined) {
+      for (const id of this.stored.newestIds(userid)) {
+        const r = this.stored.get(id);
+        if (r !== undefined) out.push(r);
+      }
+    }
     return out;
   }
 
-  /** The cached ids, oldest inactivation first; live (a job purged meanwhile is skipped). */
-  ids(): IterableIterator<JobId> {
-    return this.slots.keys();
+  /**
+   * The records most recently cleaned first (a listing's order), optionally one user's,
+   * built as the caller iterates: a listing that stops after N jobs reads N stored records.
+   */
+  *newestCleaned(userid?: number): IterableIterator<InactiveRecord> {
+    const mine: Array<{ id: JobId; slot: number; t: number }> = [];
+    this.slots.forEach((slot, id) => {
+      if (userid === undefined || this.columns.userid(slot) === userid) mine.push({ id, slot, t: this.columns.t_clean(slot) });
+    });
+    mine.sort((a, b) => b.t - a.t);
+    const stored = this.stored?.newestCleaned(userid);
+    let next = stored?.next();
+    let head = next?.done === false ? this.stored!.get(next.value) : undefined;
+    for (const m of mine) {
+      while (head !== undefined && head.t_clean > m.t) {
+        yield head;
+        next = stored!.next();
+        head = next.done === false ? this.stored!.get(next.value) : undefined;
+      }
+      yield this.columns.record(m.id, m.slot);
+    }
+    while (head !== undefined) {
+      yield head;
+      next = stored!.next();
+      head = next.done === false ? this.stored!.get(next.value) : undefined;
+    }
+  }
+
+  /** The cached ids, oldest inactivation first. */
+  *ids(): IterableIterator<JobId> {
+    if (this.stored !== undefined) {
+      const ids: JobId[] = [];
+      this.stored.eachOldest((id) => void ids.push(id));
+      yield* ids;
+    }
+    yield* this.slots.keys();
   }
 
   /** Adds a record; returns false if it was already there. Then enforces the limits. */
@@ -260,7 +336,7 @@ export class InactiveCache {
   /** Purges one job now (e.g. an explicit purge request). Returns false if not cached. */
   remove(id: JobId): boolean {
     const slot = this.slots.get(id);
-    if (slot === undefined) return false;
+    if (slot === undefined) return this.removeStored(id);
     const r = this.columns.record(id, slot);
     this.slots.delete(id);
     this.columns.release(slot);
@@ -268,26 +344,40 @@ export class InactiveCache {
     return true;
   }
 
+  /** Purges a job of the stored tier (its record read first: the purge hands it on). */
+  private removeStored(id: JobId): boolean {
+    const s = this.stored;
+    const userid = s?.userid(id);
+    if (s === undefined || userid === undefined) return false;
+    // A record that cannot be read (its summary and eventlog unreadable) is purged all the same.
+    const r = s.get(id) ?? { id, userid, urgency: 0, priority: 0, t_submit: 0, t_clean: 0, result: 0, name: "", waitStatus: -1, annotations: null, jobspecBytes: 0 };
+    s.delete(id);
+    this.purge(r);
+    return true;
+  }
+
   /** Applies the count limit, then the age limit, and arms a timer for the next expiry. */
   enforce(): void {
     const num = this.limits.numLimit;
-    if (num !== undefined) {
-      for (const id of this.slots.keys()) {
-        if (this.slots.size <= num) break;
-        this.remove(id);
-      }
+    if (num !== undefined && this.size > num) {
+      const victims: JobId[] = [];
+      let excess = this.size - num;
+      this.eachOldest((id) => (victims.push(id), --excess > 0));
+      for (const id of victims) this.remove(id);
     }
     const age = this.limits.ageLimit;
     if (age === undefined) return;
     const cutoff = this.clock.now() / 1000 - age;
-    for (const [id, slot] of this.slots) {
-      const t_clean = this.columns.t_clean(slot);
+    const expired: JobId[] = [];
+    this.eachOldest((id, _userid, t_clean) => {
       if (t_clean > cutoff) {
         this.arm((t_clean - cutoff) * 1000);
-        return;
+        return false;
       }
-      this.remove(id);
-    }
+      expired.push(id);
+      return true;
+    });
+    for (const id of expired) this.remove(id);
   }
 
   private arm(ms: number): void {

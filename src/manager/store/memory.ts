@@ -54,6 +54,21 @@ export class MemoryStore implements JobStore {
     for (const id of this.ids()) if (!this.summaries.has(id)) yield { id, ...this.jobs.get(id)! };
   }
 
+  summaryPage(after: JobId | undefined, limit: number): Array<{ id: JobId; summary: string }> {
+    const ids = [...this.summaries.keys()].filter((id) => after === undefined || id > after).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return ids.slice(0, limit).map((id) => ({ id, summary: this.summaries.get(id)! }));
+  }
+
+  summaryText(id: JobId): string | undefined {
+    return this.summaries.get(id);
+  }
+
+  lastJobId(): JobId | undefined {
+    let max: JobId | undefined;
+    for (const id of this.jobs.keys()) if (max === undefined || id > max) max = id;
+    return max;
+  }
+
   private ids(): JobId[] {
     return [...this.jobs.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }

@@ -181,6 +181,10 @@ export class SqliteStore implements JobStore {
     const db = this.db;
     return {
       summaries: db.prepare("SELECT id, summary FROM inactive ORDER BY id").safeIntegers(true),
+      summaryFirst: db.prepare("SELECT id, summary FROM inactive ORDER BY id LIMIT ?").raw(true).safeIntegers(true),
+      summaryAfter: db.prepare("SELECT id, summary FROM inactive WHERE id > ? ORDER BY id LIMIT ?").raw(true).safeIntegers(true),
+      summaryOne: db.prepare("SELECT summary FROM inactive WHERE id = ?").pluck(true),
+      lastId: db.prepare("SELECT max(id) FROM jobs").pluck(true).safeIntegers(true),
       unsummarized: db
         .prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog, ${EXEC_OF("jobs.id")} AS exec FROM jobs WHERE NOT EXISTS (SELECT 1 FROM inactive WHERE inactive.id = jobs.id) ORDER BY id`)
         .safeIntegers(true),
@@ -243,6 +247,28 @@ export class SqliteStore implements JobStore {
     } catch (e) {
       throw openError(e, this.path);
     }
+  }
+
+  /** A page of summaries in id order (a statement run to its end: the connection is free between pages). */
+  summaryPage(after: JobId | undefined, limit: number): Array<{ id: JobId; summary: string }> {
+    try {
+      const rows = (after === undefined ? this.st.summaryFirst.all(limit) : this.st.summaryAfter.all(toRow(after), limit)) as Array<[bigint, string]>;
+      const out = new Array<{ id: JobId; summary: string }>(rows.length);
+      for (let i = 0; i < rows.length; i++) out[i] = { id: fromRow(rows[i]![0]), summary: rows[i]![1] };
+      return out;
+    } catch (e) {
+      throw openError(e, this.path);
+    }
+  }
+
+  /** One inactive job's summary as the file holds it. */
+  summaryText(id: JobId): string | undefined {
+    return this.st.summaryOne.get(toRow(id)) as string | undefined;
+  }
+
+  lastJobId(): JobId | undefined {
+    const v = this.st.lastId.get() as bigint | null;
+    return v === null ? undefined : fromRow(v);
   }
 
   loadUnsummarized(): Iterable<StoredJobText> {

@@ -73,6 +73,15 @@ export interface JobStore {
    */
   loadSummaries?(): Iterable<{ id: JobId; summary: string }>;
   loadUnsummarized?(): Iterable<StoredJobText>;
+  /**
+   * Lazy inactive jobs (optional; both shipped stores have them): with these, restart keeps
+   * the jobs already inactive in a compact tier and reads their records on demand. A page of
+   * summaries in id order after `after` (from the first if undefined), at most `limit`
+   * rows; one job's summary; the highest stored job id.
+   */
+  summaryPage?(after: JobId | undefined, limit: number): Array<{ id: JobId; summary: string }>;
+  summaryText?(id: JobId): string | undefined;
+  lastJobId?(): JobId | undefined;
   /** One job, for on-demand reads of inactive jobs (eventlog, jobspec). */
   load(id: JobId): StoredJobText | undefined;
   /** Moves a corrupt job aside (Flux's job-lost+found), with the reason. */
