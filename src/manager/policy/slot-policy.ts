@@ -13,11 +13,10 @@
  * the column of a ClassAd syntax error.
  */
 import { dirname, isAbsolute, resolve } from "node:path";
-import type { Expr } from "../../classad/expr.js";
-import { parseExpr } from "../../classad/parser.js";
-import { readCondorConfigFile } from "../../condor/config-reader.js";
 import { formatSource, type CondorConfig } from "../../condor/config.js";
-import { ErrorCode, JobtapError, isJobtapError } from "../../errors.js";
+import type { Expr } from "../../classad/expr.js";
+import type { JobtapError } from "../../errors.js";
+import { parsePolicyExpr as parseAt, policyConfigError as configError, readPolicyCondor as readCondor } from "./policy-config.js";
 import type { SlotPolicy } from "../ads/hostads.js";
 import type { Slot } from "../scheduler/slots.js";
 
@@ -109,14 +108,6 @@ function readLevel(t: PolicyTable, where: string): Level {
   return level;
 }
 
-function readCondor(path: string): CondorConfig {
-  try {
-    return readCondorConfigFile(path, { env: {} });
-  } catch (e) {
-    if (isJobtapError(e)) throw new JobtapError(ErrorCode.CONFIG, `[policy].condor_config: ${e.message}`, e.details);
-    throw e;
-  }
-}
 
 /** Slot `slot`'s knobs from the HTCondor config: SLOT<N>_ over SLOT_TYPE_<T>_ over plain. */
 function condorLevel(c: CondorConfig, slot: Slot): Level {
@@ -145,25 +136,11 @@ function condorLevel(c: CondorConfig, slot: Slot): Level {
   return level;
 }
 
-/** Parses old-syntax text; a syntax error names `where` and the column. */
-function parseAt(text: string, where: string): Expr {
-  try {
-    return parseExpr(text, true);
-  } catch (e) {
-    if (!isJobtapError(e)) throw e;
-    const d = e.details as { line?: number; column?: number } | undefined;
-    const at = d?.column === undefined ? "" : ` at column ${d.column}`;
-    throw configError(where, `ClassAd syntax error${at}: ${e.message.replace(/^ClassAd syntax error( at \d+:\d+)?: /, "")}`);
-  }
-}
 
 function refused(where: string, name: string): JobtapError {
   return configError(where, `${name} is not supported: jobtap does not suspend or kill by policy (use PREEMPT to evict)`);
 }
 
-function configError(where: string, why: string): JobtapError {
-  return new JobtapError(ErrorCode.CONFIG, `${where}: ${why}`, { path: where });
-}
 
 /** The directory of a config file, for relative `condor_config` paths. */
 export function configDirOf(path: string): string {

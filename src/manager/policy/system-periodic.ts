@@ -12,11 +12,8 @@
  * (slot-policy.ts reads the slots' knobs from the same two places.)
  */
 import { isAbsolute, resolve } from "node:path";
-import type { Expr } from "../../classad/expr.js";
-import { parseExpr } from "../../classad/parser.js";
-import { readCondorConfigFile } from "../../condor/config-reader.js";
 import { formatSource, type CondorConfig } from "../../condor/config.js";
-import { ErrorCode, JobtapError, isJobtapError } from "../../errors.js";
+import { parsePolicyExpr as parseAt, policyConfigError as configError, readPolicyCondor as readCondor } from "./policy-config.js";
 import type { SystemExpr, SystemPolicy } from "./user-policy.js";
 
 /** The `[policy]` keys read here. */
@@ -82,27 +79,5 @@ function seconds(text: string, where: string): number {
   return Number(v);
 }
 
-function readCondor(path: string): CondorConfig {
-  try {
-    return readCondorConfigFile(path, { env: {} });
-  } catch (e) {
-    if (isJobtapError(e)) throw new JobtapError(ErrorCode.CONFIG, `[policy].condor_config: ${e.message}`, e.details);
-    throw e;
-  }
-}
 
-/** Parses old-syntax text; a syntax error names `where` and the column. */
-function parseAt(text: string, where: string): Expr {
-  try {
-    return parseExpr(text, true);
-  } catch (e) {
-    if (!isJobtapError(e)) throw e;
-    const d = e.details as { column?: number } | undefined;
-    const at = d?.column === undefined ? "" : ` at column ${d.column}`;
-    throw configError(where, `ClassAd syntax error${at}: ${e.message.replace(/^ClassAd syntax error( at \d+:\d+)?: /, "")}`);
-  }
-}
 
-function configError(where: string, why: string): JobtapError {
-  return new JobtapError(ErrorCode.CONFIG, `${where}: ${why}`, { path: where });
-}
