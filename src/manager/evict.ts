@@ -12,7 +12,7 @@
  */
 import type { ClassAd } from "../classad/classad.js";
 import { formatJobId, type JobId } from "./base/ids.js";
-import { copiedJobspec, copyCounters } from "./ads/requeued-copy.js";
+import { copyCounters, requeuedJobspec } from "./ads/requeued-copy.js";
 import type { Engine, Logger } from "./engine/engine.js";
 import type { ActiveJob } from "./engine/job.js";
 import type { Jobspec } from "./port/records.js";
@@ -33,9 +33,7 @@ export async function evictToQueue(d: EvictDeps, job: ActiveJob, reason: string)
   const ad = d.jobAd(job);
   let copy: JobId | undefined;
   if (!ad.has("FetchClaimId")) {
-    const jobspec = copiedJobspec(job.core.jobspec, copyCounters(ad, id, { reason, preExecution: false }));
-    // The original's dependencies were met before it ran; the copy does not wait on them again.
-    if (jobspec.attributes.system !== undefined) delete jobspec.attributes.system.dependencies;
+    const jobspec = requeuedJobspec(job.core.jobspec, copyCounters(ad, id, { reason, preExecution: false }));
     try {
       copy = await d.submit(jobspec, { userid: job.core.userid, urgency: job.core.urgency });
     } catch (e) {

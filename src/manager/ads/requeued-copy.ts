@@ -48,3 +48,13 @@ export function copiedJobspec(jobspec: Jobspec, extra: Record<string, string>): 
   js.attributes.user = { ...user, classad: { ...user.classad, ...extra } };
   return js;
 }
+
+/**
+ * The jobspec of a job's copy sent back to the queue by the manager (PREEMPT, periodic
+ * policy): `copiedJobspec` without the original's dependencies, which were met before it ran.
+ */
+export function requeuedJobspec(jobspec: Jobspec, extra: Record<string, string>): Jobspec {
+  const js = copiedJobspec(jobspec, extra);
+  if (js.attributes.system !== undefined) delete js.attributes.system.dependencies;
+  return js;
+}

@@ -13,7 +13,7 @@
  * - requeue (OnExitRemove false): a pending copy.
  */
 import type { ClassAd } from "../../classad/classad.js";
-import { copiedJobspec, copyCounters } from "../ads/requeued-copy.js";
+import { copyCounters, requeuedJobspec } from "../ads/requeued-copy.js";
 import { formatJobId, type JobId } from "../base/ids.js";
 import { URGENCY_DEFAULT } from "../base/states.js";
 import type { Engine, Logger } from "../engine/engine.js";
@@ -108,8 +108,7 @@ export function isPending(job: ActiveJob): boolean {
 
 function submitCopy(job: ActiveJob, ad: ClassAd, held: boolean, submit: Submit): Promise<JobId> {
   // The same counters as condor-fetch's and PREEMPT's copies (ads/requeued-copy.ts).
-  const js = copiedJobspec(job.core.jobspec, copyCounters(ad, job.core.id));
-  if (js.attributes.system !== undefined) delete js.attributes.system.dependencies;
+  const js = requeuedJobspec(job.core.jobspec, copyCounters(ad, job.core.id));
   return submit(js, { userid: job.core.userid, urgency: held ? 0 : URGENCY_DEFAULT });
 }
 
