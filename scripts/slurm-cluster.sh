@@ -69,6 +69,14 @@ all_gone() {
   done
 }
 
+# The given pids, less slurmstepd processes.
+not_stepd() {
+  local p
+  for p in "$@"; do
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = slurmstepd ] || echo "$p"
+  done
+}
+
 # One line per partition the node is in: the same state, printed once.
 node_state() { sinfo -h -N -o %t 2>/dev/null | sort -u; }
 node_idle() { [ "$(node_state)" = idle ]; }
@@ -205,8 +213,10 @@ stop() {
   fi
   # shellcheck disable=SC2086
   kill -TERM $pids 2>/dev/null || true
+  # Wait for the daemons and jobs to end; a slurmstepd whose job slurmctld forgot (restarted
+  # with -c) ignores SIGTERM, so waiting on it only cost the full ten seconds: it gets SIGKILL.
   # shellcheck disable=SC2086
-  wait_for 10 all_gone $pids || true
+  wait_for 10 all_gone $(not_stepd $pids) || true
   pids=$(cluster_pids)
   # shellcheck disable=SC2086
   if [ -n "$pids" ]; then kill -KILL $pids 2>/dev/null || true; fi

@@ -42,6 +42,7 @@ import { cpus, totalmem } from "node:os";
 import { carveSlots, type SlotType } from "../manager/scheduler/slots.js";
 import { hasPolicy, slotPolicies } from "../manager/policy/slot-policy.js";
 import { hasPeriodicPolicy, periodicSettings } from "../manager/policy/system-periodic.js";
+import { unknownPolicyKeys } from "../manager/policy/policy-keys.js";
 import type { SystemPolicy } from "../manager/policy/user-policy.js";
 import type { SlotPolicy } from "../manager/ads/hostads.js";
 import { dirname, resolve } from "node:path";
@@ -159,6 +160,7 @@ export function checkConfigFile(
   const settings = readSettings(raw, errors);
   readSlotPolicy(raw, settings, dirname(resolve(path)), errors);
   readPeriodicPolicy(raw, settings, dirname(resolve(path)), errors);
+  errors.push(...unknownPolicyKeys(raw.policy as Record<string, unknown> | undefined));
   checkPlugins(raw, env, errors);
   // What the builtins' conf.update would refuse, so the daemon does not start and then fail.
   for (const message of checkBuiltinConfig(raw, BUILTINS, SHIPPED)) errors.push(new JobtapError(ErrorCode.CONFIG, message));

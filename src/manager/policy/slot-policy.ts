@@ -23,7 +23,8 @@ import type { Slot } from "../scheduler/slots.js";
 /** The policy keys of `[policy]` and of a `[resources] slots` entry. */
 export const POLICY_KEYS = ["start", "rank", "preempt", "startd-attrs"] as const;
 /** HTCondor knobs jobtap refuses (it cannot suspend; eviction is PREEMPT's). */
-const REFUSED = ["SUSPEND", "WANT_SUSPEND", "KILL", "CONTINUE", "WANT_VACATE"];
+export const REFUSED = ["SUSPEND", "WANT_SUSPEND", "KILL", "CONTINUE", "WANT_VACATE"];
+const REFUSED_KEYS = REFUSED.map((n) => n.toLowerCase().replace("_", "-"));
 const KNOBS = { start: "START", rank: "RANK", preempt: "PREEMPT" } as const;
 
 /** One level of TOML policy: `[policy]` or a slots entry (other keys are ignored here). */
@@ -61,7 +62,8 @@ export function slotPolicies(
 
 /** True when a table has any policy key (the manager then installs the policy). */
 export function hasPolicy(t: Record<string, unknown> | undefined): boolean {
-  return t !== undefined && (POLICY_KEYS.some((k) => t[k] !== undefined) || t.condor_config !== undefined);
+  // A refused knob alone counts too, so that it is refused by name rather than ignored.
+  return t !== undefined && ([...POLICY_KEYS, ...REFUSED_KEYS].some((k) => t[k] !== undefined) || t.condor_config !== undefined);
 }
 
 function emptyLevel(): Level {

@@ -27,7 +27,8 @@ export interface PeriodicSettings {
   intervalMs?: number;
 }
 
-const REFUSED = ["SYSTEM_PERIODIC_VACATE", "SYSTEM_PERIODIC_HOLD_NAMES", "SYSTEM_PERIODIC_RELEASE_NAMES", "SYSTEM_PERIODIC_REMOVE_NAMES"];
+export const REFUSED = ["SYSTEM_PERIODIC_VACATE", "SYSTEM_PERIODIC_HOLD_NAMES", "SYSTEM_PERIODIC_RELEASE_NAMES", "SYSTEM_PERIODIC_REMOVE_NAMES"];
+const REFUSED_KEYS = REFUSED.map((n) => n.toLowerCase().replaceAll("_", "-"));
 
 /** Reads `[policy]` (and its condor_config FILE, relative to `configDir`); throws CONFIG naming where. */
 export function periodicSettings(policy: Record<string, unknown> | undefined, configDir = process.cwd()): PeriodicSettings {
@@ -67,7 +68,8 @@ export function periodicSettings(policy: Record<string, unknown> | undefined, co
 
 /** True when `[policy]` names anything read here (or a condor_config that may). */
 export function hasPeriodicPolicy(t: Record<string, unknown> | undefined): boolean {
-  return t !== undefined && (PERIODIC_KEYS.some((k) => t[k] !== undefined) || t.condor_config !== undefined);
+  // A refused knob alone counts too, so that it is refused by name rather than ignored.
+  return t !== undefined && ([...PERIODIC_KEYS, ...REFUSED_KEYS].some((k) => t[k] !== undefined) || t.condor_config !== undefined);
 }
 
 /** Whole seconds, 0 or more (0: no periodic evaluation, as HTCondor). */
