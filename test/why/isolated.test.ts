@@ -1,0 +1,90 @@
+/**
+ * `job why` of a job held up by an isolated plugin whose worker is restarting (issue 36):
+ * a host-level reason names the plugin, its restarts, the attempt under way and what it
+ * holds on the job (a dependency it added, the priority of a job in PRIORITY), whether or
+ * not the plugin has a `job.explain` handler (when it has, that call's labelled error line
+ * stays beside it). Once the restart policy gives up, the job's end says why.
+ * A real plugin file in a worker thread; its restarted worker's setup never settles (conf
+ * `stall`), so the plugin stays "restarting" until the simulated clock passes its deadline.
+ */
+import { describe, expect, it } from "vitest";
+import type { JobId } from "../../src/manager/base/ids.js";
+import type { Reason } from "../../src/manager/port/reasons.js";
+import { localTime } from "../../src/manager/why-state.js";
+import type { TestHost } from "../../src/testhost.js";
+import { hostWith, realUntil, submit, until } from "../plugins/isolate-helpers.js";
+
+const OWNER = { userid: 0, owner: true };
+const reasons = async (h: TestHost, id: JobId) => (await h.manager.why(id)).reasons;
+const restarting = (rs: Reason[]) => rs.filter((r) => r.code === "isolated-restarting");
+
+/** iso-holds.js isolated (restart max 1), a job it holds in DEPEND and one in PRIORITY. */
+async function holding(conf: Record<string, unknown>) {
+  const isolate = { heapMb: 64, restart: { max: 1, windowMs: 60_000 } };
+  const h = await hostWith([["iso-holds.js", { isolate, deadlineMs: 5000 }, { stall: true, ...conf }]]);
+  const dep = await submit(h, "dep", 0, { dependencies: [{ scheme: "hold", value: "x" }] });
+  const nopri = await submit(h, "nopri");
+  await until(h, () => h.job(dep).state === "DEPEND" && h.job(nopri).state === "PRIORITY");
+  expect(restarting(await reasons(h, dep))).toEqual([]);
+  const died = h.clock.now() / 1000;
+  await expect(h.plugins.callService("iso-holds", "die", {}, OWNER)).rejects.toThrow(/isolated worker died/);
+  expect(h.plugins.list()).toEqual([expect.objectContaining({ name: "iso-holds", isolated: "restarting" })]);
+  return { h, dep, nopri, died };
+}
+
+const attempt = (died: number) =>
+  `1 of 1 restarts within 60 s, 1 since load; attempt under way since ${localTime(died)}, if it fails, the plugin is unloaded`;
+
+describe("job why: an isolated plugin restarting", () => {
+  it("names the plugin, its restarts and the dependency it holds (no explain handler); given up, the end says why", async () => {
+    const { h, dep, nopri, died } = await holding({});
+    const rs = await reasons(h, dep);
+    expect(rs.map((r) => [r.layer, r.source, r.code])).toEqual([
+      ["state", "manager", "dependency"],
+      ["plugin", "iso-holds", "isolated-restarting"],
+    ]);
+    expect(rs[1]!.text).toBe(`plugin iso-holds is restarting its isolated worker (${attempt(died)}): holds its dependency "iso-hold" outstanding`);
+    expect(rs[1]!.figures).toEqual({
+      plugin: "iso-holds",
+      status: "restarting",
+      restarts: 1,
+      deaths_in_window: 1,
+      restart_max: 1,
+      window_s: 60,
+      attempt_since: died,
+      restarts_left: 0,
+      probation_until: null,
+      dependencies: "iso-hold",
+      perilogs: "",
+      priority: false,
+    });
+
+    const pri = restarting(await reasons(h, nopri));
+    expect(pri).toHaveLength(1);
+    expect(pri[0]!.text).toBe(`plugin iso-holds is restarting its isolated worker (${attempt(died)}): holds the job's priority (it cannot be asked until its worker is back)`);
+    expect(pri[0]!.figures).toMatchObject({ priority: true, dependencies: "" });
+
+    // The restarted worker's setup passes its deadline: a second death, past max 1.
+    await h.advance(5000);
+    await realUntil(() => h.job(dep).state === "INACTIVE");
+    expect(h.plugins.list()).toEqual([expect.objectContaining({ name: "iso-holds", isolated: "failed" })]);
+    const ended = await reasons(h, dep);
+    expect(restarting(ended)).toEqual([]);
+    expect(ended.at(-1)).toMatchObject({ layer: "end", code: "exception", figures: { type: "dependency" } });
+    expect(ended.at(-1)!.text).toMatch(
+      /^FAILED: dependency exception: plugin iso-holds was unloaded: dependency "iso-hold" can never be resolved; isolated worker died 2 times within 60 s \(restart max 1\); last: restart failed: iso-holds: setup failed: setup did not settle within 5000 ms$/,
+    );
+    expect(restarting(await reasons(h, nopri))).toEqual([]);
+  });
+
+  it("with a job.explain handler: its labelled error line and the host's reason", async () => {
+    const { h, dep } = await holding({ explain: true });
+    const rs = await reasons(h, dep);
+    expect(rs.map((r) => [r.source, r.code])).toEqual([
+      ["manager", "dependency"],
+      ["iso-holds", "isolated-restarting"],
+      ["iso-holds", "explain-error"],
+    ]);
+    expect(rs[2]!.text).toMatch(/^plugin iso-holds could not explain: .*isolated worker is gone: the worker exited with code 1/);
+  });
+});
