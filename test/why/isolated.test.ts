@@ -12,7 +12,7 @@ import type { JobId } from "../../src/manager/base/ids.js";
 import type { Reason } from "../../src/manager/port/reasons.js";
 import { localTime } from "../../src/manager/why-state.js";
 import type { TestHost } from "../../src/testhost.js";
-import { hostWith, realUntil, submit, until } from "../plugins/isolate-helpers.js";
+import { hostWith, logged, realUntil, submit, until } from "../plugins/isolate-helpers.js";
 
 const OWNER = { userid: 0, owner: true };
 const reasons = async (h: TestHost, id: JobId) => (await h.manager.why(id)).reasons;
@@ -27,8 +27,10 @@ async function holding(conf: Record<string, unknown>) {
   await until(h, () => h.job(dep).state === "DEPEND" && h.job(nopri).state === "PRIORITY");
   expect(restarting(await reasons(h, dep))).toEqual([]);
   const died = h.clock.now() / 1000;
-  await expect(h.plugins.callService("iso-holds", "die", {}, OWNER)).rejects.toThrow(/isolated worker died/);
-  expect(h.plugins.list()).toEqual([expect.objectContaining({ name: "iso-holds", isolated: "restarting" })]);
+  await expect(h.plugins.callService("iso-holds.js", "die", {}, OWNER)).rejects.toThrow(/isolated worker died/);
+  // The restarted worker is up and its setup stalls: the plugin stays restarting.
+  await logged(h, /start 2: setup stalls/);
+  expect(h.plugins.list()).toEqual([expect.objectContaining({ name: "iso-holds.js", isolated: "restarting" })]);
   return { h, dep, nopri, died };
 }
 
@@ -41,11 +43,11 @@ describe("job why: an isolated plugin restarting", () => {
     const rs = await reasons(h, dep);
     expect(rs.map((r) => [r.layer, r.source, r.code])).toEqual([
       ["state", "manager", "dependency"],
-      ["plugin", "iso-holds", "isolated-restarting"],
+      ["plugin", "iso-holds.js", "isolated-restarting"],
     ]);
-    expect(rs[1]!.text).toBe(`plugin iso-holds is restarting its isolated worker (${attempt(died)}): holds its dependency "iso-hold" outstanding`);
+    expect(rs[1]!.text).toBe(`plugin iso-holds.js is restarting its isolated worker (${attempt(died)}): holds its dependency "iso-hold" outstanding`);
     expect(rs[1]!.figures).toEqual({
-      plugin: "iso-holds",
+      plugin: "iso-holds.js",
       status: "restarting",
       restarts: 1,
       deaths_in_window: 1,
@@ -61,18 +63,18 @@ describe("job why: an isolated plugin restarting", () => {
 
     const pri = restarting(await reasons(h, nopri));
     expect(pri).toHaveLength(1);
-    expect(pri[0]!.text).toBe(`plugin iso-holds is restarting its isolated worker (${attempt(died)}): holds the job's priority (it cannot be asked until its worker is back)`);
+    expect(pri[0]!.text).toBe(`plugin iso-holds.js is restarting its isolated worker (${attempt(died)}): holds the job's priority (it cannot be asked until its worker is back)`);
     expect(pri[0]!.figures).toMatchObject({ priority: true, dependencies: "" });
 
     // The restarted worker's setup passes its deadline: a second death, past max 1.
     await h.advance(5000);
     await realUntil(() => h.job(dep).state === "INACTIVE");
-    expect(h.plugins.list()).toEqual([expect.objectContaining({ name: "iso-holds", isolated: "failed" })]);
+    expect(h.plugins.list()).toEqual([expect.objectContaining({ name: "iso-holds.js", isolated: "failed" })]);
     const ended = await reasons(h, dep);
     expect(restarting(ended)).toEqual([]);
     expect(ended.at(-1)).toMatchObject({ layer: "end", code: "exception", figures: { type: "dependency" } });
     expect(ended.at(-1)!.text).toMatch(
-      /^FAILED: dependency exception: plugin iso-holds was unloaded: dependency "iso-hold" can never be resolved; isolated worker died 2 times within 60 s \(restart max 1\); last: restart failed: iso-holds: setup failed: setup did not settle within 5000 ms$/,
+      /^FAILED: dependency exception: plugin iso-holds.js was unloaded: dependency "iso-hold" can never be resolved; isolated worker died 2 times within 60 s \(restart max 1\); last: restart failed: iso-holds.js: setup failed: setup did not settle within 5000 ms$/,
     );
     expect(restarting(await reasons(h, nopri))).toEqual([]);
   });
@@ -82,9 +84,9 @@ describe("job why: an isolated plugin restarting", () => {
     const rs = await reasons(h, dep);
     expect(rs.map((r) => [r.source, r.code])).toEqual([
       ["manager", "dependency"],
-      ["iso-holds", "isolated-restarting"],
-      ["iso-holds", "explain-error"],
+      ["iso-holds.js", "isolated-restarting"],
+      ["iso-holds.js", "explain-error"],
     ]);
-    expect(rs[2]!.text).toMatch(/^plugin iso-holds could not explain: .*isolated worker is gone: the worker exited with code 1/);
+    expect(rs[2]!.text).toMatch(/^plugin iso-holds.js could not explain: .*isolated worker is gone: the worker exited with code 1/);
   });
 });
