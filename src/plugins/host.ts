@@ -63,6 +63,8 @@ export interface JobtapHostOptions {
   searchPath?: readonly string[];
   /** The privileged launcher of a multi-user instance: hooks run as other users through it (`p.hookUsers`). */
   hookLauncher?: HookLauncher;
+  /** Bench only: no `job.explain` handler is registered (bench why's "nobody asks" A/B). */
+  withoutExplain?: boolean;
 }
 
 /** Per-load options. */
@@ -132,6 +134,7 @@ export class JobtapHost implements PluginPort {
       owner: () => opts.owner ?? this.mgr?.owner ?? process.getuid?.() ?? 0,
       stateStore: () => this.mgr?.pluginState,
       hookUsers: opts.hookLauncher ? launcherHookUsers(opts.hookLauncher, () => this.mgr) : undefined,
+      withoutExplain: opts.withoutExplain === true,
     });
   }
 
@@ -645,6 +648,7 @@ interface ContextDeps {
   /** The manager's per-plugin state store, if it has one. */
   stateStore(): PluginStateStore | undefined;
   hookUsers: HookUsers | undefined;
+  withoutExplain: boolean;
 }
 
 /** The ContextHost of one host, plus the service scope `callService` runs handlers in. */
@@ -666,6 +670,7 @@ function contextHost(
     manager: deps.manager,
     stateStore: () => deps.stateStore() ?? (memoryState ??= memoryStateStore()),
     hookUsers: deps.hookUsers,
+    withoutExplain: deps.withoutExplain,
     currentFrame: (id, plugin) => dispatcher.currentFrame(id, plugin),
     wrapError(plugin, id, what, e) {
       const frame = id === undefined ? undefined : dispatcher.currentFrame(id);
