@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- why [--pending N] [--slots S] [--listed L] [--ab-jobs T] [--pairs P] [--no-ab | --ab-only]` (issue 36).
+ * `npm run bench -- why [--pending N] [--slots S] [--listed L] [--ab-jobs T] [--pairs P] [--no-ab | --ab-only] [--ab-same]` (issue 36).
  *
  * A daemon as its own process with S one-core slots (default 64): S jobs run for an hour and
  * N more (default 100,000) wait in SCHED behind them. Then:
@@ -12,10 +12,12 @@
  * - `nobody_asks_*` ("no effect on `throughput --builtins` when nobody asks"): the A/B of
  *   bench/lib/why-ab.ts in this process after the daemon stopped — the default builtins as
  *   shipped against the same with no `job.explain` handler registered (the bench-only
- *   `withoutExplain`), P timed pairs (default 8) of alternating rounds of T jobs (default
- *   10,000): the median ratio of end-to-end jobs/s (on / off), each side's median jobs/s
- *   and CPU µs per job, and the load average at the start and end.
- * `--ab-only` runs just the A/B; `--no-ab` skips it.
+ *   `withoutExplain`), each side its own process, P timed pairs (default 8) of alternating rounds of T jobs (default
+ *   10,000): the median ratio of end-to-end jobs/s (on / off), each side's median jobs/s,
+ *   CPU µs per job (process; main thread alone) and their ratios, and the load average at
+ *   the start and end.
+ * `--ab-only` runs just the A/B; `--no-ab` skips it; `--ab-same` runs it as an A/A (both
+ * sides as shipped): how far apart two identical sides come out on this machine now.
  * Prints one JSON object as the last stdout line.
  */
 import { spawn } from "node:child_process";
@@ -80,7 +82,7 @@ export async function main(args: string[]): Promise<void> {
   const abJobs = Number(arg(args, "ab-jobs", "10000"));
   const pairs = Number(arg(args, "pairs", "8"));
   const result: Record<string, unknown> = args.includes("--ab-only") ? {} : await daemonFigures(args);
-  if (!args.includes("--no-ab")) Object.assign(result, await nobodyAsks(abJobs, pairs));
+  if (!args.includes("--no-ab")) Object.assign(result, await nobodyAsks(abJobs, pairs, args.includes("--ab-same")));
   console.log(JSON.stringify(result));
 }
 
