@@ -18,8 +18,11 @@ const OWNER = { userid: 0, owner: true };
 const reasons = async (h: TestHost, id: JobId) => (await h.manager.why(id)).reasons;
 const restarting = (rs: Reason[]) => rs.filter((r) => r.code === "isolated-restarting");
 
-/** iso-holds.js isolated (restart max 1), a job it holds in DEPEND and one in PRIORITY. */
-async function holding(conf: Record<string, unknown>) {
+/**
+ * iso-holds.js isolated (restart max 1), a job it holds in DEPEND and one in PRIORITY; then
+ * its worker dies (`die`: exits; `hang`: misses its 5 s deadline) and its restart stalls.
+ */
+async function holding(conf: Record<string, unknown>, how: "die" | "hang" = "die") {
   const isolate = { heapMb: 64, restart: { max: 1, windowMs: 60_000 } };
   const h = await hostWith([["iso-holds.js", { isolate, deadlineMs: 5000 }, { stall: true, ...conf }]]);
   const dep = await submit(h, "dep", 0, { dependencies: [{ scheme: "hold", value: "x" }] });
@@ -27,7 +30,9 @@ async function holding(conf: Record<string, unknown>) {
   await until(h, () => h.job(dep).state === "DEPEND" && h.job(nopri).state === "PRIORITY");
   expect(restarting(await reasons(h, dep))).toEqual([]);
   const died = h.clock.now() / 1000;
-  await expect(h.plugins.callService("iso-holds.js", "die", {}, OWNER)).rejects.toThrow(/isolated worker died/);
+  const call = h.plugins.callService("iso-holds.js", how, {}, OWNER).catch((e: Error) => e.message);
+  if (how === "hang") await h.advance(5000);
+  expect(await call).toMatch(how === "die" ? /isolated worker died/ : /did not settle within 5000 ms/);
   // The restarted worker is up and its setup stalls: the plugin stays restarting.
   await logged(h, /start 2: setup stalls/);
   expect(h.plugins.list()).toEqual([expect.objectContaining({ name: "iso-holds.js", isolated: "restarting" })]);
@@ -88,5 +93,20 @@ describe("job why: an isolated plugin restarting", () => {
       ["iso-holds.js", "explain-error"],
     ]);
     expect(rs[2]!.text).toMatch(/^plugin iso-holds.js could not explain: .*isolated worker is gone: the worker exited with code 1/);
+  });
+
+  it("a worker that missed its deadline restarts on probation, and says until when", async () => {
+    const { h, dep, died } = await holding({}, "hang");
+    const [r] = restarting(await reasons(h, dep));
+    // The deadline's death, within the 5 s advanced: the attempt began then.
+    const missed = r!.figures.attempt_since as number;
+    expect(missed).toBeGreaterThan(died);
+    expect(missed).toBeLessThanOrEqual(died + 5);
+    expect(r!.figures).toMatchObject({ status: "restarting-on-probation", restarts: 1, restarts_left: 0 });
+    expect(r!.figures.probation_until).toBeCloseTo(missed + 60, 6);
+    expect(r!.text).toBe(
+      `plugin iso-holds.js is restarting its isolated worker (1 of 1 restarts within 60 s, 1 since load; attempt under way since ${localTime(missed)}, if it fails, the plugin is unloaded; ` +
+        `on probation after a missed deadline until ${localTime(missed + 60)} (its calls get a 1000 ms deadline)): holds its dependency "iso-hold" outstanding`,
+    );
   });
 });
