@@ -13,6 +13,9 @@ import type { Reason } from "../../src/manager/port/reasons.js";
 import { localTime } from "../../src/manager/why-state.js";
 import type { TestHost } from "../../src/testhost.js";
 import { hostWith, logged, realUntil, submit, until } from "../plugins/isolate-helpers.js";
+import { restartingReason } from "../../src/plugins/isolate-why.js";
+import type { Isolation } from "../../src/plugins/isolate.js";
+import type { JobArgs } from "../../src/manager/port/records.js";
 
 const OWNER = { userid: 0, owner: true };
 const reasons = async (h: TestHost, id: JobId) => (await h.manager.why(id)).reasons;
@@ -108,5 +111,22 @@ describe("job why: an isolated plugin restarting", () => {
       `plugin iso-holds.js is restarting its isolated worker (1 of 1 restarts within 60 s, 1 since load; attempt under way since ${localTime(missed)}, if it fails, the plugin is unloaded; ` +
         `on probation after a missed deadline until ${localTime(missed + 60)} (its calls get a 1000 ms deadline)): holds its dependency "iso-hold" outstanding`,
     );
+  });
+
+  // A dead worker's prologs and epilogs are finished with status 1 when it dies, so only a
+  // restarted worker's own can be open while it restarts: the producer alone, on its data.
+  it("names the prologs and epilogs the worker under way started on the job", () => {
+    const id = 7 as unknown as JobArgs["id"];
+    const iso = {
+      state: "restarting", restarts: 2, deaths: [0, 1000], restart: { max: 3, windowMs: 60_000 }, restartSince: 1000,
+      dependencies: new Map(), inFlight: () => 1,
+      started: () => [{ kind: "epilog", id, description: "cleanup" }, { kind: "prolog", id: 8, description: "other job" }],
+    } as unknown as Isolation;
+    const job = { id, state: "CLEANUP", dependencies: [] } as unknown as JobArgs;
+    const r = restartingReason("p.js", iso, job, true, 2000)!;
+    expect(r.figures).toMatchObject({ perilogs: 'epilog "cleanup"', dependencies: "", priority: false, restarts_left: 1 });
+    expect(r.text).toMatch(/: holds epilog "cleanup" started and not finished$/);
+    expect(restartingReason("p.js", { ...iso, state: "running" } as Isolation, job, true, 2000)).toBeUndefined();
+    expect(restartingReason("p.js", { ...iso, started: () => [] } as unknown as Isolation, job, true, 2000)).toBeUndefined();
   });
 });
