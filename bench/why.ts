@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- why [--pending N] [--slots S] [--listed L] [--jobs T] [--no-throughput]` (issue 36).
+ * `npm run bench -- why [--pending N] [--slots S] [--listed L] [--ab-jobs T] [--pairs P] [--no-ab | --ab-only] [--ab-same]` (issue 36).
  *
  * A daemon as its own process with S one-core slots (default 64): S jobs run for an hour and
  * N more (default 100,000) wait in SCHED behind them. Then:
@@ -9,19 +9,25 @@
  * - `reason_list_ms`: `jobtap jobs -c L -o '{id} {reason}'` (L default 10,000 pending jobs)
  *   as a real process, end to end (wall time from spawn to exit); `plain_list_ms`: the same
  *   listing with `{id} {name}` (no reasons) in the same run, for comparison;
- * - `throughput_builtins_per_s` and `throughput_builtins_per_s_main`: `throughput --builtins
- *   only --jobs T` (default 10,000) of this build and of /work/main's build (null if absent), run one after
- *   the other in this run: nobody asks why there, so the figures should match.
+ * - `nobody_asks_*` ("no effect on `throughput --builtins` when nobody asks"): the A/B of
+ *   bench/lib/why-ab.ts in this process after the daemon stopped — the default builtins as
+ *   shipped against the same with no `job.explain` handler registered (the bench-only
+ *   `withoutExplain`), each side its own process, P timed pairs (default 8) of alternating rounds of T jobs (default
+ *   10,000): the median ratio of end-to-end jobs/s (on / off), each side's median jobs/s,
+ *   CPU µs per job (process; main thread alone) and their ratios, and the load average at
+ *   the start and end.
+ * `--ab-only` runs just the A/B; `--no-ab` skips it; `--ab-same` runs it as an A/A (both
+ * sides as shipped): how far apart two identical sides come out on this machine now.
  * Prints one JSON object as the last stdout line.
  */
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { connectDaemon, type DaemonClient } from "../src/server/client.js";
 import { arg } from "./lib/common.js";
 import { BIN, startDaemon, stopDaemon } from "./lib/daemon.js";
+import { nobodyAsks } from "./lib/why-ab.js";
 
 const jobspec = (runDuration: string) => ({
   version: 1,
@@ -72,22 +78,19 @@ function listMs(socket: string, limit: number, format = "{id} {reason}"): Promis
   });
 }
 
-/** `throughput --builtins only` of a build's dist; its end-to-end rate. */
-function throughput(root: string, jobs: string): number | null {
-  const run = join(root, "bench", "run.mjs");
-  if (!existsSync(join(root, "dist", "bench", "throughput.js"))) return null;
-  if (!existsSync(run)) return null;
-  const r = spawnSync(process.execPath, [run, "throughput", "--builtins", "only", "--jobs", jobs], { encoding: "utf8", cwd: root });
-  const last = r.stdout.trim().split("\n").at(-1) ?? "{}";
-  const out = JSON.parse(last) as Record<string, number>;
-  return out.builtins_end_to_end_per_s ?? out.end_to_end_per_s ?? null;
+export async function main(args: string[]): Promise<void> {
+  const abJobs = Number(arg(args, "ab-jobs", "10000"));
+  const pairs = Number(arg(args, "pairs", "8"));
+  const result: Record<string, unknown> = args.includes("--ab-only") ? {} : await daemonFigures(args);
+  if (!args.includes("--no-ab")) Object.assign(result, await nobodyAsks(abJobs, pairs, args.includes("--ab-same")));
+  console.log(JSON.stringify(result));
 }
 
-export async function main(args: string[]): Promise<void> {
+/** `job why`'s daemon time and the listings, on a daemon with N queued jobs. */
+async function daemonFigures(args: string[]): Promise<Record<string, unknown>> {
   const pending = Number(arg(args, "pending", "100000"));
   const slots = Number(arg(args, "slots", "64"));
   const listed = Number(arg(args, "listed", "10000"));
-  const tjobs = arg(args, "jobs", "10000");
   const dir = mkdtempSync(join(tmpdir(), "jobtap-bench-why-"));
   const toml = `[resources]\ncores = ${slots}\nslots = [{ count = ${slots}, cores = 1 }]\n[limits]\njobs-per-user = ${2 * (slots + pending)}\n`;
   const daemon = await startDaemon(dir, { ...process.env }, toml);
@@ -109,10 +112,5 @@ export async function main(args: string[]): Promise<void> {
     await stopDaemon(daemon);
     rmSync(dir, { recursive: true, force: true });
   }
-  // dist/bench/why.js → the repository's root.
-  if (args.includes("--no-throughput")) return void console.log(JSON.stringify(result));
-  const here = fileURLToPath(new URL("../..", import.meta.url));
-  result.throughput_builtins_per_s = throughput(here, tjobs);
-  result.throughput_builtins_per_s_main = throughput("/work/main", tjobs);
-  console.log(JSON.stringify(result));
+  return result;
 }

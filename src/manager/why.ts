@@ -74,12 +74,16 @@ async function priorityReason(d: WhyDeps, job: ActiveJob): Promise<Reason> {
   return managerReason("priority-wait", "waiting for its priority to be applied", { priority: res.out.priority ?? null });
 }
 
-/** `job.explain` over the plugins; [] when none listens. */
+/**
+ * The host's own reasons (an isolated plugin restarting that holds the job: the cause,
+ * first), then `job.explain` over the plugins (none when nobody listens).
+ */
 async function pluginReasons(d: WhyDeps, job: ActiveJob): Promise<Reason[]> {
   const port = d.engine.port;
-  if (!port.matches("job.explain")) return [];
+  const host = port.hostReasons?.(d.engine.args(job)) ?? [];
+  if (!port.matches("job.explain")) return host;
   const res = await port.callJob("job.explain", d.engine.args(job));
-  return (res.out.reasons ?? []) as Reason[];
+  return [...host, ...((res.out.reasons ?? []) as Reason[])];
 }
 
 /**

@@ -187,6 +187,8 @@ export interface ContextHost {
   readonly owner: number;
   /** `p.hookUsers` (multi-user instance only). */
   readonly hookUsers: HookUsers | undefined;
+  /** Bench only (bench why's A/B): `job.explain` handlers are not registered. */
+  readonly withoutExplain?: boolean;
   /** Hands out deep-frozen jobspecs (`lookup`). */
   readonly shield: JobspecShield;
   report: HostLogger;
@@ -319,6 +321,7 @@ function setupApi(host: ContextHost, rec: PluginRecord, g: Guards): SetupApi {
   return {
     on(topic, handler) {
       g.setupOnly("on");
+      if (host.withoutExplain === true && topic === "job.explain") return;
       const matches = compileTopicGlob(topic);
       rec.handlers.push({ glob: topic, matches, fn: handler as AnyHandler, firstArgOnly: takesOnlyFirstArg(handler) });
       host.handlersChanged();

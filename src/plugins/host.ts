@@ -34,7 +34,9 @@ import { probationVerdict, type MissedDeadline } from "./isolate-probation.js";
 import type { PluginDefinition, PluginModule } from "./loader.js";
 import type { PluginRecord, ServiceCred } from "./record.js";
 import { destroyJobAux, pluginName } from "./record.js";
-import { PluginRegistry } from "./registry.js";
+import { PluginRegistry, handlerOf } from "./registry.js";
+import { restartingReason } from "./isolate-why.js";
+import type { Reason } from "../manager/port/reasons.js";
 import { replayJobs, replayLate, type ReplayHost } from "./replay.js";
 import { label, settleWithin, type DeadlineTimer, type HandlerRecord, type HandlerTiming } from "./stack.js";
 import { isThenable } from "../manager/base/steps.js";
@@ -61,6 +63,8 @@ export interface JobtapHostOptions {
   searchPath?: readonly string[];
   /** The privileged launcher of a multi-user instance: hooks run as other users through it (`p.hookUsers`). */
   hookLauncher?: HookLauncher;
+  /** Bench only: no `job.explain` handler is registered (bench why's "nobody asks" A/B). */
+  withoutExplain?: boolean;
 }
 
 /** Per-load options. */
@@ -130,6 +134,7 @@ export class JobtapHost implements PluginPort {
       owner: () => opts.owner ?? this.mgr?.owner ?? process.getuid?.() ?? 0,
       stateStore: () => this.mgr?.pluginState,
       hookUsers: opts.hookLauncher ? launcherHookUsers(opts.hookLauncher, () => this.mgr) : undefined,
+      withoutExplain: opts.withoutExplain === true,
     });
   }
 
@@ -194,6 +199,22 @@ export class JobtapHost implements PluginPort {
     return this.dispatcher.time(listener);
   }
 
+  /**
+   * `job why` at host level: for each isolated plugin whose worker is restarting and that
+   * holds something on this job, one reason (isolate-why.ts), in load order.
+   */
+  hostReasons(args: JobArgs): Reason[] {
+    const out: Reason[] = [];
+    const now = this.clock.now();
+    for (const p of this.registry.plugins) {
+      if (p.isolation === undefined) continue;
+      const priority = handlerOf(p, "job.priority.get") !== undefined || handlerOf(p, "job.state.priority") !== undefined;
+      const r = restartingReason(p.name, p.isolation, args, priority, now);
+      if (r !== undefined) out.push(r);
+    }
+    return out;
+  }
+
   /** Calls sent to isolated plugins' workers and not yet answered (tests, diagnostics). */
   isolatedInFlight(): number {
     let n = 0;
@@ -243,6 +264,7 @@ export class JobtapHost implements PluginPort {
         restarts: 0,
         state: "running",
         inFlight: () => 0,
+        started: () => [],
         dependencies: new Map(),
       };
       return this.install(listName, source.path, { default: this.isolated(listName, source.path, conf, opts, iso) }, conf, opts, iso);
@@ -380,10 +402,11 @@ export class JobtapHost implements PluginPort {
       this.unload(rec);
       this.failed.set(rec.name, { name: rec.name, path: rec.path, builtin: false, isolated: "failed", reason: why });
       this.report("error", `plugin ${rec.name}: unloaded: ${why}`, rec.name);
-      this.abandonDependencies(rec, iso);
+      this.abandonDependencies(rec, iso, why);
       return;
     }
     iso.state = "restarting";
+    iso.restartSince = now;
     iso.restarts++;
     iso.restartDeath = undefined;
     this.report("warn", `plugin ${rec.name}: restarting its worker (${iso.deaths.length} of ${iso.restart.max} restarts within ${iso.restart.windowMs / 1000} s)`, rec.name);
@@ -417,14 +440,15 @@ export class JobtapHost implements PluginPort {
 
   /**
    * An isolated plugin unloaded for good leaves the dependencies it added unresolvable:
-   * each job still waiting in DEPEND on one gets a fatal `dependency` exception naming it.
+   * each job still waiting in DEPEND on one gets a fatal `dependency` exception naming it
+   * and why the plugin was given up (what `job why` of that job then says).
    */
-  private abandonDependencies(rec: PluginRecord, iso: Isolation): void {
+  private abandonDependencies(rec: PluginRecord, iso: Isolation, why: string): void {
     const mgr = this.mgr;
     for (const { id, description } of iso.dependencies.values()) {
       if (mgr?.lookup(id)?.state !== "DEPEND") continue;
       try {
-        mgr.raiseException(id, "dependency", 0, `plugin ${rec.name} was unloaded: dependency "${description}" can never be resolved`);
+        mgr.raiseException(id, "dependency", 0, `plugin ${rec.name} was unloaded: dependency "${description}" can never be resolved; ${why}`);
       } catch (e) {
         this.report("warn", `plugin ${rec.name}: dependency "${description}": ${msg(e)}`, rec.name);
       }
@@ -624,6 +648,7 @@ interface ContextDeps {
   /** The manager's per-plugin state store, if it has one. */
   stateStore(): PluginStateStore | undefined;
   hookUsers: HookUsers | undefined;
+  withoutExplain: boolean;
 }
 
 /** The ContextHost of one host, plus the service scope `callService` runs handlers in. */
@@ -645,6 +670,7 @@ function contextHost(
     manager: deps.manager,
     stateStore: () => deps.stateStore() ?? (memoryState ??= memoryStateStore()),
     hookUsers: deps.hookUsers,
+    withoutExplain: deps.withoutExplain,
     currentFrame: (id, plugin) => dispatcher.currentFrame(id, plugin),
     wrapError(plugin, id, what, e) {
       const frame = id === undefined ? undefined : dispatcher.currentFrame(id);

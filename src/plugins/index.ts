@@ -36,6 +36,8 @@ export interface JobtapPluginsOptions {
   hookLauncher?: HookLauncher;
   /** The environment to read JOBTAP_PLUGIN_PATH from (default process.env). */
   env?: Record<string, string | undefined>;
+  /** Bench only: no `job.explain` handler is registered (bench why's "nobody asks" A/B). */
+  withoutExplain?: boolean;
 }
 
 /**
@@ -67,6 +69,7 @@ export function pluginHostFactory(
       ...(deadlineMs !== undefined ? { deadlineMs } : {}),
       ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
       ...(opts.hookLauncher ? { hookLauncher: opts.hookLauncher } : {}),
+      ...(opts.withoutExplain === true ? { withoutExplain: true } : {}),
     });
     host.attach(mgr);
     await host.loadBuiltins();

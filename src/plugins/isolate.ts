@@ -82,12 +82,23 @@ export interface Isolation {
   ownName?: string;
   /** Calls and services sent to the current worker and not yet answered. */
   inFlight(): number;
+  /** Prologs and epilogs the current worker started and has not finished (`job why`). */
+  started(): Iterable<StartedAction>;
+  /** Host-clock time the restart under way began (`state` is `restarting`). */
+  restartSince?: number;
   /**
    * Dependencies the plugin added and has not removed (key: job id and description):
    * kept across restarts (a restarted plugin may take them up again, `dependencyAdd` of
    * an outstanding one being a no-op); raised on when the plugin is unloaded for good.
    */
   dependencies: Map<string, { id: JobId; description: string }>;
+}
+
+/** A prolog or epilog an isolated plugin's worker started on a job. */
+export interface StartedAction {
+  kind: "prolog" | "epilog";
+  id: JobId;
+  description: string;
 }
 
 /** What a session needs from the host. */
@@ -137,6 +148,7 @@ export function isolatedDefinition(spec: SessionSpec, hooks: SessionHooks, iso: 
   return async (p) => {
     const session = new IsolatedSession(spec, hooks, iso);
     iso.inFlight = () => session.inFlight;
+    iso.started = () => session.startedActions();
     p.onRemove(() => session.close());
     const ready = await session.start(p);
     if (ready.ownName !== undefined) iso.ownName = ready.ownName;
@@ -168,7 +180,7 @@ export class IsolatedSession {
   private ended: string | undefined;
 
   /** Prologs and epilogs this worker started and has not finished (key: kind, job, description). */
-  private readonly started = new Map<string, { kind: "prolog" | "epilog"; id: JobId; description: string }>();
+  private readonly started = new Map<string, StartedAction>();
 
   constructor(
     private readonly spec: SessionSpec,
@@ -213,6 +225,11 @@ export class IsolatedSession {
   /** Calls and services not yet answered (a setup under way counts as one). */
   get inFlight(): number {
     return this.pending.size + (this.ready === undefined ? 0 : 1);
+  }
+
+  /** Prologs and epilogs this worker started and has not finished. */
+  startedActions(): Iterable<StartedAction> {
+    return this.started.values();
   }
 
   /** Runs handler number `handler` in the worker. */

@@ -162,7 +162,7 @@ describe("jobs waiting on a dead isolated plugin", () => {
     expect(h.eventlog(waiting)).toEqual(expect.arrayContaining([
       expect.objectContaining({
         name: "exception",
-        context: expect.objectContaining({ type: "dependency", severity: 0, note: 'plugin iso-waits was unloaded: dependency "iso-wait" can never be resolved' }),
+        context: expect.objectContaining({ type: "dependency", severity: 0, note: 'plugin iso-waits was unloaded: dependency "iso-wait" can never be resolved; isolated worker died 1 times within 60 s (restart max 0); last: the worker exited with code 1' }),
       }),
     ]));
   });

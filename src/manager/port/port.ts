@@ -18,6 +18,7 @@ import type { JobTopic, OutOf } from "./topics.js";
 import type { Executor } from "./executor.js";
 import type { ClassAd } from "../../classad/classad.js";
 import type { JobArgs, Jobspec } from "./records.js";
+import type { Reason } from "./reasons.js";
 
 /**
  * Merged OUT of a stack call (spec §4.2). The manager interprets the keys per topic:
@@ -86,6 +87,9 @@ export interface PluginPort {
    *  handle `job.event.<event>`)? When absent the manager falls back to
    *  `matches("job.event.<name>")` before calling notifyEvent. */
   hasSubscribers?(id: JobId, event?: string): boolean;
+  /** Optional: `job why`'s host-level reasons (an isolated plugin restarting that holds
+   *  the job); asked only when someone asks why, whatever `job.explain` handlers exist. */
+  hostReasons?(args: JobArgs): Reason[];
   /** Optional: restart has re-run every job's restart callbacks (including async ones);
    *  called before the restart actions, the first scheduling pass and reprioritize-all. */
   replayDone?(): void | Promise<void>;
