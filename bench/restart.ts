@@ -169,10 +169,17 @@ async function cachedStore(inactive: number, pending: number, fresh: boolean): P
   rmSync(dir, { recursive: true, force: true });
   const building = `${dir}.building-${process.pid}`;
   mkdirSync(building, { recursive: true });
-  process.stderr.write(`building ${inactive} inactive + ${pending} pending in ${dir}\n`);
+  // A store of the previous layout is opened and closed once (its marks are written: see
+  // STORE_SCHEMA_VERSION) rather than built again; the old one is kept.
+  const older = join(root, `i${inactive}-p${pending}-layout${STORE_SCHEMA_VERSION - 1}`);
+  const migrate = existsSync(older) && !fresh;
+  if (migrate) cpSync(older, building, { recursive: true });
+  process.stderr.write(`${migrate ? "migrating" : "building"} ${inactive} inactive + ${pending} pending in ${dir}\n`);
   const mgr = await open(building);
-  await fill(mgr, inactive);
-  await fill(mgr, pending, 0);
+  if (!migrate) {
+    await fill(mgr, inactive);
+    await fill(mgr, pending, 0);
+  }
   await mgr.close();
   // The socket is not part of the store; a complete build only is renamed into place.
   rmSync(join(building, "jobtap.sock"), { force: true });

@@ -571,6 +571,7 @@ export class JobManager {
     this.engine.batch.commit(true);
     this.engine.batch.stopTimers();
     await this.engine.batch.settled();
+    if (!this.engine.batch.fatal) this.store.markClean?.(lowestKey(this.engine.active));
     await this.store.close();
   }
 
@@ -776,6 +777,13 @@ function purgeRecord(e: Engine, jobAds: JobAds, r: InactiveRecord): void {
   e.batch.storePurge(r.id);
   e.countStored(r.userid, -r.jobspecBytes);
   jobAds.forget(r.id);
+}
+
+/** The lowest key of a map of active jobs (undefined if empty): a clean shutdown's summary floor. */
+function lowestKey(active: Map<JobId, unknown>): JobId | undefined {
+  let low: JobId | undefined;
+  for (const id of active.keys()) if (low === undefined || id < low) low = id;
+  return low;
 }
 
 function poolOf(opts: JobManagerOptions): ResourcePool {

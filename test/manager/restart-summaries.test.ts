@@ -77,9 +77,11 @@ const summaryRows = (dir: string) => {
   }
 };
 
+/** A store whose summaries are missing is one from before them: it has no marks in `meta` either. */
 const dropSummaries = (dir: string, sql = "DELETE FROM inactive") => {
   const db = new Database(join(dir, "jobtap.db"));
   db.exec(sql);
+  db.exec("DELETE FROM meta WHERE key IN ('summary_floor', 'batch_seq')");
   db.close();
 };
 

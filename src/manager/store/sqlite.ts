@@ -17,14 +17,14 @@
  */
 import Database from "better-sqlite3";
 import { dirname } from "node:path";
-import { chmodSync, closeSync, openSync } from "node:fs";
-import { ErrorCode, JobtapError, codedError } from "../../errors.js";
+import { ErrorCode, JobtapError } from "../../errors.js";
 import { makeDirs } from "../base/fsutil.js";
 import type { JobId } from "../base/ids.js";
 import type { JobStore, StoreBatch, StoredJobText } from "./types.js";
 import { WriterThread } from "./sqlite-thread.js";
 import { fromRow, TextBatch, toRow, type BatchRows } from "./batch-text.js";
 import { batchWriter, connectionPragmas, type PurgeRow } from "./sqlite-write.js";
+import { checkVersion, openError, ownerOnly, STORE_SCHEMA_VERSION } from "./sqlite-open.js";
 
 export interface SqliteStoreOptions {
   synchronous?: "full" | "normal";
@@ -42,19 +42,7 @@ export interface SqliteStoreOptions {
   commits?: "worker" | "main";
 }
 
-/**
- * The layout version this code writes, in PRAGMA user_version. A file with a higher one was
- * written by a newer jobtap: it is refused, never opened for writing. Layout 2 added the
- * `inactive` table (summaries of inactive jobs, src/manager/engine/summary.ts); an earlier file
- * (user_version 0 or 1) gets the table, and its inactive jobs get their summaries at their
- * first restart under layout 2. Layout 3 added `exec_eventlog` (executor state apart from the
- * main eventlog): an older file gets the empty table; an older jobtap refuses a layout-3 file,
- * since it would not see the saved state of the running jobs and could not reattach them.
- */
-export const STORE_SCHEMA_VERSION = 3;
-
-/** SQLite's words for a file that is not, or no longer, a database. */
-const CORRUPT = /SQLITE_CORRUPT|SQLITE_NOTADB/;
+export { STORE_SCHEMA_VERSION } from "./sqlite-open.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -79,51 +67,6 @@ const EVENTLOG_OF = (idExpr: string, andBatch = "") =>
 const EXEC_OF = (idExpr: string, andBatch = "") =>
   `(SELECT group_concat(lines, '') FROM (SELECT lines FROM exec_eventlog WHERE exec_eventlog.id = ${idExpr}${andBatch} ORDER BY batch))`;
 
-/**
- * The store holds every jobspec, environments included: the database file is created mode
- * 0600 before SQLite opens it (SQLite gives its -wal and -shm files the database file's
- * mode), and files left more open by an older version are tightened.
- */
-function ownerOnly(path: string): void {
-  if (path === ":memory:" || path === "") return;
-  closeSync(openSync(path, "a", 0o600));
-  for (const f of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
-    try {
-      chmodSync(f, 0o600);
-    } catch {
-      // absent: SQLite creates it with the database file's mode
-    }
-  }
-}
-
-/** Refuses a file whose layout is newer than this code's (before anything is written). */
-function checkVersion(db: Database.Database, path: string): void {
-  const v = db.pragma("user_version", { simple: true }) as number;
-  if (v > STORE_SCHEMA_VERSION) {
-    throw new JobtapError(
-      ErrorCode.STORE_OPEN,
-      `job store ${path} was written by a newer jobtap (store layout ${v}; this version reads up to ${STORE_SCHEMA_VERSION}): refusing to open it; run the newer version, or move the file away to start empty`,
-      { path, version: v },
-    );
-  }
-}
-
-/** STORE_CORRUPT for a damaged file, STORE_OPEN for anything else, naming the path. */
-function openError(e: unknown, path: string): JobtapError {
-  const coded = codedError(e);
-  if (coded !== undefined && coded.code !== ErrorCode.STORE_WRITE) return coded;
-  const err = e as Error & { code?: string };
-  const why = err.message.replace(/^cannot write job store \S+: /, "");
-  if (CORRUPT.test(err.code ?? "") || /malformed|not a database/.test(why)) {
-    return new JobtapError(
-      ErrorCode.STORE_CORRUPT,
-      `job store ${path} is damaged (${why}): refusing to start on it; restore it from a backup, or move it away to start empty (sqlite3's .recover may save its jobs)`,
-      { path },
-    );
-  }
-  return new JobtapError(ErrorCode.STORE_OPEN, `cannot open job store ${path}: ${why}`, { path });
-}
-
 /** A JobStore in one SQLite file (WAL); each batch is one transaction. */
 export class SqliteStore implements JobStore {
   readonly kind = "sqlite";
@@ -132,6 +75,12 @@ export class SqliteStore implements JobStore {
   private closed = false;
   /** Number of the next batch: orders a job's eventlog chunks, continues across restarts. */
   private batchSeq = 1;
+  /** Every job with a smaller stored id has a summary (meta `summary_floor`; the least int64: unknown, scan all). */
+  private floor = -(2n ** 63n);
+  /** A write failed since open: a summary may be missing, so no floor is written at close. */
+  private writeFailed = false;
+  /** What a clean shutdown gave `markClean` (the lowest active job, or null for none). */
+  private cleanMark: JobId | null | undefined;
   private readonly st: ReturnType<SqliteStore["prepare"]>;
   private readonly writeRows: (rows: BatchRows) => void;
   private readonly purgeRow: PurgeRow;
@@ -164,8 +113,7 @@ export class SqliteStore implements JobStore {
       this.st = this.prepare();
       this.epochMs = this.initEpoch(opts.epochMs ?? Date.now());
       ({ write: this.writeRows, purgeRow: this.purgeRow } = batchWriter(db));
-      const last = this.db.prepare("SELECT max(batch) AS b FROM eventlog").get() as { b: number | null };
-      this.batchSeq = (last.b ?? 0) + 1;
+      this.batchSeq = this.readMarks();
       if (opts.commits !== "main" && path !== ":memory:" && path !== "") {
         this.thread = new WriterThread({ path, synchronous: opts.synchronous, maxPages: opts.maxPages });
         this.commitAsync = (batch) => this.handOver(batch);
@@ -186,7 +134,7 @@ export class SqliteStore implements JobStore {
       summaryOne: db.prepare("SELECT summary FROM inactive WHERE id = ?").pluck(true),
       lastId: db.prepare("SELECT max(id) FROM jobs").pluck(true).safeIntegers(true),
       unsummarized: db
-        .prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog, ${EXEC_OF("jobs.id")} AS exec FROM jobs WHERE NOT EXISTS (SELECT 1 FROM inactive WHERE inactive.id = jobs.id) ORDER BY id`)
+        .prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog, ${EXEC_OF("jobs.id")} AS exec FROM jobs WHERE id >= ? AND NOT EXISTS (SELECT 1 FROM inactive WHERE inactive.id = jobs.id) ORDER BY id`)
         .safeIntegers(true),
       all: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog, ${EXEC_OF("jobs.id")} AS exec FROM jobs ORDER BY id`).safeIntegers(true),
       one: db.prepare(`SELECT id, jobspec, ${EVENTLOG_OF("jobs.id")} AS eventlog, ${EXEC_OF("jobs.id")} AS exec FROM jobs WHERE id = ?`).safeIntegers(true),
@@ -213,6 +161,46 @@ export class SqliteStore implements JobStore {
     return fallback;
   }
 
+  /**
+   * The next batch number and the summary floor from `meta`. `batch_seq` is only right after
+   * a clean shutdown: it is deleted here, before any batch, so after a crash the next open
+   * finds it missing and takes the highest stored batch instead (a scan of the eventlog).
+   * The floor stays right across crashes: jobs below it keep their summaries until purged.
+   */
+  private readMarks(): number {
+    const get = this.db.prepare("SELECT value FROM meta WHERE key = ?").pluck(true);
+    const floor = get.get("summary_floor") as string | undefined;
+    if (floor !== undefined && /^-?[0-9]+$/.test(floor)) this.floor = BigInt(floor);
+    const seq = get.get("batch_seq") as string | undefined;
+    if (seq !== undefined && /^[0-9]+$/.test(seq)) {
+      this.db.prepare("DELETE FROM meta WHERE key = 'batch_seq'").run();
+      return Number(seq);
+    }
+    const last = this.db.prepare("SELECT max(batch) AS b FROM eventlog").get() as { b: number | null };
+    return (last.b ?? 0) + 1;
+  }
+
+  /** Keeps a clean shutdown's mark, written by `close` once the writer thread has ended. */
+  markClean(lowestActive: JobId | undefined): void {
+    this.cleanMark = lowestActive ?? null;
+  }
+
+  /** Writes `batch_seq` and (with no failed write since open) `summary_floor`; best effort. */
+  private writeMarks(): void {
+    if (this.cleanMark === undefined) return;
+    try {
+      let floor: bigint | undefined;
+      if (!this.writeFailed) floor = this.cleanMark === null ? ((this.st.lastId.get() as bigint | null) ?? -1n) + 1n : toRow(this.cleanMark);
+      const set = this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
+      this.db.transaction(() => {
+        set.run("batch_seq", String(this.batchSeq));
+        if (floor !== undefined && floor > this.floor) set.run("summary_floor", String(floor));
+      })();
+    } catch {
+      // Not written: the next open scans, as after a crash.
+    }
+  }
+
   epoch(): number {
     return this.epochMs;
   }
@@ -223,7 +211,12 @@ export class SqliteStore implements JobStore {
    * nothing is in flight (restart writes summaries before any batch).
    */
   commit(batch: StoreBatch): void {
-    this.guard(() => this.writeRows(TextBatch.of(batch).rows(this.batchSeq++)));
+    try {
+      this.guard(() => this.writeRows(TextBatch.of(batch).rows(this.batchSeq++)));
+    } catch (e) {
+      this.writeFailed = true;
+      throw e;
+    }
   }
 
   /** Resolves once the writer thread is up (rejects STORE_OPEN if it cannot open the file). */
@@ -234,7 +227,10 @@ export class SqliteStore implements JobStore {
   private handOver(batch: StoreBatch): Promise<void> {
     if (this.closed) return Promise.reject(new JobtapError(ErrorCode.STORE_WRITE, `job store ${this.path} is closed`));
     const text = TextBatch.of(batch);
-    return this.thread!.commit(text, text.rows(this.batchSeq++));
+    return this.thread!.commit(text, text.rows(this.batchSeq++)).catch((e: unknown) => {
+      this.writeFailed = true;
+      throw e;
+    });
   }
 
   loadAll(): Iterable<StoredJobText> {
@@ -271,13 +267,14 @@ export class SqliteStore implements JobStore {
     return v === null ? undefined : fromRow(v);
   }
 
+  /** Jobs without a summary, from the floor on (every job below it has one). */
   loadUnsummarized(): Iterable<StoredJobText> {
-    return this.texts(this.st.unsummarized);
+    return this.texts(this.st.unsummarized, this.floor);
   }
 
-  private *texts(query: Database.Statement): Iterable<StoredJobText> {
+  private *texts(query: Database.Statement, ...params: unknown[]): Iterable<StoredJobText> {
     try {
-      for (const r of query.iterate() as Iterable<Row>) {
+      for (const r of query.iterate(...params) as Iterable<Row>) {
         yield rowText(r);
       }
     } catch (e) {
@@ -337,10 +334,14 @@ export class SqliteStore implements JobStore {
     if (this.closed) return;
     this.closed = true;
     if (!this.thread) {
+      this.writeMarks();
       this.db.close();
       return;
     }
-    return this.thread.close().finally(() => this.db.close());
+    return this.thread.close().finally(() => {
+      this.writeMarks();
+      this.db.close();
+    });
   }
 
   /** Runs a write; any SQLite failure becomes STORE_WRITE naming the file. */

@@ -82,6 +82,12 @@ export interface JobStore {
   summaryPage?(after: JobId | undefined, limit: number): Array<{ id: JobId; summary: string }>;
   summaryText?(id: JobId): string | undefined;
   lastJobId?(): JobId | undefined;
+  /**
+   * Optional: called by a clean shutdown once every batch is durable, with the lowest id of
+   * a job still active (undefined: none). The store may keep it and its own counters, so
+   * the next open need not scan every job for the unsummarized ones (sqlite.ts, meta).
+   */
+  markClean?(lowestActive: JobId | undefined): void;
   /** One job, for on-demand reads of inactive jobs (eventlog, jobspec). */
   load(id: JobId): StoredJobText | undefined;
   /** Moves a corrupt job aside (Flux's job-lost+found), with the reason. */
