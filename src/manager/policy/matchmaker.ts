@@ -19,7 +19,7 @@
  */
 import type { ClassAd } from "../../classad/classad.js";
 import type { Evaluator } from "../../classad/evaluator.js";
-import { namesReadThrough } from "../../classad/refs.js";
+import { namesReadThrough, targetNamesRead } from "../../classad/refs.js";
 import { unparse } from "../../classad/unparse.js";
 import { isError } from "../../classad/values.js";
 import { rankOf } from "../../classad/analyze.js";
@@ -63,7 +63,7 @@ interface MatchGroup {
 /** The scheduler's matchmaker over the host's slot ads. */
 export class Matchmaker implements Matcher {
   private slotAds: ClassAd[] = [];
-  /** Lower-cased names the slots' Requirements and Rank read (through the slot ads). */
+  /** Lower-cased names of the job (TARGET) that the slot ads' expressions may read. */
   private slotNames: string[] = [];
   /** Groups by key, so jobs whose keys were made apart share one group. */
   private readonly groups = new Map<string, MatchGroup>();
@@ -93,7 +93,10 @@ export class Matchmaker implements Matcher {
   beginPass(_now: number): void {
     this.slotAds = this.d.hostAds.slotAds();
     const names = new Set<string>();
-    for (const ad of this.slotAds) for (const n of namesReadThrough(ad, ["requirements", "rank", "preempt"])) names.add(n);
+    // Every attribute of the slot ads, not only START/RANK/PREEMPT: a job's Requirements may
+    // read a slot expression that reads the job back (TARGET.x with x = TARGET.RequestMemory).
+    // Only names that reach the job count: a slot's own Requirements is not the job's.
+    for (const ad of this.slotAds) for (const n of targetNamesRead(ad, ad.names())) names.add(n);
     const sorted = [...names].sort();
     if (sorted.join(",") !== this.slotNames.join(",")) this.generation++;
     this.slotNames = sorted;
