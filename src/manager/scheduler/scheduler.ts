@@ -499,10 +499,16 @@ export class Scheduler {
         m.beginPass(now);
         began = true;
       }
-      const order = policy ? m.candidates(entry.id, entry.ref) : undefined;
       // A pool with no free core or gpu places nothing (every job takes one of them): the
       // rest of the walk only records who was passed over, without trying each slot.
       const full = this.freeCores === 0 && this.freeGpus === 0;
+      // Nor does it need the job's match, once the look-ahead cannot run out before the
+      // queue does (what the match decides then is only whether the job uses some of it).
+      if (full && policy && this.queue.length - i <= this.queueDepth - looked) {
+        m.rejected(entry.id, now, entry.ref);
+        continue;
+      }
+      const order = policy ? m.candidates(entry.id, entry.ref) : undefined;
       const a = full ? undefined : order === undefined ? this.tryAllocate(entry.request) : this.tryAllocateAmong(entry.request, order);
       if (!a) {
         if (policy) m.rejected(entry.id, now, entry.ref);
