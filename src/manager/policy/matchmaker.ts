@@ -25,7 +25,7 @@ import { isError } from "../../classad/values.js";
 import { rankOf } from "../../classad/analyze.js";
 import { formatJobId, type JobId } from "../base/ids.js";
 import type { HostAds } from "../ads/hostads.js";
-import { JOB_AD_ATTRIBUTES, type MatchTimes } from "../ads/jobad.js";
+import { JOB_AD_ATTRIBUTES } from "../ads/jobad.js";
 import type { Jobspec } from "../port/records.js";
 import type { Logger } from "../engine/engine.js";
 import type { ActiveJob } from "../engine/job.js";
@@ -78,7 +78,6 @@ export class Matchmaker implements Matcher {
   private readonly printed = new Map<string, SpecKeys>();
   /** Bumped when the names the slots read change: every job's key is made again. */
   private generation = 0;
-  private rejectedAt: MatchTimes = { rejected: -1 };
   /** This pass's slot side per slot key: jobs alike in what the slots read get one verdict. */
   private readonly slotSides = new Map<string, readonly SlotSide[]>();
   /** Expressions whose evaluation error was logged (once each, not per pass). */
@@ -114,16 +113,6 @@ export class Matchmaker implements Matcher {
       group.pass = this.passNo;
     }
     return group.order;
-  }
-
-  rejected(id: JobId, now: number, ref: object | undefined): void {
-    const job = (ref as ActiveJob | undefined) ?? this.d.active(id);
-    if (job === undefined) return;
-    const at = Math.floor(now / 1000);
-    // One object per second, shared (MatchTimes are replaced, never changed in place); a job
-    // already holding it keeps its cached ad.
-    if (this.rejectedAt.rejected !== at) this.rejectedAt = { rejected: at };
-    job.matchTimes = this.rejectedAt;
   }
 
   /** The slots matching `jobAd`, best first (the slot side shared by jobs with `slotKey`). */
