@@ -529,10 +529,6 @@ export class Scheduler {
       const entry = this.queue[i]!;
       if (!entry.live) continue;
       const policy = constrained || entry.request.matchmaking === true;
-      if (policy && !began) {
-        m.beginPass(now);
-        began = true;
-      }
       // A pool with no free core or gpu places nothing (every job takes one of them): the
       // rest of the walk only records who was passed over, without trying each slot.
       const full = this.freeCores === 0 && this.freeGpus === 0;
@@ -547,6 +543,11 @@ export class Scheduler {
         }
         entry.rejected = second;
         continue;
+      }
+      // The slot ads are taken only for a pass that matches some job (not on a full pool).
+      if (policy && !began) {
+        m.beginPass(now);
+        began = true;
       }
       const order = policy ? m.candidates(entry.id, entry.ref) : undefined;
       const a = full ? undefined : order === undefined ? this.tryAllocate(entry.request) : this.tryAllocateAmong(entry.request, order);
