@@ -14,7 +14,7 @@
  *   real clock) with `[policy] start = "true"` over the rate without policy, alternating
  *   rounds and taking the fastest round of each (`trivial_policy_ratio_median`: the medians).
  * - (b) `periodic_ms`: one periodic policy pass over N active jobs (policy-periodic.ts);
- *   `--only periodic` runs (b) alone.
+ *   `--only periodic` runs (b) alone; `--only pass` runs (a) alone.
  * The last stdout line is one JSON object.
  */
 import { SimulatedClock } from "../src/manager/base/clock.js";
@@ -100,6 +100,7 @@ export async function main(args: string[]): Promise<void> {
   const n = Number(arg(args, "jobs", "100000"));
   const slots = Number(arg(args, "slots", "64"));
   const rounds = Number(arg(args, "rounds", "4"));
+  if (arg(args, "only", "") === "pass") return console.log(JSON.stringify(await passCost(n, slots, (k) => k + 1)));
   const b = await periodicCost(n);
   process.stderr.write(`policy: periodic ${JSON.stringify(b)}\n`);
   if (arg(args, "only", "") === "periodic") return console.log(JSON.stringify(b));

@@ -67,3 +67,70 @@ export function namesReadThrough(ad: ClassAd, start: Iterable<string>): Set<stri
   }
   return seen;
 }
+
+/**
+ * The names of the other ad (TARGET) that `ad`'s attributes `start` may read with `ad` as
+ * MY: each `TARGET.x`, and each unscoped `x` that `ad` does not define (the lookup falls
+ * through to the target); `MY.x` and unscoped names `ad` defines are followed through its
+ * own expressions. Lower-cased. It may name more than is read (a selection on any other
+ * base counts its name), never fewer: matchmaking keys jobs by what it returns.
+ */
+export function targetNamesRead(ad: ClassAd, start: Iterable<string>): Set<string> {
+  const out = new Set<string>();
+  const followed = new Set<string>();
+  const own = (key: string): void => {
+    if (followed.has(key)) return;
+    followed.add(key);
+    const e = ad.lookup(key);
+    if (e !== undefined) visit(e);
+  };
+  const visit = (e: Expr): void => {
+    if (e.type === "literal") return;
+    if (e.type !== "attr") return forChildren(e, visit);
+    const base = e.base;
+    if (base === null) {
+      if (SCOPE_NAMES.has(e.key)) return;
+      if (ad.lookup(e.key) !== undefined) own(e.key);
+      if (e.absolute || ad.lookup(e.key) === undefined) out.add(e.key);
+      return;
+    }
+    if (base.type === "attr" && base.base === null && !base.absolute && base.key === "my") return own(e.key);
+    // TARGET.x, PARENT.x, a.x: counted as read from the target (PARENT and nested ads: over-counted).
+    out.add(e.key);
+    visit(base);
+  };
+  for (const name of start) own(name.toLowerCase());
+  return out;
+}
+
+/** Names that denote an ad, not an attribute, when unscoped. */
+const SCOPE_NAMES = new Set(["my", "target", "other", "parent"]);
+
+/** Calls `f` on each direct subexpression of `e`. */
+function forChildren(e: Expr, f: (c: Expr) => void): void {
+  switch (e.type) {
+    case "unary":
+      return f(e.operand);
+    case "binary":
+      f(e.left);
+      return f(e.right);
+    case "ternary":
+      f(e.cond);
+      if (e.then) f(e.then);
+      return f(e.else);
+    case "subscript":
+      f(e.base);
+      return f(e.index);
+    case "paren":
+      return f(e.inner);
+    case "call":
+      return e.args.forEach(f);
+    case "list":
+      return e.items.forEach(f);
+    case "record":
+      for (const [, a] of e.attrs) f(a);
+      return;
+    default:
+      return;
+  }
+}

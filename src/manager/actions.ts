@@ -15,6 +15,7 @@ import type { AppliedTopic } from "./port/topics.js";
 import { inactiveRecordOf } from "./engine/summary.js";
 import { eventPosted, isDebugJob } from "./core/transition.js";
 import { waitResultOf } from "./engine/views.js";
+import { keepRejected } from "./jobads.js";
 
 export interface ActionDeps {
   engine: Engine;
@@ -86,6 +87,8 @@ export class Actions implements ActionRunner {
       job.schedEntry = s.reprioritize(queued, c.priority);
       return;
     }
+    // The entry it drops (dead: placed before) keeps its LastRejMatchTime; the new one starts afresh.
+    keepRejected(job, s);
     try {
       job.request ??= resourceRequest(c.jobspec);
     } catch (err) {
@@ -101,6 +104,7 @@ export class Actions implements ActionRunner {
   private withdraw(job: ActiveJob): void {
     const queued = job.schedEntry;
     if (queued === undefined) return;
+    keepRejected(job, this.d.scheduler);
     job.schedEntry = undefined;
     this.d.scheduler.dequeue(queued);
   }

@@ -15,6 +15,7 @@ import type { JobId } from "./base/ids.js";
 import { buildJobAd, jobAdBase, jobAdShape, type JobAdHost, type JobAdShape } from "./ads/jobad.js";
 import type { ActiveJob } from "./engine/job.js";
 import type { Jobspec } from "./port/records.js";
+import type { QueueEntry } from "./scheduler/scheduler.js";
 
 /** Inactive job ads kept (each is a few hundred bytes plus its user attributes). */
 const INACTIVE_ADS_KEPT = 1024;
@@ -28,6 +29,8 @@ export interface JobAdsOptions {
   owner?: number;
   /** An active job, or undefined. */
   active(id: JobId): ActiveJob | undefined;
+  /** The scheduler: when it last passed a queued job over (LastRejMatchTime; see keepRejected). */
+  scheduler?: RejectedAt;
   /** An inactive job replayed from the store (no callbacks), or undefined. */
   inactive(id: JobId): ActiveJob | undefined;
 }
@@ -80,6 +83,7 @@ export class JobAds {
 
   /** The (cached) ad of an active job. */
   of(job: ActiveJob): ClassAd {
+    if (this.opts.scheduler !== undefined) keepRejected(job, this.opts.scheduler);
     const c = job.adCache;
     if (c !== undefined && c.revision === job.revision && c.times === job.matchTimes) return c.ad;
     const core = job.core;
@@ -99,4 +103,22 @@ export class JobAds {
   private shape(js: Jobspec): JobAdShape {
     return jobAdShape(js, this.layouts, this.parse);
   }
+}
+
+/** What keepRejected reads: the scheduler's side of LastRejMatchTime. */
+export interface RejectedAt {
+  rejectedAt(entry: QueueEntry): number;
+}
+
+/**
+ * Takes into the job the time a matching pass last passed it over, from its queue entry:
+ * when its ad is read, and before it drops the entry. Passes stamp the scheduler's entries
+ * (or sweep the rest of the queue at once), not the jobs: a 100,000-job pass touches no job.
+ */
+export function keepRejected(job: ActiveJob, s: RejectedAt): void {
+  const e = job.schedEntry;
+  if (e === undefined) return;
+  const at = s.rejectedAt(e);
+  // A new object when it moved (MatchTimes are replaced, never changed): the cached ad is stale.
+  if (at > (job.matchTimes?.rejected ?? -1)) job.matchTimes = { rejected: at };
 }

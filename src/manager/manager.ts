@@ -161,6 +161,7 @@ export class JobManager {
       owner: this.owner,
       active: (id) => engine.active.get(id),
       inactive: (id) => this.loadInactive(id),
+      scheduler,
     });
     this.hostAds = new HostAds({
       hostname: hostname(),

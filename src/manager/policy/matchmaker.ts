@@ -19,13 +19,13 @@
  */
 import type { ClassAd } from "../../classad/classad.js";
 import type { Evaluator } from "../../classad/evaluator.js";
-import { namesReadThrough } from "../../classad/refs.js";
+import { namesReadThrough, targetNamesRead } from "../../classad/refs.js";
 import { unparse } from "../../classad/unparse.js";
 import { isError } from "../../classad/values.js";
 import { rankOf } from "../../classad/analyze.js";
 import { formatJobId, type JobId } from "../base/ids.js";
 import type { HostAds } from "../ads/hostads.js";
-import { JOB_AD_ATTRIBUTES, type MatchTimes } from "../ads/jobad.js";
+import { JOB_AD_ATTRIBUTES } from "../ads/jobad.js";
 import type { Jobspec } from "../port/records.js";
 import type { Logger } from "../engine/engine.js";
 import type { ActiveJob } from "../engine/job.js";
@@ -63,7 +63,7 @@ interface MatchGroup {
 /** The scheduler's matchmaker over the host's slot ads. */
 export class Matchmaker implements Matcher {
   private slotAds: ClassAd[] = [];
-  /** Lower-cased names the slots' Requirements and Rank read (through the slot ads). */
+  /** Lower-cased names of the job (TARGET) that the slot ads' expressions may read. */
   private slotNames: string[] = [];
   /** Groups by key, so jobs whose keys were made apart share one group. */
   private readonly groups = new Map<string, MatchGroup>();
@@ -78,7 +78,6 @@ export class Matchmaker implements Matcher {
   private readonly printed = new Map<string, SpecKeys>();
   /** Bumped when the names the slots read change: every job's key is made again. */
   private generation = 0;
-  private rejectedAt: MatchTimes = { rejected: -1 };
   /** This pass's slot side per slot key: jobs alike in what the slots read get one verdict. */
   private readonly slotSides = new Map<string, readonly SlotSide[]>();
   /** Expressions whose evaluation error was logged (once each, not per pass). */
@@ -93,7 +92,10 @@ export class Matchmaker implements Matcher {
   beginPass(_now: number): void {
     this.slotAds = this.d.hostAds.slotAds();
     const names = new Set<string>();
-    for (const ad of this.slotAds) for (const n of namesReadThrough(ad, ["requirements", "rank", "preempt"])) names.add(n);
+    // Every attribute of the slot ads, not only START/RANK/PREEMPT: a job's Requirements may
+    // read a slot expression that reads the job back (TARGET.x with x = TARGET.RequestMemory).
+    // Only names that reach the job count: a slot's own Requirements is not the job's.
+    for (const ad of this.slotAds) for (const n of targetNamesRead(ad, ad.names())) names.add(n);
     const sorted = [...names].sort();
     if (sorted.join(",") !== this.slotNames.join(",")) this.generation++;
     this.slotNames = sorted;
@@ -111,16 +113,6 @@ export class Matchmaker implements Matcher {
       group.pass = this.passNo;
     }
     return group.order;
-  }
-
-  rejected(id: JobId, now: number, ref: object | undefined): void {
-    const job = (ref as ActiveJob | undefined) ?? this.d.active(id);
-    if (job === undefined) return;
-    const at = Math.floor(now / 1000);
-    // One object per second, shared (MatchTimes are replaced, never changed in place); a job
-    // already holding it keeps its cached ad.
-    if (this.rejectedAt.rejected !== at) this.rejectedAt = { rejected: at };
-    job.matchTimes = this.rejectedAt;
   }
 
   /** The slots matching `jobAd`, best first (the slot side shared by jobs with `slotKey`). */

@@ -38,8 +38,9 @@ export interface SchedulerHooks {
 
 /**
  * The matchmaker the scheduler consults (HTCondor's negotiator, one pass at a time). A pass
- * calls `beginPass` once, then `candidates` for each job it looks at, and `rejected` for
- * each it does not place (a placed job's LastMatchTime is its `alloc` event's time).
+ * calls `beginPass` once, then `candidates` for each job it looks at. The scheduler itself
+ * keeps when a pass passed a job over (`rejectedAt`: LastRejMatchTime; a placed job's
+ * LastMatchTime is its `alloc` event's time).
  */
 export interface Matcher {
   /** True when some slot's policy is not the constant `true` (START, Requirements, Rank). */
@@ -51,8 +52,6 @@ export interface Matcher {
    * (job Rank, then slot Rank, then slot order); undefined: every slot, in slot order.
    */
   candidates(id: JobId, ref: object | undefined): readonly number[] | undefined;
-  /** The pass looked at the job and did not place it (LastRejMatchTime). */
-  rejected(id: JobId, now: number, ref: object | undefined): void;
 }
 
 /**
@@ -67,6 +66,21 @@ export interface QueueEntry extends Readonly<SchedRequest> {
 /** The scheduler's own view of an entry (only it clears `live` or moves `priority`). */
 interface Entry extends SchedRequest {
   live: boolean;
+  /** Enqueue order: a sweep covers the entries queued before its pass began. */
+  readonly seq: number;
+  /** Clock seconds a matching pass last passed the entry over (-1: never), sweeps aside
+   *  while it is live (see `rejectedAt`), them included once it is not. */
+  rejected: number;
+}
+
+/**
+ * A matching pass that passed over every live entry queued before it began (`seq` below
+ * this one's), at clock second `at`: when the pool filled, the rest of the queue was not
+ * walked one entry at a time.
+ */
+interface Sweep {
+  readonly seq: number;
+  readonly at: number;
 }
 
 interface Allocation {
@@ -139,6 +153,10 @@ export class Scheduler {
   /** Inside `reorderOnce`: the queue is kept unsorted and sorted once at the end. */
   private deferSort = 0;
   private unsorted = false;
+  /** Entries queued so far (the next one's `seq`). */
+  private enqueued = 0;
+  /** The last pass that passed over the whole rest of the queue at once (LastRejMatchTime). */
+  private sweep: Sweep = { seq: 0, at: -1 };
   /** While paused no pass runs: requests stay queued, nothing is allocated. */
   private paused = false;
   private readonly host = hostname();
@@ -205,7 +223,7 @@ export class Scheduler {
       return undefined;
     }
     // One object: the request's fields and the flag (no request object around them).
-    const entry: Entry = { id, priority, request, duration, ref, live: true };
+    const entry: Entry = { id, priority, request, duration, ref, live: true, seq: this.enqueued++, rejected: -1 };
     const at = this.deferSort > 0 ? this.queue.length : this.insertAt(entry);
     if (this.deferSort > 0) this.unsorted = true;
     if (at === this.queue.length) this.queue.push(entry);
@@ -220,6 +238,8 @@ export class Scheduler {
   }
 
   private kill(entry: Entry): void {
+    // A sweep stops covering the entry once it is dead: its time is kept on it.
+    entry.rejected = this.rejectedAt(entry);
     entry.live = false;
     this.dead++;
     const q = this.queue;
@@ -256,7 +276,19 @@ export class Scheduler {
       return entry;
     }
     this.kill(entry);
-    return this.enqueue(entry.id, priority, entry.request, entry.duration, entry.ref);
+    const moved = this.enqueue(entry.id, priority, entry.request, entry.duration, entry.ref) as Entry | undefined;
+    if (moved !== undefined) moved.rejected = entry.rejected;
+    return moved;
+  }
+
+  /**
+   * Clock seconds a matching pass last passed the queued request over (LastRejMatchTime),
+   * or -1. The caller reads it before it drops the entry (a new entry starts at -1).
+   */
+  rejectedAt(queued: QueueEntry): number {
+    const e = queued as Entry;
+    const swept = e.live && e.seq < this.sweep.seq ? this.sweep.at : -1;
+    return e.rejected > swept ? e.rejected : swept;
   }
 
   /**
@@ -489,23 +521,38 @@ export class Scheduler {
     let began = false;
     let looked = 0;
     const now = this.clock.now();
+    const second = Math.floor(now / 1000);
+    const before = this.enqueued;
     // Read once: nothing publishes into the slot ads while a pass runs (it is synchronous).
     const constrained = m.slotsConstrained;
     for (let i = this.head; i < this.queue.length && looked < this.queueDepth; i++) {
       const entry = this.queue[i]!;
       if (!entry.live) continue;
       const policy = constrained || entry.request.matchmaking === true;
+      // A pool with no free core or gpu places nothing (every job takes one of them): the
+      // rest of the walk only records who was passed over, without trying each slot.
+      const full = this.freeCores === 0 && this.freeGpus === 0;
+      // Nor does it need the job's match, once the look-ahead cannot run out before the
+      // queue does (what the match decides then is only whether the job uses some of it).
+      if (full && policy && this.queue.length - i <= this.queueDepth - looked) {
+        // Every job matches here, and nothing was queued since the pass began: the rest of
+        // the queue is passed over at once, not entry by entry.
+        if (constrained && this.enqueued === before) {
+          this.sweep = { seq: before, at: second };
+          break;
+        }
+        entry.rejected = second;
+        continue;
+      }
+      // The slot ads are taken only for a pass that matches some job (not on a full pool).
       if (policy && !began) {
         m.beginPass(now);
         began = true;
       }
       const order = policy ? m.candidates(entry.id, entry.ref) : undefined;
-      // A pool with no free core or gpu places nothing (every job takes one of them): the
-      // rest of the walk only records who was passed over, without trying each slot.
-      const full = this.freeCores === 0 && this.freeGpus === 0;
       const a = full ? undefined : order === undefined ? this.tryAllocate(entry.request) : this.tryAllocateAmong(entry.request, order);
       if (!a) {
-        if (policy) m.rejected(entry.id, now, entry.ref);
+        if (policy) entry.rejected = second;
         if (order === undefined || order.length > 0) looked++;
         continue;
       }
@@ -583,6 +630,8 @@ const PASSED: Entry = Object.freeze({
   duration: 0,
   ref: undefined,
   live: false,
+  seq: -1,
+  rejected: -1,
 }) as Entry;
 
 function isLive(e: Entry): boolean {
