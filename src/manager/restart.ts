@@ -400,12 +400,16 @@ function setAside(d: RestartDeps, job: ActiveJob, err: unknown): void {
 async function restartJob(d: RestartDeps, job: ActiveJob): Promise<void> {
   const e = d.engine;
   const c = job.core;
-  if (c.state === "NEW" || c.state === "DEPEND") await rerunDependencies(e, job);
+  const unmet = c.state === "NEW" || c.state === "DEPEND" ? await rerunDependencies(e, job) : undefined;
   await e.callJob(job, "job.create");
   await e.callJob(job, "job.new");
   if (job.core.state === "NEW") {
-    // Acknowledged (its batch was durable) but `validate` was not yet written.
+    // Acknowledged (its batch was durable) but `validate` was not yet written. A dependency
+    // that can no longer be met ends it once valid: a fatal exception is refused in NEW, and
+    // an acknowledged job cannot be rejected. (Its `dependency-add` may be missing: events
+    // posted during admission are written in the batch after the acknowledged one.)
     e.post(job, "validate");
+    if (unmet !== undefined && e.active.get(job.core.id) === job) e.raise(job, "dependency", 0, `dependency ${unmet}`);
   } else if (job.core.state === "SCHED") {
     e.post(job, "flux-restart");
   } else if ((job.core.state === "RUN" || job.core.state === "CLEANUP") && needsReattach(job)) {
@@ -444,9 +448,15 @@ function needsReattach(job: ActiveJob): boolean {
   return eventPosted(c, "start") || (c.state === "RUN" && c.perilog === 0);
 }
 
-async function rerunDependencies(e: Engine, job: ActiveJob): Promise<void> {
+/**
+ * Re-runs a NEW or DEPEND job's `job.dependency.<scheme>` calls. A refused dependency ends a
+ * job in DEPEND at once; for a job still in NEW the first refusal is returned, for the caller
+ * to raise after `validate`.
+ */
+async function rerunDependencies(e: Engine, job: ActiveJob): Promise<string | undefined> {
   const deps = job.core.jobspec.attributes.system?.dependencies;
-  if (!Array.isArray(deps)) return;
+  if (!Array.isArray(deps)) return undefined;
+  let unmet: string | undefined;
   for (const d of deps as unknown[]) {
     if (!isPlainObject(d) || typeof d.scheme !== "string") continue;
     const topic = `job.dependency.${d.scheme}` as const;
@@ -464,6 +474,8 @@ async function rerunDependencies(e: Engine, job: ActiveJob): Promise<void> {
       const why = typeof res.out.errmsg === "string" ? res.out.errmsg : res.error.message;
       e.log("error", `job ${formatJobId(job.core.id)}: ${topic}: ${why}`);
       if (e.active.get(job.core.id) === job && job.core.state === "DEPEND") e.raise(job, "dependency", 0, `dependency ${why}`);
+      else if (job.core.state === "NEW") unmet ??= why;
     }
   }
+  return unmet;
 }

@@ -27,6 +27,12 @@ export interface SubmitOptions {
   urgency?: number;
   /** "debug", "waitable", "novalidate" (owner only), or the Flux bit mask. */
   flags?: readonly string[] | number;
+  /**
+   * Called with the job's id as it enters the store's current batch: what the caller posts
+   * from it is written in the same transaction as the job (the manager's requeued copies
+   * record their id on the original so that a restart does not submit a second copy).
+   */
+  accepted?: (id: JobId) => void;
 }
 
 /** A jobspec that passed the checks of its own: its resource request and stored JSON. */
@@ -176,7 +182,7 @@ export class Submitter {
     this.enteredJson = "";
     // Nobody listens and no dependencies: no callbacks at all (the common, fast case).
     if (!this.needsCallbacks(job.core.jobspec)) {
-      this.settle(job, undefined, json);
+      this.settle(job, undefined, json, opts.accepted);
       return;
     }
     let why: string | undefined | Promise<string | undefined>;
@@ -189,13 +195,13 @@ export class Submitter {
     }
     // Synchronous handlers (the builtins) cost no promise round trips per topic.
     if (!(why instanceof Promise)) {
-      this.settle(job, why, json);
+      this.settle(job, why, json, opts.accepted);
       return;
     }
     why.then(
       (w) => {
         try {
-          this.settle(job, w, json);
+          this.settle(job, w, json, opts.accepted);
         } catch (err) {
           fail(err);
         }
@@ -211,10 +217,11 @@ export class Submitter {
   }
 
   /** Accepts the job, or rejects it with the plugin's message. */
-  private settle(job: ActiveJob, rejection: string | undefined, json: string): void {
+  private settle(job: ActiveJob, rejection: string | undefined, json: string, accepted?: (id: JobId) => void): void {
     if (rejection === undefined && this.slots.infeasible) rejection = infeasibleAtSubmit(job, this.slots.infeasible);
     if (rejection === undefined) {
       this.accept(job, json);
+      accepted?.(job.core.id);
       return;
     }
     const fail = job.refused!;

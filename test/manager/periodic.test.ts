@@ -11,8 +11,10 @@ function adJob(classad: Record<string, string>, runDuration = "1h"): Jobspec {
 
 /** The copy named in the original's `hold` exception note ("... (held again as ƒ...)"). */
 async function copyOf(s: SimManager, id: JobId): Promise<JobId> {
-  for (let i = 0; i < 50 && !s.mgr.eventlog(id).some((e) => e.name === "exception" || e.name === "memo"); i++) await s.clock.advance(10);
-  const e = s.mgr.eventlog(id).find((x) => x.name === "exception" || x.name === "memo")!;
+  // The policy's note (not the `requeued_as` memo posted with the copy).
+  const noted = (x: { name: string; context?: Record<string, unknown> }) => x.name === "exception" || (x.name === "memo" && x.context?.policy !== undefined);
+  for (let i = 0; i < 50 && !s.mgr.eventlog(id).some(noted); i++) await s.clock.advance(10);
+  const e = s.mgr.eventlog(id).find(noted)!;
   const text = String(e.context?.note ?? e.context?.policy);
   return parseJobId(/again as (\S+)\)/.exec(text)![1]!);
 }

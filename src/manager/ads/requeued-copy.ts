@@ -58,3 +58,17 @@ export function requeuedJobspec(jobspec: Jobspec, extra: Record<string, string>)
   if (js.attributes.system !== undefined) delete js.attributes.system.dependencies;
   return js;
 }
+
+/**
+ * The memo key under which the original records its copy's id (`annotations.user.requeued_as`),
+ * posted in the same store batch as the copy (SubmitOptions.accepted). An eviction or hold
+ * retried after a restart finds it and does not submit a second copy.
+ */
+export const REQUEUED_AS = "requeued_as";
+
+/** The id (f58 text) of the copy recorded on a job by its memo, if any. */
+export function recordedCopy(annotations: Record<string, unknown> | null): string | undefined {
+  const user = annotations?.user as Record<string, unknown> | undefined;
+  const v = user?.[REQUEUED_AS];
+  return typeof v === "string" ? v : undefined;
+}

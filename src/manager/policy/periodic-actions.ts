@@ -13,8 +13,8 @@
  * - requeue (OnExitRemove false): a pending copy.
  */
 import type { ClassAd } from "../../classad/classad.js";
-import { copyCounters, requeuedJobspec } from "../ads/requeued-copy.js";
-import { formatJobId, type JobId } from "../base/ids.js";
+import { copyCounters, recordedCopy, REQUEUED_AS, requeuedJobspec } from "../ads/requeued-copy.js";
+import { formatJobId, parseJobId, type JobId } from "../base/ids.js";
 import { URGENCY_DEFAULT } from "../base/states.js";
 import type { Engine, Logger } from "../engine/engine.js";
 import type { ActiveJob } from "../engine/job.js";
@@ -22,7 +22,7 @@ import type { Jobspec } from "../port/records.js";
 import type { Decision } from "./user-policy.js";
 
 /** Submits a job for the manager (its `submit`). */
-export type Submit = (jobspec: Jobspec, opts: { userid?: number; urgency?: number }) => Promise<JobId>;
+export type Submit = (jobspec: Jobspec, opts: { userid?: number; urgency?: number; accepted?: (id: JobId) => void }) => Promise<JobId>;
 
 /** Carries out decisions on jobs. */
 export interface PolicyActions {
@@ -65,7 +65,15 @@ export function policyActions(engine: Engine, owner: number, log: Logger, submit
   const copy = (job: ActiveJob, d: Decision, held: boolean, exited: boolean) => {
     // An exited job would leave before the copy is durable: an epilog keeps it in CLEANUP.
     if (exited) post(job, "epilog-start", { description: POLICY_EPILOG });
-    void submitCopy(job, jobAd(job), held, submit).then(
+    // A running job's copy is recorded on it in the copy's own store batch: a decision
+    // retried after a restart that fell between the copy and the exception reuses it. (An
+    // exited job's copy is found after a restart through its open policy epilog.)
+    const recorded = exited ? undefined : recordedCopy(job.core.annotations);
+    const accepted = (id: JobId) => {
+      if (!exited && engine.active.get(job.core.id) === job) post(job, "memo", { [REQUEUED_AS]: formatJobId(id) });
+    };
+    const copied = recorded !== undefined ? Promise.resolve(parseJobId(recorded)) : submitCopy(job, jobAd(job), held, submit, accepted);
+    void copied.then(
       (id) => {
         const note = `${d.reason} (${held ? "held" : "pending"} again as ${formatJobId(id)})`;
         log("info", `periodic policy: job ${formatJobId(job.core.id)}: ${note}`);
@@ -106,10 +114,10 @@ export function isPending(job: ActiveJob): boolean {
   return s === "DEPEND" || s === "PRIORITY" || s === "SCHED" || s === "NEW";
 }
 
-function submitCopy(job: ActiveJob, ad: ClassAd, held: boolean, submit: Submit): Promise<JobId> {
+function submitCopy(job: ActiveJob, ad: ClassAd, held: boolean, submit: Submit, accepted: (id: JobId) => void): Promise<JobId> {
   // The same counters as condor-fetch's and PREEMPT's copies (ads/requeued-copy.ts).
   const js = requeuedJobspec(job.core.jobspec, copyCounters(ad, job.core.id));
-  return submit(js, { userid: job.core.userid, urgency: held ? 0 : URGENCY_DEFAULT });
+  return submit(js, { userid: job.core.userid, urgency: held ? 0 : URGENCY_DEFAULT, accepted });
 }
 
 /** The active job submitted as `job`'s copy (its RequeuedFromJobId), if any (a restart's check). */
