@@ -14,6 +14,7 @@ import { compiledSibling } from "../../worker-file.js";
 import type { JobId } from "../base/ids.js";
 import type { BatchRows } from "./batch-text.js";
 import type { FromWriter, ToWriter, WriterData } from "./sqlite-write.js";
+import { WirePool } from "./wire-text.js";
 import type { StoreBatch, StoredJobText } from "./types.js";
 
 interface InFlight {
@@ -49,6 +50,7 @@ export class WriterThread {
   private handed = 0;
   private readonly finished = new Int32Array(new SharedArrayBuffer(4));
   private readonly data: WriterData;
+  private readonly wire = new WirePool();
 
   constructor(data: WriterData) {
     this.data = { ...data, finished: this.finished };
@@ -73,9 +75,11 @@ export class WriterThread {
     this.handed = (this.handed + 1) | 0;
     // Keeps the process alive while a batch is not yet durable, and only then.
     if (this.inFlight.length === 1) worker.ref();
-    const msg: ToWriter = { kind: "commit", rows };
-    // Copied, not transferred: the typed arrays are small, and the batch keeps them for readers.
-    worker.postMessage(msg);
+    // The text is encoded into a buffer that is transferred (wire-text.ts); the typed arrays
+    // are copied: they are small, and the batch keeps them for readers.
+    const text = this.wire.pack(rows.chunks);
+    const msg: ToWriter = { kind: "commit", rows: { ...rows, chunks: [] }, text };
+    worker.postMessage(msg, [text.bytes]);
     this.last = done.catch(() => undefined);
     return done;
   }
@@ -145,6 +149,7 @@ export class WriterThread {
       if (this.inFlight.length === 0) this.worker?.unref();
       return;
     }
+    this.wire.give(m.bytes);
     const f = this.inFlight.shift();
     if (this.inFlight.length === 0) this.worker?.unref();
     if (!f) return;

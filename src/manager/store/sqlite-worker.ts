@@ -7,6 +7,7 @@
  */
 import Database from "better-sqlite3";
 import { parentPort, workerData } from "node:worker_threads";
+import { unpackChunks } from "./wire-text.js";
 import { batchWriter, connectionPragmas, type FromWriter, type ToWriter, type WriterData } from "./sqlite-write.js";
 
 const data = workerData as WriterData;
@@ -33,12 +34,14 @@ port.on("message", (m: ToWriter) => {
   }
   if (failed === undefined) {
     try {
-      write!(m.rows);
+      write!({ ...m.rows, chunks: unpackChunks(m.text) });
     } catch (e) {
       failed = (e as Error).message;
     }
   }
-  const reply: FromWriter = failed === undefined ? { kind: "done", seq: m.rows.seq } : { kind: "done", seq: m.rows.seq, error: failed };
+  const bytes = m.text.bytes;
+  const reply: FromWriter = failed === undefined ? { kind: "done", seq: m.rows.seq, bytes } : { kind: "done", seq: m.rows.seq, error: failed, bytes };
   if (data.finished) Atomics.add(data.finished, 0, 1);
-  port.postMessage(reply);
+  // The text's buffer goes back for a later batch (wire-text.ts).
+  port.postMessage(reply, [bytes]);
 });

@@ -5,6 +5,7 @@
  */
 import type Database from "better-sqlite3";
 import { readRows, type BatchRows, type RowsText } from "./batch-text.js";
+import type { WireText } from "./wire-text.js";
 
 /** Removes every row of a job (jobspec, eventlog chunks, exec eventlog chunks, summary). */
 export type PurgeRow = (row: bigint) => void;
@@ -60,9 +61,12 @@ export function connectionPragmas(db: Database.Database, opts: { synchronous?: "
   if (opts.maxPages !== undefined) db.pragma(`max_page_count = ${opts.maxPages}`);
 }
 
-/** Messages between the store and its writer thread. */
-export type ToWriter = { kind: "commit"; rows: BatchRows } | { kind: "close" };
-export type FromWriter = { kind: "ready"; error?: string } | { kind: "done"; seq: number; error?: string };
+/**
+ * Messages between the store and its writer thread. A commit's `rows.chunks` is empty: the
+ * text travels as `text` (wire-text.ts), whose buffer comes back with the reply as `bytes`.
+ */
+export type ToWriter = { kind: "commit"; rows: BatchRows; text: WireText } | { kind: "close" };
+export type FromWriter = { kind: "ready"; error?: string } | { kind: "done"; seq: number; error?: string; bytes?: ArrayBuffer };
 
 /** What the writer thread is started with. */
 export interface WriterData {
