@@ -129,5 +129,6 @@ export class PluginRegistry {
 /** One plugin's first handler matching `topic`, as a stack entry. */
 export function handlerOf(plugin: PluginRecord, topic: string): StackEntry | undefined {
   const h = plugin.handlers.find((e) => e.matches(topic));
-  return h === undefined ? undefined : { plugin, fn: h.fn, firstArgOnly: h.firstArgOnly === true };
+  // `cell` is set at the first timed call; present from the start so entries keep one shape.
+  return h === undefined ? undefined : { plugin, fn: h.fn, firstArgOnly: h.firstArgOnly === true, cell: undefined };
 }
