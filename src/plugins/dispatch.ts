@@ -16,7 +16,8 @@ import type { PluginRecord } from "./record.js";
 import { destroyJobAux } from "./record.js";
 import { handlerOf, type PluginRegistry, type TopicHandlers } from "./registry.js";
 import { JobspecShield } from "./shield.js";
-import type { CellOf, Frame, HandlerRecord, HandlerTimes, HandlerTiming, StackEntry, StackHost, TimeCell } from "./stack.js";
+import type { Frame, HandlerRecord, StackEntry, StackHost } from "./stack.js";
+import { bothCells, type CellOf, type HandlerTimes, type HandlerTiming } from "./timing.js";
 import { label, runStack } from "./stack.js";
 import { topicRule } from "../manager/port/topics.js";
 
@@ -200,8 +201,8 @@ export class Dispatcher {
   }
 
   /**
-   * Times every handler call (the dashboard's statistics): no record is made, so it costs
-   * one clock read per call and one call per listener. Returns the function that stops
+   * Gives each timed handler call to `listener` (the dashboard's statistics): the sample of
+   * timing.ts, one stack call of a topic in SAMPLE_EVERY; no record is made. Returns the function that stops
    * this listener.
    */
   time(listener: HandlerTiming): () => void {
@@ -214,9 +215,9 @@ export class Dispatcher {
   }
 
   /**
-   * Times every handler call into cells (the metrics' histogram): `cellOf` is asked once per
-   * (plugin, topic) stack entry and the entry keeps the cell, so a call costs one clock read
-   * and the cell's `observe`, with no lookup. Returns the function that stops it.
+   * Counts every handler call into cells, timing a sample (the metrics' histogram; see
+   * timing.ts): `cellOf` is asked once per (plugin, topic) stack entry and the entry keeps
+   * the cell, so a call costs a count, with no lookup. Returns the function that stops it.
    */
   timeCells(cellOf: CellOf): () => void {
     this.cellProviders.add(cellOf);
@@ -329,15 +330,6 @@ export class Dispatcher {
       this.report("warn", `${label(frame.plugin, frame.topic, frame.id)}: ${msg(e)}`);
     }
   }
-}
-
-/** One cell that passes each observation to several (several providers at once). */
-function bothCells(cells: TimeCell[]): TimeCell {
-  return {
-    observe(ms, failed) {
-      for (const c of cells) c.observe(ms, failed);
-    },
-  };
 }
 
 /** The plugin's entry among a topic's entries, if it handles the topic. */

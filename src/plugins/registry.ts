@@ -16,6 +16,8 @@ export interface TopicHandlers {
   readonly topic: string;
   readonly rule: TopicRule;
   readonly entries: readonly StackEntry[];
+  /** Stack calls of this topic left untimed before the next timed one (timing.ts). */
+  untimed: number;
 }
 
 /** Bound on cached topics (job.update.<key>, job.event.<name> are open-ended). */
@@ -96,7 +98,7 @@ export class PluginRegistry {
       if (entry !== undefined) entries.push(entry);
     }
     if (this.cache.size >= MAX_CACHED_TOPICS) this.cache.clear();
-    const result: TopicHandlers = { topic, rule: topicRule(topic), entries };
+    const result: TopicHandlers = { topic, rule: topicRule(topic), entries, untimed: 0 };
     this.cache.set(topic, result);
     return this.remember(result);
   }
