@@ -9,8 +9,14 @@
  * - rest_end_to_end_per_s / socket_end_to_end_per_s: N test-executor jobs (run_duration 0)
  *   from the submit until the last is inactive.
  * - throughput_metrics_ratio: `throughput --builtins` end-to-end jobs/s with the daemon's
- *   (median of R alternating rounds, `--rounds R`, default 5)
- *   metrics attached, over the same without (bench/throughput.ts, M jobs, same process).
+ *   metrics attached, over the same without (bench/throughput.ts, M jobs, same process;
+ *   median of R alternating rounds, `--rounds R`, default 5).
+ * - throughput_cpu_us_per_job / throughput_metrics_cpu_us_per_job (the process's CPU per job)
+ *   and throughput_main_us_per_job / throughput_metrics_main_us_per_job (the manager's thread
+ *   alone, over all timed rounds of a run), medians over the same rounds, and throughput_metrics_main_cpu_ratio (off over on:
+ *   comparable with the jobs/s ratio, and much less disturbed by other load on the machine).
+ *
+ * `--throughput-only` skips the REST part (the quick re-measure of the metrics ratio).
  *
  * The daemon runs on a temp statedir with `[daemon] http` on a free 127.0.0.1 port.
  */
@@ -42,6 +48,13 @@ function arg(args: string[], name: string, fallback: number): number {
 export async function main(argv: string[]): Promise<void> {
   const n = arg(argv, "jobs", 10_000);
   const batches = arg(argv, "batches", 3);
+  const result: Record<string, number> = argv.includes("--throughput-only") ? {} : await restVsSocket(n, batches);
+  Object.assign(result, await metricsCost(argv));
+  process.stdout.write(JSON.stringify(result) + "\n");
+}
+
+/** The REST API against the Unix socket: submitted/s and end-to-end/s of each. */
+async function restVsSocket(n: number, batches: number): Promise<Record<string, number>> {
   const statedir = mkdtempSync(join(tmpdir(), "jobtap-bench-http-"));
   const port = await freePort();
   const env = { ...process.env, JOBTAP_STATEDIR: statedir, JOBTAP_SOCKET: join(statedir, "jobtap.sock") };
@@ -79,21 +92,32 @@ export async function main(argv: string[]): Promise<void> {
     await stopDaemon(daemon);
     rmSync(statedir, { recursive: true, force: true });
   }
+  return result;
+}
+
+/** `throughput --builtins` with metrics on against off, in alternating rounds. */
+async function metricsCost(argv: string[]): Promise<Record<string, number>> {
   const m = arg(argv, "throughput-jobs", 10_000);
   const settings = { n: m, cores: "", sync: "normal" as const, builtins: true };
   // Alternating rounds, medians: the machine's load drifts during a run.
   const rounds = arg(argv, "rounds", 5);
-  const offs: number[] = [];
-  const ons: number[] = [];
+  const offs: Array<Record<string, number | string>> = [];
+  const ons: Array<Record<string, number | string>> = [];
   for (let r = 0; r < rounds; r++) {
-    offs.push(Number((await measure(settings)).end_to_end_per_s));
-    ons.push(Number((await measure({ ...settings, metrics: true })).end_to_end_per_s));
+    offs.push(await measure(settings));
+    ons.push(await measure({ ...settings, metrics: true }));
   }
-  result.throughput_rounds = rounds;
-  result.throughput_builtins_per_s = median(offs);
-  result.throughput_builtins_metrics_per_s = median(ons);
+  const med = (rs: typeof offs, key: string) => median(rs.map((x) => Number(x[key])));
+  const result: Record<string, number> = { throughput_rounds: rounds };
+  result.throughput_builtins_per_s = med(offs, "end_to_end_per_s");
+  result.throughput_builtins_metrics_per_s = med(ons, "end_to_end_per_s");
   result.throughput_metrics_ratio = ratio(result.throughput_builtins_metrics_per_s, result.throughput_builtins_per_s);
-  process.stdout.write(JSON.stringify(result) + "\n");
+  result.throughput_cpu_us_per_job = med(offs, "cpu_us_per_job");
+  result.throughput_metrics_cpu_us_per_job = med(ons, "cpu_us_per_job");
+  result.throughput_main_us_per_job = med(offs, "main_thread_us_per_job_timed");
+  result.throughput_metrics_main_us_per_job = med(ons, "main_thread_us_per_job_timed");
+  result.throughput_metrics_main_cpu_ratio = ratio(result.throughput_main_us_per_job, result.throughput_metrics_main_us_per_job);
+  return result;
 }
 
 function median(xs: number[]): number {

@@ -16,7 +16,8 @@ import type { PluginRecord } from "./record.js";
 import { destroyJobAux } from "./record.js";
 import { handlerOf, type PluginRegistry, type TopicHandlers } from "./registry.js";
 import { JobspecShield } from "./shield.js";
-import type { Frame, HandlerRecord, HandlerTiming, StackEntry, StackHost } from "./stack.js";
+import type { Frame, HandlerRecord, StackEntry, StackHost } from "./stack.js";
+import { bothCells, type CellOf, type HandlerTimes, type HandlerTiming } from "./timing.js";
 import { label, runStack } from "./stack.js";
 import { topicRule } from "../manager/port/topics.js";
 
@@ -54,8 +55,9 @@ export class Dispatcher {
   private readonly subscribers = new Map<JobId, Set<PluginRecord>>();
   private readonly inspectors = new Set<(record: HandlerRecord) => void>();
   private readonly timers = new Set<HandlerTiming>();
+  private readonly cellProviders = new Set<CellOf>();
   /** The stack engine's view of this dispatcher. */
-  private readonly stack: StackHost & { inspecting: boolean; timing: HandlerTiming | undefined };
+  private readonly stack: StackHost & { inspecting: boolean; timing: HandlerTimes | undefined };
 
   constructor(
     private readonly registry: PluginRegistry,
@@ -199,9 +201,9 @@ export class Dispatcher {
   }
 
   /**
-   * Times every handler call (the metrics, the dashboard's statistics): no record is made,
-   * so it costs two clock reads per call and one call per listener. Returns the function
-   * that stops this listener.
+   * Gives each timed handler call to `listener` (the dashboard's statistics): the sample of
+   * timing.ts, one stack call of a topic in SAMPLE_EVERY; no record is made. Returns the function that stops
+   * this listener.
    */
   time(listener: HandlerTiming): () => void {
     this.timers.add(listener);
@@ -212,13 +214,32 @@ export class Dispatcher {
     };
   }
 
-  /** One listener is called directly; several through one function that calls each. */
+  /**
+   * Counts every handler call into cells, timing a sample (the metrics' histogram; see
+   * timing.ts): `cellOf` is asked once per (plugin, topic) stack entry and the entry keeps
+   * the cell, so a call costs a count, with no lookup. Returns the function that stops it.
+   */
+  timeCells(cellOf: CellOf): () => void {
+    this.cellProviders.add(cellOf);
+    this.retime();
+    return () => {
+      this.cellProviders.delete(cellOf);
+      this.retime();
+    };
+  }
+
+  /** One listener or provider is used directly; several through one that calls each. */
   private retime(): void {
     const all = [...this.timers];
-    this.stack.timing =
-      all.length === 0 ? undefined : all.length === 1 ? all[0] : (plugin, topic, ms, failed) => {
+    const each: HandlerTiming | undefined =
+      all.length <= 1 ? all[0] : (plugin, topic, ms, failed) => {
         for (const t of all) t(plugin, topic, ms, failed);
       };
+    const providers = [...this.cellProviders];
+    const cellOf: CellOf | undefined = providers.length <= 1 ? providers[0] : (plugin, topic) => bothCells(providers.map((p) => p(plugin, topic)));
+    this.stack.timing = each === undefined && cellOf === undefined ? undefined : { cellOf, each };
+    // The cached stack entries keep the cells of the providers they were timed with.
+    this.registry.invalidate();
   }
 
   private report(level: "debug" | "info" | "warn" | "error", message: string): void {
@@ -227,7 +248,7 @@ export class Dispatcher {
 
   // --- the stack engine's view ---------------------------------------------------------
 
-  private stackHost(): StackHost & { inspecting: boolean; timing: HandlerTiming | undefined } {
+  private stackHost(): StackHost & { inspecting: boolean; timing: HandlerTimes | undefined } {
     const { clock } = this.deps;
     const inspectors = this.inspectors;
     const spare: Frame[] = [];

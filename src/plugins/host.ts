@@ -38,7 +38,7 @@ import { PluginRegistry, handlerOf } from "./registry.js";
 import { restartingReason } from "./isolate-why.js";
 import type { Reason } from "../manager/port/reasons.js";
 import { replayJobs, replayLate, type ReplayHost } from "./replay.js";
-import { label, settleWithin, type DeadlineTimer, type HandlerRecord, type HandlerTiming } from "./stack.js";
+import { label, settleWithin, type DeadlineTimer, type HandlerRecord, type HandlerTiming, type CellOf } from "./stack.js";
 import { isThenable } from "../manager/base/steps.js";
 
 /** Default per-plugin deadline for async handlers (30 s). */
@@ -194,7 +194,7 @@ export class JobtapHost implements PluginPort {
     return this.dispatcher.inspect(listener);
   }
 
-  /** Times every handler call without making records (the metrics; see Dispatcher.time). */
+  /** Times every handler call without making records (the dashboard; see Dispatcher.time). */
   time(listener: HandlerTiming): () => void {
     return this.dispatcher.time(listener);
   }
@@ -213,6 +213,11 @@ export class JobtapHost implements PluginPort {
       if (r !== undefined) out.push(r);
     }
     return out;
+  }
+
+  /** Times every handler call into per-(plugin, topic) cells (the metrics; see Dispatcher.timeCells). */
+  timeCells(cellOf: CellOf): () => void {
+    return this.dispatcher.timeCells(cellOf);
   }
 
   /** Calls sent to isolated plugins' workers and not yet answered (tests, diagnostics). */

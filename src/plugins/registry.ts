@@ -16,6 +16,8 @@ export interface TopicHandlers {
   readonly topic: string;
   readonly rule: TopicRule;
   readonly entries: readonly StackEntry[];
+  /** Stack calls of this topic left untimed before the next timed one (timing.ts). */
+  untimed: number;
 }
 
 /** Bound on cached topics (job.update.<key>, job.event.<name> are open-ended). */
@@ -96,7 +98,7 @@ export class PluginRegistry {
       if (entry !== undefined) entries.push(entry);
     }
     if (this.cache.size >= MAX_CACHED_TOPICS) this.cache.clear();
-    const result: TopicHandlers = { topic, rule: topicRule(topic), entries };
+    const result: TopicHandlers = { topic, rule: topicRule(topic), entries, untimed: 0 };
     this.cache.set(topic, result);
     return this.remember(result);
   }
@@ -129,5 +131,6 @@ export class PluginRegistry {
 /** One plugin's first handler matching `topic`, as a stack entry. */
 export function handlerOf(plugin: PluginRecord, topic: string): StackEntry | undefined {
   const h = plugin.handlers.find((e) => e.matches(topic));
-  return h === undefined ? undefined : { plugin, fn: h.fn, firstArgOnly: h.firstArgOnly === true };
+  // `cell` is set at the first timed call; present from the start so entries keep one shape.
+  return h === undefined ? undefined : { plugin, fn: h.fn, firstArgOnly: h.firstArgOnly === true, cell: undefined };
 }

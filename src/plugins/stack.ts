@@ -19,6 +19,9 @@ import { isThenable, runSteps, type Step } from "../manager/base/steps.js";
 import type { Collect, TopicRule } from "../manager/port/topics.js";
 import type { PluginRecord } from "./record.js";
 import type { AnyHandler, CallInfo } from "./topics.js";
+import { ended, startTiming, type HandlerTimes, type Sampled, type TimeCell } from "./timing.js";
+
+export type { CellOf, HandlerTiming, HandlerTimes, TimeCell } from "./timing.js";
 
 /** Starts a deadline timer; returns its cancel function. */
 export type DeadlineTimer = (ms: number, onExpire: () => void) => () => void;
@@ -29,6 +32,12 @@ export interface StackEntry {
   fn: AnyHandler;
   /** True if the handler cannot read its CallInfo (`takesOnlyFirstArg`): it gets none. */
   firstArgOnly?: boolean;
+  /**
+   * This (plugin, topic)'s time cell, asked of HandlerTimes.cellOf at the entry's first
+   * timed call and kept: no lookup per call. Entries are rebuilt when the cell provider
+   * changes (Dispatcher.timeCells invalidates the registry's cache).
+   */
+  cell?: TimeCell | undefined;
 }
 
 /**
@@ -99,14 +108,11 @@ export interface StackHost {
   readonly inspecting: boolean;
   inspected(record: HandlerRecord): void;
   /**
-   * The metrics' per-handler timing (undefined when off): called with the elapsed time of
-   * every handler call, on the fast path too, with no record allocated.
+   * Per-handler timing (undefined when nobody times; see timing.ts): every call counted, a
+   * sample timed, on the fast path too, with no record allocated.
    */
-  readonly timing: HandlerTiming | undefined;
+  readonly timing: HandlerTimes | undefined;
 }
-
-/** Receives one handler call's plugin, topic, elapsed ms and whether it failed (error or deadline). */
-export type HandlerTiming = (plugin: PluginRecord, topic: string, ms: number, failed: boolean) => void;
 
 /** "plugin NAME: TOPIC: job ID": the prefix of every message about a plugin call. */
 export function label(plugin: PluginRecord, topic: string, id: JobId | undefined): string {
@@ -155,8 +161,12 @@ export interface StackCall {
   error?: { plugin: string; message: string };
   /** The plugin whose wrong-typed `priority` is the current value of OUT `priority`. */
   badPriority?: { plugin: PluginRecord; value: unknown };
-  /** Inspection of the handler in progress (only maintained while someone listens). */
+  /** Inspection or timing of the handler in progress (0: neither): its start. */
   t0: number;
+  /** This call's handlers are timed (a sampled call; see timing.ts). */
+  sampled: boolean;
+  /** The handler in progress (its time cell). */
+  entry: StackEntry | undefined;
   outcome: HandlerOutcome;
   message: string | undefined;
   /** The inspected handler's return value. */
@@ -175,7 +185,7 @@ export interface StackCall {
  */
 export function runStack(
   host: StackHost,
-  to: { readonly topic: string; readonly rule: TopicRule },
+  to: { readonly topic: string; readonly rule: TopicRule } & Sampled,
   entries: readonly StackEntry[],
   args: unknown,
   id: JobId | undefined,
@@ -188,34 +198,40 @@ export function runStack(
   let frame: Frame | undefined;
   let handled = 0;
   const timing = host.timing;
+  // Counted and (a sample) timed here, where the handlers run, with no allocation: one clock
+  // read before the chain and one after each handler, whose end is the next one's start
+  // (what lies between two handlers is a few field writes, counted in the next).
+  let t = timing === undefined ? 0 : startTiming(to);
   for (let i = 0; i < n; i++) {
-    if (host.inspecting) return runFrom(stackCall(host, to, entries, args, id, info, frame, handled), i, undefined);
+    if (host.inspecting) return runFrom(stackCall(host, to, entries, args, id, info, frame, handled, t !== 0), i, undefined);
     const entry = entries[i]!;
     if (entry.plugin.removed) continue;
     handled++;
     if (frame === undefined) frame = host.enter(id, entry.plugin, topic);
     else frame.plugin = entry.plugin;
     let result: unknown;
-    // The timing is taken here, where the handler runs: two clock reads, no allocation.
-    const t0 = timing === undefined ? 0 : performance.now();
     try {
       result = entry.fn(args as never, entry.firstArgOnly === true ? (undefined as never) : (info ??= callInfo(topic, id)));
     } catch (e) {
-      const call = stackCall(host, to, entries, args, id, info, frame, handled);
-      call.t0 = t0;
+      const call = stackCall(host, to, entries, args, id, info, frame, handled, t !== 0);
+      call.t0 = t;
+      call.entry = entry;
       return runFrom(call, i + 1, threw(call, entry.plugin, frame, e));
     }
     if (result !== undefined) {
-      const call = stackCall(host, to, entries, args, id, info, frame, handled);
-      call.t0 = t0;
+      const call = stackCall(host, to, entries, args, id, info, frame, handled, t !== 0);
+      call.t0 = t;
+      call.entry = entry;
       return runFrom(call, i + 1, outcome(call, entry.plugin, frame, result));
     }
-    if (timing !== undefined) timing(entry.plugin, topic, performance.now() - t0, false);
+    if (timing !== undefined) t = ended(timing, entry, topic, t, false);
     if (frame?.staged !== undefined) {
       // Updates it staged are posted with its frame left, as Flux posts them when the
       // callback returns (the next handler enters a new frame).
       host.leave(frame);
       frame = undefined;
+      // Posting the updates is the manager's work, not the next handler's.
+      if (t !== 0) t = performance.now();
     }
   }
   if (frame !== undefined) host.leave(frame);
@@ -232,11 +248,12 @@ function stackCall(
   info: CallInfo | undefined,
   frame: Frame | undefined,
   handled: number,
+  sampled: boolean,
 ): StackCall {
   const { topic, rule } = to;
   return {
     host, topic, rule, args, id, entries, frame, stopOnError: rule.stopsAtError, info, out: {}, handled,
-    t0: 0, outcome: "ok", message: undefined,
+    t0: 0, sampled, entry: undefined, outcome: "ok", message: undefined,
   };
 }
 
@@ -265,7 +282,8 @@ function handlerStep(call: StackCall, i: number): Step<true> {
   const entry = call.entries[i]!;
   if (entry.plugin.removed) return undefined;
   call.handled++;
-  if (host.inspecting || host.timing !== undefined) begin(call);
+  if (host.inspecting || (call.sampled && host.timing !== undefined)) begin(call, entry);
+  else call.entry = entry;
   let frame = call.frame;
   if (frame === undefined) call.frame = frame = host.enter(call.id, entry.plugin, call.topic);
   else frame.plugin = entry.plugin;
@@ -287,8 +305,8 @@ function threw(call: StackCall, plugin: PluginRecord, frame: Frame | undefined, 
 /** What a handler returned: nothing, OUT to merge, a rejection, or a Promise of those. */
 function outcome(call: StackCall, plugin: PluginRecord, frame: Frame | undefined, result: unknown): Step<true> {
   const { host } = call;
-  // The common case (a handler that only looks, nobody inspecting): nothing to merge.
-  if (result === undefined && call.t0 === 0) {
+  // The common case (a handler that only looks, nobody inspecting or timing): nothing to merge.
+  if (result === undefined && call.t0 === 0 && host.timing === undefined) {
     between(host, call, frame);
     return undefined;
   }
@@ -336,8 +354,9 @@ async function settle(
   return stops(done(host, call, plugin, stop, true));
 }
 
-function begin(call: StackCall): void {
+function begin(call: StackCall, entry: StackEntry): void {
   call.t0 = performance.now();
+  call.entry = entry;
   call.outcome = "ok";
   call.message = undefined;
 }
@@ -350,9 +369,12 @@ function done(
   stop: boolean,
   async: boolean,
 ): boolean {
+  const failed = call.outcome === "error" || call.outcome === "deadline";
+  // Counted whether timed or not (a failure on an untimed call included).
+  const t1 = host.timing === undefined || call.entry === undefined ? 0 : ended(host.timing, call.entry, call.topic, call.t0, failed);
+  call.entry = undefined;
   if (call.t0 === 0) return stop;
-  const ms = performance.now() - call.t0;
-  host.timing?.(plugin, call.topic, ms, call.outcome === "error" || call.outcome === "deadline");
+  const ms = (t1 === 0 ? performance.now() : t1) - call.t0;
   if (!host.inspecting) {
     call.result = undefined;
     call.t0 = 0;

@@ -1,7 +1,7 @@
 /**
  * The dashboard's live data, kept only when the HTTP listener is on: the job change feed
  * (events.ts) and the last hour of statistics (stats.ts), fed from the manager's event
- * stream, the plugin host's handler timing (time(): two clock reads per call, no record) and
+ * stream, the plugin host's handler timing (time(): a sample of the calls, no record) and
  * the hook runners' reports.
  */
 import { onHookRun, type HookRunReport } from "../../hooks/observe.js";

@@ -1,52 +1,56 @@
 /**
- * The plugin handler-time histogram, kept outside prom-client's per-observation path: the
- * plugin host calls `observe` for every handler call (bench http: throughput with metrics on
- * against off), so it must not allocate or hash a label object. Each (plugin, topic) has a
- * slot (a Tally) found by two map lookups; prom-client formats the slots only when
- * Prometheus scrapes (metrics-tally.ts).
+ * The plugin handler calls (exact), errors (exact) and times (a 1-in-SAMPLE_EVERY sample of
+ * each topic's stack calls: src/plugins/timing.ts), kept outside prom-client's
+ * per-observation path: the plugin host counts every handler call (bench http: throughput
+ * with metrics on against off), so that must not allocate, hash a label object or look
+ * anything up. Each (plugin, topic) has a slot, found once per stack entry when the host
+ * asks `cellOf` (JobtapHost.timeCells) and then kept on the entry; prom-client formats the
+ * slots only when Prometheus scrapes (metrics-tally.ts).
  */
-import type { Counter, Registry } from "prom-client";
+import type { Registry } from "prom-client";
 import { SECONDS_BUCKETS, Tally } from "../../manager/base/tally.js";
 import type { PluginRecord } from "../../plugins/record.js";
-import { registerTallies } from "./metrics-tally.js";
+import { SAMPLE_EVERY, type CellOf, type TimeCell } from "../../plugins/timing.js";
+import { registerRead, registerTallies } from "./metrics-tally.js";
 
 /** Caps a label value (see metrics.ts boundedLabels). */
 type Bound = (label: string, value: string) => string;
 
-/** Raw topics cached per plugin (raw topics may embed user-chosen words). */
-const MAX_TOPICS = 1000;
+/** One (plugin, topic) label pair's calls, errors and sampled times. */
+class Slot implements TimeCell {
+  readonly tally = new Tally(SECONDS_BUCKETS);
+  calls = 0;
+  errors = 0;
 
-interface Slot {
-  labels: { plugin: string; topic: string };
-  tally: Tally;
+  constructor(readonly labels: { plugin: string; topic: string }) {}
+
+  count(failed: boolean): void {
+    this.calls++;
+    if (failed) this.errors++;
+  }
+
+  observe(ms: number): void {
+    this.tally.observe(ms / 1000);
+  }
 }
 
-/** Registers the histogram and returns the per-call observer for JobtapHost.time. */
-export function handlerHistogram(
-  registry: Registry,
-  errors: Counter<string>,
-  bound: Bound,
-  family: (topic: string, bound: Bound) => string,
-): (plugin: PluginRecord, topic: string, ms: number, failed: boolean) => void {
-  const byPlugin = new Map<string, Map<string, Slot>>();
+/** Registers the histogram and the error counter; returns the cell provider for JobtapHost.timeCells. */
+export function handlerHistogram(registry: Registry, bound: Bound, family: (topic: string, bound: Bound) => string): CellOf {
   // Folded labels share one slot, whatever raw topic reached it.
   const byLabels = new Map<string, Slot>();
-  const slot = (plugin: string, topic: string): Slot => {
-    let byTopic = byPlugin.get(plugin);
-    if (byTopic === undefined) byPlugin.set(plugin, (byTopic = new Map()));
-    let s = byTopic.get(topic);
-    if (s !== undefined) return s;
-    const labels = { plugin: bound("plugin", plugin), topic: family(topic, bound) };
+  registerRead(registry, "jobtap_plugin_callbacks_total", "plugin handler calls, by plugin and topic", "counter", () => [...byLabels.values()].map((s) => ({ labels: s.labels, value: s.calls })));
+  registerTallies(registry, "jobtap_plugin_callback_seconds", `plugin handler time (async handlers until they settle) of a sample of the calls (1 stack call of a topic in ${SAMPLE_EVERY}), by plugin and topic`, () => byLabels.values());
+  registerRead(registry, "jobtap_plugin_callback_errors_total", "plugin handler errors and timeouts, by plugin and topic", "counter", () => {
+    const out = [];
+    // A pair appears once it has failed, as a labelled prom-client counter would.
+    for (const s of byLabels.values()) if (s.errors > 0) out.push({ labels: s.labels, value: s.errors });
+    return out;
+  });
+  return (plugin: PluginRecord, topic: string) => {
+    const labels = { plugin: bound("plugin", plugin.name), topic: family(topic, bound) };
     const key = `${labels.plugin}\0${labels.topic}`;
-    s = byLabels.get(key);
-    if (s === undefined) byLabels.set(key, (s = { labels, tally: new Tally(SECONDS_BUCKETS) }));
-    if (byTopic.size < MAX_TOPICS) byTopic.set(topic, s);
+    let s = byLabels.get(key);
+    if (s === undefined) byLabels.set(key, (s = new Slot(labels)));
     return s;
-  };
-  registerTallies(registry, "jobtap_plugin_callback_seconds", "plugin handler time (async handlers until they settle), by plugin and topic", () => byLabels.values());
-  return (plugin, topic, ms, failed) => {
-    const s = slot(plugin.name, topic);
-    s.tally.observe(ms / 1000);
-    if (failed) errors.inc(s.labels);
   };
 }

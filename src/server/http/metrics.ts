@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics (prom-client) for `/metrics` (docs/api.md, Metrics). Off the hot path:
  * the manager counts jobs, passes and batches in place (metrics-manager.ts), the plugin
- * host's handler timing feeds plain slots with no record made (metrics-handlers.ts), hook
+ * host's handler timing feeds plain slots kept on its stack entries (metrics-handlers.ts), hook
  * runners report each run (metrics-hooks.ts), and every gauge is computed when Prometheus
  * scrapes. Labels are bounded: never a job id;
  * topics that embed user-chosen words (`job.dependency.<scheme>`, `job.update.<key>`) are
@@ -51,13 +51,12 @@ export function createMetrics(m: JobManager, host: () => JobtapHost | undefined,
     },
   });
   const bound = boundedLabels();
-  const callbackErrors = new Counter({ name: "jobtap_plugin_callback_errors_total", help: "plugin handler errors and timeouts, by plugin and topic", labelNames: ["plugin", "topic"], registers: [registry] });
-  const observe = handlerHistogram(registry, callbackErrors, bound, topicFamily);
+  const cellOf = handlerHistogram(registry, bound, topicFamily);
   let untime: (() => void) | undefined;
   const attach = () => {
     const h = host();
     if (h === undefined || untime !== undefined) return;
-    untime = h.time(observe);
+    untime = h.timeCells(cellOf);
   };
   attach();
   scrapeGauges(registry, m, host, bound);
