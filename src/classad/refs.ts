@@ -67,3 +67,42 @@ export function namesReadThrough(ad: ClassAd, start: Iterable<string>): Set<stri
   }
   return seen;
 }
+
+/** Functions that read attributes named at run time (eval text, other ads' expressions). */
+const DYNAMIC_READERS = new Set(["eval", "evalineachcontext", "countmatches"]);
+
+/**
+ * Whether every attribute `e` can read is named in it (what `referencedNames` collects):
+ * false when it uses a whole ad as a value (a bare `MY`, `TARGET`, `PARENT`, `MY["x"]`)
+ * or calls a function that reads names chosen at run time (`eval`, `evalInEachContext`,
+ * `countMatches`). An ad restricted to the names read then evaluates `e` as the whole ad.
+ */
+export function readsOnlyNamed(e: Expr): boolean {
+  switch (e.type) {
+    case "literal":
+      return true;
+    case "attr":
+      if (e.base === null) return e.absolute || !WHOLE_ADS.has(e.key);
+      // `MY.x`, `TARGET.x`: the ad is a scope here, not a value.
+      if (e.base.type === "attr" && e.base.base === null && !e.base.absolute) return true;
+      return readsOnlyNamed(e.base);
+    case "unary":
+      return readsOnlyNamed(e.operand);
+    case "binary":
+      return readsOnlyNamed(e.left) && readsOnlyNamed(e.right);
+    case "ternary":
+      return readsOnlyNamed(e.cond) && (e.then === null || readsOnlyNamed(e.then)) && readsOnlyNamed(e.else);
+    case "subscript":
+      return readsOnlyNamed(e.base) && readsOnlyNamed(e.index);
+    case "paren":
+      return readsOnlyNamed(e.inner);
+    case "call":
+      return !DYNAMIC_READERS.has(e.key) && e.args.every(readsOnlyNamed);
+    case "list":
+      return e.items.every(readsOnlyNamed);
+    case "record":
+      return [...e.attrs].every(([, a]) => readsOnlyNamed(a));
+  }
+}
+
+const WHOLE_ADS = new Set(["my", "target", "other", "parent"]);

@@ -210,6 +210,7 @@ export class JobManager {
       active: (id) => engine.active.get(id),
       copyOf: (job) => policyCopyOf(engine, job),
       jobAd: (job) => this.jobAds.of(job),
+      policyAds: (reads) => this.jobAds.policyAds(reads),
       evaluator: policyEvaluator,
       log: opts.log ?? defaultLog,
       actions: policyActions(engine, this.owner, opts.log ?? defaultLog, (js, o) => this.submit(js, o), (job) => this.jobAds.of(job)),

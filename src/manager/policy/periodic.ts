@@ -15,8 +15,10 @@ import type { Clock, TimerHandle } from "../base/clock.js";
 import { formatJobId, type JobId } from "../base/ids.js";
 import type { JournalEntry, Logger } from "../engine/engine.js";
 import type { ActiveJob } from "../engine/job.js";
+import type { PolicyAds, PolicyReads } from "../ads/policy-ad.js";
+import type { Jobspec } from "../port/records.js";
 import { openPolicyEpilog, type PolicyActions } from "./periodic-actions.js";
-import { analyze, type SystemPolicy } from "./user-policy.js";
+import { analyze, policyReads, type SystemPolicy } from "./user-policy.js";
 
 export { PERIODIC_HOLD_CODE, SYSTEM_HOLD_CODE } from "./user-policy.js";
 
@@ -26,6 +28,8 @@ export interface PeriodicDeps {
   jobs(): Iterable<ActiveJob>;
   active(id: JobId): ActiveJob | undefined;
   jobAd(job: ActiveJob): ClassAd;
+  /** Policy-only ads for what the policy reads (evaluated instead of the whole job ad). */
+  policyAds(reads: PolicyReads): PolicyAds;
   evaluator: Evaluator;
   log: Logger;
   actions: PolicyActions;
@@ -45,6 +49,9 @@ export class PeriodicPolicy {
   private readonly updated = new WeakSet<ActiveJob>();
   private system: SystemPolicy;
   private hasSystem: boolean;
+  private lightAds: PolicyAds;
+  /** Whether a jobspec's attributes name a policy expression, per jobspec object. */
+  private readonly ownPolicy = new WeakMap<Jobspec, boolean>();
   private intervalMs: number;
   /** Between start() and stop(): the timer runs whenever the interval is above 0. */
   private armed = false;
@@ -53,12 +60,14 @@ export class PeriodicPolicy {
     this.intervalMs = d.intervalMs;
     this.system = d.system ?? {};
     this.hasSystem = hasAny(this.system);
+    this.lightAds = d.policyAds(policyReads(this.system));
   }
 
   /** Replaces the site's SYSTEM_PERIODIC_* and, when given, the interval (a reload). */
   setSystem(system: SystemPolicy, intervalMs?: number): void {
     this.system = system;
     this.hasSystem = hasAny(system);
+    this.lightAds = this.d.policyAds(policyReads(system));
     if (intervalMs === undefined || intervalMs === this.intervalMs) return;
     this.intervalMs = intervalMs;
     if (!this.armed) return;
@@ -85,12 +94,15 @@ export class PeriodicPolicy {
 
   /** Evaluates every active job's periodic expressions once; returns how many acted. */
   pass(): number {
-    let acted = 0;
-    for (const job of [...this.d.jobs()]) {
+    // Chosen first: an action changes the active set (a removed job leaves, a copy enters).
+    const due: ActiveJob[] = [];
+    for (const job of this.d.jobs()) {
       const s = job.core.state;
       if (s === "NEW" || s === "INACTIVE" || s === "CLEANUP" || !this.subject(job)) continue;
-      if (this.evaluate(job, false)) acted++;
+      due.push(job);
     }
+    let acted = 0;
+    for (const job of due) if (this.evaluate(job, false)) acted++;
     return acted;
   }
 
@@ -130,11 +142,20 @@ export class PeriodicPolicy {
   }
 
   private subject(job: ActiveJob): boolean {
-    return this.hasSystem || wantsPolicy(job) || this.updated.has(job);
+    return this.hasSystem || this.wantsPolicy(job.core.jobspec) || this.updated.has(job);
+  }
+
+  /** Whether the job's ClassAd attributes name a policy expression (no ad is built otherwise). */
+  private wantsPolicy(js: Jobspec): boolean {
+    let wants = this.ownPolicy.get(js);
+    if (wants === undefined) this.ownPolicy.set(js, (wants = namesPolicy(js.attributes.user?.classad)));
+    return wants;
   }
 
   private evaluate(job: ActiveJob, exited: boolean): boolean {
-    const ad = this.d.jobAd(job);
+    // The policy-only ad evaluates as the whole ad does (ads/policy-ad.ts); a job without one
+    // (a classad-update, an eval()) takes its whole ad.
+    const ad = this.lightAds.of(job) ?? this.d.jobAd(job);
     const d = analyze(ad, this.d.evaluator, this.system, exited, (name, text) =>
       this.logOnce(`job ${formatJobId(job.core.id)}: ${name} = ${text} evaluates to error: ignored`, `${name}\0${text}`),
     );
@@ -152,11 +173,6 @@ export class PeriodicPolicy {
 
 function hasAny(s: SystemPolicy): boolean {
   return s.hold !== undefined || s.release !== undefined || s.remove !== undefined;
-}
-
-/** Whether the job's ClassAd attributes name a policy expression (no ad is built otherwise). */
-function wantsPolicy(job: ActiveJob): boolean {
-  return namesPolicy(job.core.jobspec.attributes.user?.classad);
 }
 
 function namesPolicy(table: unknown): boolean {
