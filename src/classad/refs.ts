@@ -106,3 +106,29 @@ export function readsOnlyNamed(e: Expr): boolean {
 }
 
 const WHOLE_ADS = new Set(["my", "target", "other", "parent"]);
+
+/** Whether `e` calls the function `key` (lower-cased) anywhere. */
+export function callsFunction(e: Expr, key: string): boolean {
+  switch (e.type) {
+    case "literal":
+      return false;
+    case "attr":
+      return e.base !== null && callsFunction(e.base, key);
+    case "unary":
+      return callsFunction(e.operand, key);
+    case "binary":
+      return callsFunction(e.left, key) || callsFunction(e.right, key);
+    case "ternary":
+      return callsFunction(e.cond, key) || (e.then !== null && callsFunction(e.then, key)) || callsFunction(e.else, key);
+    case "subscript":
+      return callsFunction(e.base, key) || callsFunction(e.index, key);
+    case "paren":
+      return callsFunction(e.inner, key);
+    case "call":
+      return e.key === key || e.args.some((a) => callsFunction(a, key));
+    case "list":
+      return e.items.some((a) => callsFunction(a, key));
+    case "record":
+      return e.attrs.some(([, a]) => callsFunction(a, key));
+  }
+}

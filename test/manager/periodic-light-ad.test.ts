@@ -66,3 +66,18 @@ describe("periodic policy: the policy-only ad between passes", () => {
     expect([byEval, bySubmit, byChain, none].map((id) => s.mgr.job(id).state)).toEqual(["INACTIVE", "INACTIVE", "INACTIVE", "RUN"]);
   });
 });
+
+describe("periodic policy: jobs with equal policy-only ads", () => {
+  it("are decided once per pass, except when random() is read: each job draws its own", async () => {
+    const s = await simManager({ resources: { cores: 1, gpus: 0, memory: 1 << 30 } });
+    const spec = adJob({ PeriodicRemove: "random(2) == 0", Requirements: "false" });
+    const ids: JobId[] = [];
+    for (let i = 0; i < 40; i++) ids.push(await submitNow(s, spec));
+    await s.clock.advance(60_000);
+    await s.clock.advance(1_000);
+    const removed = ids.filter((id) => s.mgr.job(id).state === "INACTIVE").length;
+    // All 40 alike has odds 2^-39.
+    expect(removed).toBeGreaterThan(0);
+    expect(removed).toBeLessThan(40);
+  });
+});

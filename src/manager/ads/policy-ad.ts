@@ -18,7 +18,7 @@
 import type { ClassAd } from "../../classad/classad.js";
 import type { Expr } from "../../classad/expr.js";
 import { AdLayout, RecordAd, type RecordSlot } from "../../classad/record-ad.js";
-import { readsOnlyNamed, referencedNames } from "../../classad/refs.js";
+import { callsFunction, readsOnlyNamed, referencedNames } from "../../classad/refs.js";
 import type { Jobspec } from "../port/records.js";
 import {
   cheapSubmitSlot, computedSlotOf, DYNAMIC_SLOTS, isCheapSubmitSlot, isIntegerSlot, jobAdBase, jobAdState,
@@ -27,7 +27,7 @@ import {
 
 /** Layouts whose shapes are interned, and shapes kept per layout (bounds the tables). */
 const MAX_INTERNED = 1024;
-const MAX_INTERNED_PER_LAYOUT = 64;
+const MAX_INTERNED_PER_LAYOUT = 8;
 /** Distinct shared ads kept for sharing (the table is emptied when full; jobs keep theirs). */
 const MAX_SHARED_ADS = 16384;
 
@@ -37,6 +37,8 @@ export interface PolicyReads {
   readonly names: ReadonlySet<string>;
   /** False when the site's expressions read names chosen at run time: no job has a light ad. */
   readonly bounded: boolean;
+  /** False when the site's expressions call random(): equal ads may decide differently. */
+  readonly deterministic: boolean;
 }
 
 /** The names and slots of the policy-only ads of the jobs sharing one jobspec object. */
@@ -50,6 +52,8 @@ interface PolicyShape {
   readonly computed: readonly number[];
   /** Some computed submit-time name needs the whole submit-time part (`jobAdBase`). */
   readonly needsBase: boolean;
+  /** No reachable expression calls random(). */
+  readonly deterministic: boolean;
 }
 
 /** A job's policy-only ad and what it was built from (kept on the job, ActiveJob.policyAd). */
@@ -62,6 +66,11 @@ export interface PolicyAdCache {
   readonly ad: ClassAd | undefined;
   /** The submit-time part, when a computed name needs it (fixed while the jobspec is). */
   readonly base: JobAdBase | undefined;
+  /**
+   * The ad is shared by every job whose policy-only ad is equal and evaluation reaches no
+   * random(): at one clock second these jobs are decided alike (the pass evaluates once).
+   */
+  readonly shared: boolean;
 }
 
 /** The job as the policy-only ad reads it. */
@@ -74,8 +83,10 @@ export interface PolicyAdJob extends JobAdInput {
 export class PolicyAds {
   private readonly shapes = new WeakMap<Jobspec, PolicyShape | null>();
   /** Shared ads by shape and computed values (see `shared`). */
-  private readonly ads = new Map<string, ClassAd>();
+  private readonly ads = new Map<string, { ad: ClassAd; uses: number }>();
   private shapeCount = 0;
+  /** Policy-only layouts by their names: shapes with the same names share one. */
+  private readonly layouts = new Map<string, AdLayout>();
   /** Shapes by job-ad layout and user expressions (shared parses): jobs submitted with
    *  equal jobspecs in separate objects share one shape, and its layout. */
   private readonly interned = new Map<AdLayout, Array<{ user: readonly Expr[]; shape: PolicyShape | null }>>();
@@ -87,22 +98,31 @@ export class PolicyAds {
 
   /** The job's policy-only ad, or undefined when only its whole ad evaluates the same. */
   of(job: PolicyAdJob): ClassAd | undefined {
+    return this.entry(job).ad;
+  }
+
+  /** The job's (cached) policy-only ad entry, rebuilt when the job changed. */
+  entry(job: PolicyAdJob): PolicyAdCache {
     const c = job.policyAd;
     const js = job.core.jobspec;
-    if (c !== undefined && c.reads === this.reads && c.jobspec === js && c.revision === job.revision && c.times === job.matchTimes) return c.ad;
+    if (c !== undefined && c.reads === this.reads && c.revision === job.revision && c.times === job.matchTimes && c.jobspec === js) return c;
     const shape = this.shape(js);
     let ad: ClassAd | undefined;
+    let shared = false;
     let base = c !== undefined && c.jobspec === js ? c.base : undefined;
     if (shape !== undefined) {
       const state = jobAdState(job, this.host);
       // A plugin changed the job's attributes: their names are not the jobspec's.
       if (state.adUpdates === undefined) {
         if (shape.needsBase) base ??= jobAdBase(job, this.host);
-        ad = this.shared(shape, computedSlots(job, shape, state.own, base));
+        const own = computedSlots(job, shape, state.own, base);
+        const found = this.shared(shape, own);
+        ad = found?.ad ?? new RecordAd(shape.layout, shape.slots, own);
+        // Counted at build: the first job of a family is decided alone, the others share.
+        shared = found !== undefined && found.uses > 1 && shape.deterministic && this.reads.deterministic;
       }
     }
-    job.policyAd = { reads: this.reads, jobspec: js, revision: job.revision, times: job.matchTimes, ad, base };
-    return ad;
+    return (job.policyAd = { reads: this.reads, jobspec: js, revision: job.revision, times: job.matchTimes, ad, base, shared });
   }
 
   /**
@@ -111,19 +131,20 @@ export class PolicyAds {
    * submit share one ad instead of each keeping its own (100,000 of them cost the first
    * pass more in garbage collection than in building).
    */
-  private shared(shape: PolicyShape, own: RecordSlot[]): ClassAd {
+  private shared(shape: PolicyShape, own: RecordSlot[]): { ad: ClassAd; uses: number } | undefined {
     let key = String(shape.id);
     for (const v of own) {
       const k = slotKey(v);
-      if (k === undefined) return new RecordAd(shape.layout, shape.slots, own);
+      if (k === undefined) return undefined;
       key += k;
     }
-    let ad = this.ads.get(key);
-    if (ad === undefined) {
+    let found = this.ads.get(key);
+    if (found === undefined) {
       if (this.ads.size >= MAX_SHARED_ADS) this.ads.clear();
-      this.ads.set(key, (ad = new RecordAd(shape.layout, shape.slots, own)));
+      this.ads.set(key, (found = { ad: new RecordAd(shape.layout, shape.slots, own), uses: 0 }));
     }
-    return ad;
+    found.uses++;
+    return found;
   }
 
   private shape(js: Jobspec): PolicyShape | undefined {
@@ -140,7 +161,7 @@ export class PolicyAds {
     }
     const found = same.find((x) => x.user.length === jobShape.user.length && x.user.every((e, i) => e === jobShape.user[i]));
     if (found !== undefined) return found.shape;
-    const shape = policyShape(jobShape, this.reads.names, this.shapeCount++);
+    const shape = policyShape(jobShape, this.reads.names, this.shapeCount++, this.layouts);
     if (same.length < MAX_INTERNED_PER_LAYOUT) same.push({ user: jobShape.user, shape });
     return shape;
   }
@@ -159,7 +180,7 @@ function computedSlots(job: JobAdInput, shape: PolicyShape, dynamic: readonly Re
  * The names reachable from `start` through the jobspec's user attributes, laid out computed
  * first; null when a reachable expression reads names chosen at run time.
  */
-function policyShape(jobShape: JobAdShape, start: ReadonlySet<string>, id: number): PolicyShape | null {
+function policyShape(jobShape: JobAdShape, start: ReadonlySet<string>, id: number, layouts: Map<string, AdLayout>): PolicyShape | null {
   const userStart = jobShape.layout.length - jobShape.user.length;
   const seen = new Set<string>();
   const todo = [...start];
@@ -181,12 +202,19 @@ function policyShape(jobShape: JobAdShape, start: ReadonlySet<string>, id: numbe
     user.push([jobShape.layout.names[i]!, e]);
     for (const n of referencedNames(e, new Set())) if (!seen.has(n)) todo.push(n);
   }
-  const integer = computed.flatMap(([, slot], i) => (isIntegerSlot(slot) ? [i] : []));
-  const layout = new AdLayout([...computed.map(([n]) => n), ...user.map(([n]) => n)], integer);
+  const names = [...computed.map(([n]) => n), ...user.map(([n]) => n)];
+  const key = `${computed.length}\0${names.join("\0")}`;
+  let layout = layouts.get(key);
+  if (layout === undefined) {
+    layout = new AdLayout(names, computed.flatMap(([, slot], i) => (isIntegerSlot(slot) ? [i] : [])));
+    if (layouts.size >= MAX_INTERNED) layouts.clear();
+    layouts.set(key, layout);
+  }
   const slots = new Array<RecordSlot>(layout.length);
   user.forEach(([, e], i) => (slots[computed.length + i] = e));
   const needsBase = computed.some(([, slot]) => slot >= DYNAMIC_SLOTS && !isCheapSubmitSlot(slot));
-  return { id, layout, slots, computed: computed.map(([, slot]) => slot), needsBase };
+  const deterministic = !user.some(([, e]) => callsFunction(e, "random"));
+  return { id, layout, slots, computed: computed.map(([, slot]) => slot), needsBase, deterministic };
 }
 
 /** A computed value's part of a shared-ad key (tagged by type); undefined: not shared. */

@@ -18,7 +18,7 @@ import type { ActiveJob } from "../engine/job.js";
 import type { PolicyAds, PolicyReads } from "../ads/policy-ad.js";
 import type { Jobspec } from "../port/records.js";
 import { openPolicyEpilog, type PolicyActions } from "./periodic-actions.js";
-import { analyze, policyReads, type SystemPolicy } from "./user-policy.js";
+import { analyze, policyReads, type Decision, type SystemPolicy } from "./user-policy.js";
 
 export { PERIODIC_HOLD_CODE, SYSTEM_HOLD_CODE } from "./user-policy.js";
 
@@ -102,7 +102,8 @@ export class PeriodicPolicy {
       due.push(job);
     }
     let acted = 0;
-    for (const job of due) if (this.evaluate(job, false)) acted++;
+    const memo: PassMemo = { second: NaN, decisions: new Map() };
+    for (const job of due) if (this.evaluate(job, false, memo)) acted++;
     return acted;
   }
 
@@ -152,16 +153,36 @@ export class PeriodicPolicy {
     return wants;
   }
 
-  private evaluate(job: ActiveJob, exited: boolean): boolean {
-    // The policy-only ad evaluates as the whole ad does (ads/policy-ad.ts); a job without one
-    // (a classad-update, an eval()) takes its whole ad.
-    const ad = this.lightAds.of(job) ?? this.d.jobAd(job);
-    const d = analyze(ad, this.d.evaluator, this.system, exited, (name, text) =>
-      this.logOnce(`job ${formatJobId(job.core.id)}: ${name} = ${text} evaluates to error: ignored`, `${name}\0${text}`),
-    );
+  /**
+   * Evaluates the job's policy and acts on a decision. In a pass (`memo`), jobs sharing one
+   * policy-only ad (ads/policy-ad.ts: equal ads, no random()) are decided once per clock
+   * second, the unit of time() and every time attribute: evaluating each would give the same.
+   */
+  private evaluate(job: ActiveJob, exited: boolean, memo?: PassMemo): boolean {
+    // The policy-only ad evaluates as the whole ad does; a job without one (a classad-update,
+    // an eval()) takes its whole ad.
+    const light = this.lightAds.entry(job);
+    const ad = light.ad ?? this.d.jobAd(job);
+    let d: Decision | undefined;
+    if (memo !== undefined && light.shared) {
+      const second = Math.floor(this.d.clock.now() / 1000);
+      if (second !== memo.second) {
+        memo.second = second;
+        memo.decisions.clear();
+      }
+      const known = memo.decisions.get(ad);
+      if (known !== undefined) d = known ?? undefined;
+      else memo.decisions.set(ad, (d = this.analyze(job, ad, exited)) ?? null);
+    } else d = this.analyze(job, ad, exited);
     if (d === undefined) return false;
     this.d.actions.act(job, d, exited);
     return true;
+  }
+
+  private analyze(job: ActiveJob, ad: ClassAd, exited: boolean): Decision | undefined {
+    return analyze(ad, this.d.evaluator, this.system, exited, (name, text) =>
+      this.logOnce(`job ${formatJobId(job.core.id)}: ${name} = ${text} evaluates to error: ignored`, `${name}\0${text}`),
+    );
   }
 
   private logOnce(message: string, key: string): void {
@@ -169,6 +190,12 @@ export class PeriodicPolicy {
     this.logged.add(key);
     this.d.log("error", `periodic policy: ${message}`);
   }
+}
+
+/** One pass's decisions per shared policy-only ad, valid for one clock second. */
+interface PassMemo {
+  second: number;
+  decisions: Map<ClassAd, Decision | null>;
 }
 
 function hasAny(s: SystemPolicy): boolean {

@@ -17,7 +17,7 @@ import type { ClassAd } from "../../classad/classad.js";
 import { evalEntry, Frame } from "../../classad/compile.js";
 import type { Evaluator } from "../../classad/evaluator.js";
 import type { Expr } from "../../classad/expr.js";
-import { readsOnlyNamed, referencedNames } from "../../classad/refs.js";
+import { callsFunction, readsOnlyNamed, referencedNames } from "../../classad/refs.js";
 import { unparse } from "../../classad/unparse.js";
 import { ERROR, isError, numberOf, UNDEFINED, type Value } from "../../classad/values.js";
 import { HOLD_REASON_CODE, JOB_STATUS } from "../ads/jobad.js";
@@ -65,14 +65,16 @@ export function policyReads(sys: SystemPolicy): PolicyReads {
   const names = new Set(["jobstatus", "holdreasoncode", "onexitremove"]);
   for (const n of ["periodichold", "periodicrelease", "periodicremove", "onexithold"]) names.add(n).add(`${n}reason`).add(`${n}subcode`);
   let bounded = true;
+  let deterministic = true;
   for (const s of [sys.hold, sys.release, sys.remove]) {
     for (const e of s === undefined ? [] : [s.expr, s.reason, s.subCode]) {
       if (e === undefined) continue;
       referencedNames(e, names);
       bounded &&= readsOnlyNamed(e);
+      deterministic &&= !callsFunction(e, "random");
     }
   }
-  return { names, bounded };
+  return { names, bounded, deterministic };
 }
 
 const SYSTEM_NAMES = { hold: "SYSTEM_PERIODIC_HOLD", release: "SYSTEM_PERIODIC_RELEASE", remove: "SYSTEM_PERIODIC_REMOVE" } as const;
