@@ -13,10 +13,10 @@ import type { ClassAd } from "../../classad/classad.js";
 import type { Evaluator } from "../../classad/evaluator.js";
 import type { Clock, TimerHandle } from "../base/clock.js";
 import { formatJobId, type JobId } from "../base/ids.js";
-import type { JournalEntry, Logger } from "../engine/engine.js";
+import type { EventWatcher, Logger } from "../engine/engine.js";
+import type { EventEntry, Jobspec } from "../port/records.js";
 import type { ActiveJob } from "../engine/job.js";
 import type { PolicyAds, PolicyReads } from "../ads/policy-ad.js";
-import type { Jobspec } from "../port/records.js";
 import { openPolicyEpilog, type PolicyActions } from "./periodic-actions.js";
 import { analyze, policyReads, type Decision, type SystemPolicy } from "./user-policy.js";
 
@@ -34,6 +34,8 @@ export interface PeriodicDeps {
   log: Logger;
   actions: PolicyActions;
   system?: SystemPolicy;
+  /** Sets or clears the engine's watcher of one event name (Engine.watch). */
+  watch(name: string, fn: EventWatcher | undefined): void;
   /** The active copy a job's policy submitted (its RequeuedFromJobId), if any. */
   copyOf(job: ActiveJob): JobId | undefined;
 }
@@ -61,6 +63,10 @@ export class PeriodicPolicy {
     this.system = d.system ?? {};
     this.hasSystem = hasAny(this.system);
     this.lightAds = d.policyAds(policyReads(this.system));
+    d.watch("submit", this.onJobspec);
+    d.watch("jobspec-update", this.onJobspec);
+    d.watch("classad-update", this.onAdUpdate);
+    if (this.hasSystem) this.watchExits(true);
   }
 
   /** Replaces the site's SYSTEM_PERIODIC_* and, when given, the interval (a reload). */
@@ -68,6 +74,7 @@ export class PeriodicPolicy {
     this.system = system;
     this.hasSystem = hasAny(system);
     this.lightAds = this.d.policyAds(policyReads(system));
+    if (this.hasSystem) this.watchExits(true);
     if (intervalMs === undefined || intervalMs === this.intervalMs) return;
     this.intervalMs = intervalMs;
     if (!this.armed) return;
@@ -96,11 +103,15 @@ export class PeriodicPolicy {
   pass(): number {
     // Chosen first: an action changes the active set (a removed job leaves, a copy enters).
     const due: ActiveJob[] = [];
+    let subjects = 0;
     for (const job of this.d.jobs()) {
+      if (!this.subject(job)) continue;
+      subjects++;
       const s = job.core.state;
-      if (s === "NEW" || s === "INACTIVE" || s === "CLEANUP" || !this.subject(job)) continue;
-      due.push(job);
+      if (s !== "NEW" && s !== "INACTIVE" && s !== "CLEANUP") due.push(job);
     }
+    // Nobody left to check at exit (the jobs with expressions all ended).
+    if (subjects === 0) this.watchExits(false);
     let acted = 0;
     const memo: PassMemo = { second: NaN, decisions: new Map() };
     for (const job of due) if (this.evaluate(job, false, memo)) acted++;
@@ -108,32 +119,54 @@ export class PeriodicPolicy {
   }
 
   /**
-   * The engine's journal listener: a job whose task exited on its own (`finish` is its end
-   * event) is checked at once, with its exit attributes in its ad (HTCondor's check at
-   * exit). It runs inside the event's processing; what it posts is queued behind it, so a
-   * copy's epilog (periodic-actions.ts) is open before the job's cleanup can end.
+   * A job whose task exited on its own (`finish` is its end event) is checked at once, with
+   * its exit attributes in its ad (HTCondor's check at exit). It runs inside the event's
+   * processing; what it posts is queued behind it, so a copy's epilog (periodic-actions.ts)
+   * is open before the job's cleanup can end. Watched only while some job may be subject.
    */
-  readonly onJournal = (j: JournalEntry): void => {
-    const name = j.entry.name;
-    if (name === "finish") {
-      const job = this.d.active(j.id);
-      if (job === undefined || job.core.endEvent?.name !== "finish" || !this.subject(job)) return;
-      this.evaluate(job, true);
-    } else if (name === "classad-update") {
-      // HTCondor's shadow re-evaluates on each update of a running job's ad.
-      const job = this.d.active(j.id);
-      if (job === undefined) return;
-      if (namesPolicy(j.entry.context?.attributes)) this.updated.add(job);
-      const s = job.core.state;
-      if (s !== "CLEANUP" && s !== "INACTIVE" && s !== "NEW" && job.core.endEvent === undefined && this.subject(job)) this.evaluate(job, false);
-    }
+  private readonly onFinish = (job: ActiveJob): void => {
+    if (job.core.endEvent?.name !== "finish" || !this.subject(job)) return;
+    this.evaluate(job, true);
   };
+
+  /** HTCondor's shadow re-evaluates on each update of a running job's ad. */
+  private readonly onAdUpdate = (job: ActiveJob, e: EventEntry): void => {
+    if (namesPolicy(e.context?.attributes)) {
+      this.updated.add(job);
+      this.watchExits(true);
+    }
+    const s = job.core.state;
+    if (s !== "CLEANUP" && s !== "INACTIVE" && s !== "NEW" && job.core.endEvent === undefined && this.subject(job)) this.evaluate(job, false);
+  };
+
+  /** A job submitted with, or updated to, a policy expression: exits are watched from now on. */
+  private readonly onJobspec = (job: ActiveJob): void => {
+    if (!this.exitsWatched && this.wantsPolicy(job.core.jobspec)) this.watchExits(true);
+  };
+
+  private exitsWatched = false;
+
+  /**
+   * Watches `finish` events while the site has SYSTEM_PERIODIC_* or some active job has
+   * an expression of its own; otherwise no event but submits and updates reaches the
+   * policy (issue 35 (c): a manager with a trivial policy runs as fast as one without).
+   */
+  private watchExits(on: boolean): void {
+    if (on === this.exitsWatched) return;
+    this.exitsWatched = on;
+    this.d.watch("finish", on ? this.onFinish : undefined);
+  }
 
   /**
    * After a restart: a job whose copy was being submitted when the daemon stopped (its
    * policy epilog still open) is decided again; the copy is submitted unless it exists.
    */
   resume(): void {
+    for (const job of this.d.jobs()) {
+      if (!this.subject(job)) continue;
+      this.watchExits(true);
+      break;
+    }
     for (const job of [...this.d.jobs()]) {
       if (job.core.state !== "CLEANUP" || !openPolicyEpilog(job)) continue;
       const copy = this.d.copyOf(job);
