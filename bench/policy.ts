@@ -10,9 +10,9 @@
  *   process's CPU time meanwhile, steadier on a loaded machine). `pass_ms_second` is a
  *   second pass (after one job ends): the jobs' match groups are then already known.
  *   `pass_ms_unfilled*`: the same with only half the slots wanted, so the pool never fills.
- * - (c) `trivial_policy_ratio`: end-to-end throughput (test executor, run 0 s, memory store,
- *   real clock) with `[policy] start = "true"` over the rate without policy, alternating
- *   rounds and taking the fastest round of each (`trivial_policy_ratio_median`: the medians).
+ * - (c) `trivial_policy_ratio`: end-to-end throughput with `[policy] start = "true"` over
+ *   the rate without policy, the median of alternating rounds' ratios, and the same of CPU
+ *   time per job (policy-trivial.ts); `--only trivial` runs (c) alone.
  * - (b) `periodic_ms`: one periodic policy pass over N active jobs (policy-periodic.ts);
  *   `--only periodic` runs (b) alone; `--only pass` runs (a) alone.
  * The last stdout line is one JSON object.
@@ -24,6 +24,7 @@ import { slotPolicies } from "../src/manager/policy/slot-policy.js";
 import { carveSlots } from "../src/manager/scheduler/slots.js";
 import { arg, testJobspec } from "./lib/common.js";
 import { periodicCost } from "./policy-periodic.js";
+import { trivialPolicyCost } from "./policy-trivial.js";
 
 const GiB = 2 ** 30;
 
@@ -73,24 +74,6 @@ function count(mgr: JobManager, state: "RUN"): number {
   return mgr.jobs({ states: [state] }).length;
 }
 
-/** (c): end-to-end jobs/s of `n` trivial jobs, with or without a trivial slot policy. */
-async function rate(n: number, policy: boolean): Promise<number> {
-  const pool = { cores: 4, gpus: 0, memory: 4 * GiB };
-  const slotPolicy = policy ? slotPolicies(carveSlots(pool, undefined), { start: "true" }) : undefined;
-  const mgr = await createJobManager({ store: "memory", resources: pool, ...(slotPolicy ? { slotPolicy } : {}), log: () => undefined });
-  const t0 = performance.now();
-  const ids = await Promise.all(Array.from({ length: n }, () => mgr.submit(testJobspec())));
-  await Promise.all(ids.map((id) => mgr.wait(id)));
-  const s = (performance.now() - t0) / 1000;
-  await mgr.close();
-  return Math.round(n / s);
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-}
-
 function round1(x: number): number {
   return Math.round(x * 10) / 10;
 }
@@ -99,8 +82,9 @@ function round1(x: number): number {
 export async function main(args: string[]): Promise<void> {
   const n = Number(arg(args, "jobs", "100000"));
   const slots = Number(arg(args, "slots", "64"));
-  const rounds = Number(arg(args, "rounds", "4"));
+  const rounds = Number(arg(args, "rounds", "6"));
   if (arg(args, "only", "") === "pass") return console.log(JSON.stringify(await passCost(n, slots, (k) => k + 1)));
+  if (arg(args, "only", "") === "trivial") return console.log(JSON.stringify(await trivialPolicyCost(rounds)));
   const b = await periodicCost(n);
   process.stderr.write(`policy: periodic ${JSON.stringify(b)}\n`);
   if (arg(args, "only", "") === "periodic") return console.log(JSON.stringify(b));
@@ -109,15 +93,7 @@ export async function main(args: string[]): Promise<void> {
   // The same with only half the slots wanted: the pool never fills, so the pass walks all n.
   const half = await passCost(n, slots, (k) => (k < slots / 2 ? k + 1 : slots + k));
   process.stderr.write(`policy: pass, pool not filled ${JSON.stringify(half)}\n`);
-  const without: number[] = [];
-  const withPolicy: number[] = [];
-  for (let i = 0; i < rounds; i++) {
-    // Each kind goes first every other round: the later one runs warmer.
-    if (i % 2 === 0) without.push(await rate(10_000, false));
-    withPolicy.push(await rate(10_000, true));
-    if (i % 2 === 1) without.push(await rate(10_000, false));
-  }
-  const best = (xs: number[]) => Math.max(...xs);
+  const c = await trivialPolicyCost(rounds);
   const result = {
     jobs: n,
     slots,
@@ -126,12 +102,7 @@ export async function main(args: string[]): Promise<void> {
     pass_ms_unfilled: half.pass_ms,
     pass_cpu_ms_unfilled: half.pass_cpu_ms,
     pass_ms_unfilled_second: half.pass_ms_second,
-    no_policy_per_s: best(without),
-    trivial_policy_per_s: best(withPolicy),
-    trivial_policy_ratio: Math.round((best(withPolicy) / best(without)) * 1000) / 1000,
-    // The median of each, steadier than the best on a loaded machine.
-    trivial_policy_ratio_median: Math.round((median(withPolicy) / median(without)) * 1000) / 1000,
-    rounds: `${without.join(" ")} | ${withPolicy.join(" ")}`,
+    ...c,
   };
   console.log(JSON.stringify(result));
 }

@@ -89,7 +89,7 @@ export function targetNamesRead(ad: ClassAd, start: Iterable<string>): Set<strin
     if (e.type !== "attr") return forChildren(e, visit);
     const base = e.base;
     if (base === null) {
-      if (SCOPE_NAMES.has(e.key)) return;
+      if (WHOLE_ADS.has(e.key)) return;
       if (ad.lookup(e.key) !== undefined) own(e.key);
       if (e.absolute || ad.lookup(e.key) === undefined) out.add(e.key);
       return;
@@ -102,9 +102,6 @@ export function targetNamesRead(ad: ClassAd, start: Iterable<string>): Set<strin
   for (const name of start) own(name.toLowerCase());
   return out;
 }
-
-/** Names that denote an ad, not an attribute, when unscoped. */
-const SCOPE_NAMES = new Set(["my", "target", "other", "parent"]);
 
 /** Calls `f` on each direct subexpression of `e`. */
 function forChildren(e: Expr, f: (c: Expr) => void): void {
@@ -132,5 +129,71 @@ function forChildren(e: Expr, f: (c: Expr) => void): void {
       return;
     default:
       return;
+  }
+}
+
+/** Functions that read attributes named at run time (eval text, other ads' expressions). */
+const DYNAMIC_READERS = new Set(["eval", "evalineachcontext", "countmatches"]);
+
+/**
+ * Whether every attribute `e` can read is named in it (what `referencedNames` collects):
+ * false when it uses a whole ad as a value (a bare `MY`, `TARGET`, `PARENT`, `MY["x"]`)
+ * or calls a function that reads names chosen at run time (`eval`, `evalInEachContext`,
+ * `countMatches`). An ad restricted to the names read then evaluates `e` as the whole ad.
+ */
+export function readsOnlyNamed(e: Expr): boolean {
+  switch (e.type) {
+    case "literal":
+      return true;
+    case "attr":
+      if (e.base === null) return e.absolute || !WHOLE_ADS.has(e.key);
+      // `MY.x`, `TARGET.x`: the ad is a scope here, not a value.
+      if (e.base.type === "attr" && e.base.base === null && !e.base.absolute) return true;
+      return readsOnlyNamed(e.base);
+    case "unary":
+      return readsOnlyNamed(e.operand);
+    case "binary":
+      return readsOnlyNamed(e.left) && readsOnlyNamed(e.right);
+    case "ternary":
+      return readsOnlyNamed(e.cond) && (e.then === null || readsOnlyNamed(e.then)) && readsOnlyNamed(e.else);
+    case "subscript":
+      return readsOnlyNamed(e.base) && readsOnlyNamed(e.index);
+    case "paren":
+      return readsOnlyNamed(e.inner);
+    case "call":
+      return !DYNAMIC_READERS.has(e.key) && e.args.every(readsOnlyNamed);
+    case "list":
+      return e.items.every(readsOnlyNamed);
+    case "record":
+      return [...e.attrs].every(([, a]) => readsOnlyNamed(a));
+  }
+}
+
+/** Names that denote an ad, not an attribute, when unscoped. */
+const WHOLE_ADS = new Set(["my", "target", "other", "parent"]);
+
+/** Whether `e` calls the function `key` (lower-cased) anywhere. */
+export function callsFunction(e: Expr, key: string): boolean {
+  switch (e.type) {
+    case "literal":
+      return false;
+    case "attr":
+      return e.base !== null && callsFunction(e.base, key);
+    case "unary":
+      return callsFunction(e.operand, key);
+    case "binary":
+      return callsFunction(e.left, key) || callsFunction(e.right, key);
+    case "ternary":
+      return callsFunction(e.cond, key) || (e.then !== null && callsFunction(e.then, key)) || callsFunction(e.else, key);
+    case "subscript":
+      return callsFunction(e.base, key) || callsFunction(e.index, key);
+    case "paren":
+      return callsFunction(e.inner, key);
+    case "call":
+      return e.key === key || e.args.some((a) => callsFunction(a, key));
+    case "list":
+      return e.items.some((a) => callsFunction(a, key));
+    case "record":
+      return e.attrs.some(([, a]) => callsFunction(a, key));
   }
 }

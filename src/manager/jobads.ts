@@ -13,6 +13,7 @@ import { parseExpr } from "../classad/parser.js";
 import { loadUserTable, type UserTable } from "./base/users.js";
 import type { JobId } from "./base/ids.js";
 import { buildJobAd, jobAdBase, jobAdShape, type JobAdHost, type JobAdShape } from "./ads/jobad.js";
+import { PolicyAds, type PolicyReads } from "./ads/policy-ad.js";
 import type { ActiveJob } from "./engine/job.js";
 import type { Jobspec } from "./port/records.js";
 import type { QueueEntry } from "./scheduler/scheduler.js";
@@ -91,6 +92,11 @@ export class JobAds {
     const ad = buildJobAd(job, this.host, base);
     job.adCache = { revision: job.revision, base, ad, times: job.matchTimes };
     return ad;
+  }
+
+  /** Policy-only ads of active jobs for what a policy reads (ads/policy-ad.ts). */
+  policyAds(reads: PolicyReads): PolicyAds {
+    return new PolicyAds(reads, this.host);
   }
 
   /** An inactive job was purged: forget its ad. */

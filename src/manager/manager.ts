@@ -211,12 +211,13 @@ export class JobManager {
       active: (id) => engine.active.get(id),
       copyOf: (job) => policyCopyOf(engine, job),
       jobAd: (job) => this.jobAds.of(job),
+      policyAds: (reads) => this.jobAds.policyAds(reads),
+      watch: (name, fn) => engine.watch(name, fn),
       evaluator: policyEvaluator,
       log: opts.log ?? defaultLog,
       actions: policyActions(engine, this.owner, opts.log ?? defaultLog, (js, o) => this.submit(js, o), (job) => this.jobAds.of(job)),
       ...(opts.systemPeriodic ? { system: opts.systemPeriodic } : {}),
     });
-    engine.onJournal(this.periodic.onJournal);
     const conf = opts.config ?? {};
     const lookups: ManagerLookups = {
       inactiveCore: (id) => this.loadInactive(id)?.core,

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { formatJobId, parseJobId, type JobId } from "../../src/manager/base/ids.js";
 import type { Jobspec } from "../../src/manager/port/records.js";
 import { SimulatedClock } from "../../src/manager/base/clock.js";
+import { parseExpr } from "../../src/classad/parser.js";
 import { simManager, submitNow, tempDir, testJob, type SimManager } from "./helpers.js";
 
 /** A test-executor job that runs 10 s and ends with `waitStatus`, with these ClassAd attributes. */
@@ -98,5 +99,36 @@ describe("a restart while an exited job's copy is being submitted", () => {
     } finally {
       cleanup();
     }
+  });
+});
+
+describe("exit-time check: watched only while a job or the site has a policy (issue 35 (c))", () => {
+  it("a classad-update giving a running job its first expression is checked at the job's exit", async () => {
+    const s = await simManager();
+    const id = await submitNow(s, exiting(1 << 8, {}));
+    await s.clock.advance(1_000);
+    s.mgr.port.postEvent(id, "classad-update", { attributes: { OnExitHold: "ExitCode != 0" } });
+    await ended(s, id);
+    expect(copyIn(s, id)).toBeDefined();
+  });
+
+  it("a reload that adds SYSTEM_PERIODIC_HOLD makes a job with no expression of its own checked at exit", async () => {
+    const s = await simManager();
+    const id = await submitNow(s, exiting(1 << 8, {}));
+    await s.clock.advance(1_000);
+    s.mgr.periodic.setSystem({ hold: { expr: parseExpr("ExitCode =!= undefined && ExitCode != 0", true) } });
+    await ended(s, id);
+    const copy = copyIn(s, id)!;
+    expect(s.mgr.jobAd(copy).evaluate("HoldReasonCode")).toBe(26n);
+  });
+
+  it("after every job with an expression ended (and a pass saw none), a new one is checked at exit again", async () => {
+    const s = await simManager();
+    const first = await submitNow(s, exiting(0, { OnExitHold: "false" }));
+    await ended(s, first);
+    await s.clock.advance(60_000);
+    const second = await submitNow(s, exiting(1 << 8, { OnExitHold: "ExitCode != 0" }));
+    await ended(s, second);
+    expect(copyIn(s, second)).toBeDefined();
   });
 });

@@ -22,11 +22,9 @@ import { isPlainObject, resourceRequest, type ResourceRequest } from "../core/jo
 import type { EventEntry, Jobspec } from "../port/records.js";
 import type { JobCore } from "../core/transition.js";
 
-/** HTCondor's JobStatus values used by jobtap (6 and 7 never occur). */
-export const JOB_STATUS = { idle: 1, running: 2, removed: 3, completed: 4, held: 5 } as const;
+import { foldEventlog, HOLD_REASON_CODE, JOB_STATUS, type AdUpdates } from "./jobad-fold.js";
 
-/** HTCondor's HoldReasonCode values jobtap sets itself. */
-export const HOLD_REASON_CODE = { userRequest: 1, submittedOnHold: 15, hookPrepareJobFailure: 19 } as const;
+export { HOLD_REASON_CODE, JOB_STATUS, type AdUpdates };
 
 /** HTCondor's vanilla universe: every jobtap job. */
 export const VANILLA_UNIVERSE = 5;
@@ -131,10 +129,10 @@ export function jobAdBase(job: JobAdInput, host: JobAdHost): JobAdBase {
   const shape = host.shape(js);
   const slots: RecordSlot[] = new Array<RecordSlot>(shape.layout.length);
   shape.user.forEach((e, i) => (slots[JOB_AD_ATTRIBUTES.length + i] = e));
-  const cluster = BigInt.asIntN(64, c.id as bigint);
+  const cluster = clusterOf(c);
   const f58 = formatJobId(c.id);
   const owner = host.userName(c.userid);
-  const qdate = Math.floor(c.t_submit);
+  const qdate = qdateOf(c);
   slots[A.JobId!] = f58;
   slots[A.ClusterId!] = cluster;
   slots[A.ProcId!] = 0;
@@ -158,6 +156,49 @@ export function jobAdBase(job: JobAdInput, host: JobAdHost): JobAdBase {
   return { jobspec: js, t_submit: c.t_submit, layout: shape.layout, slots };
 }
 
+function clusterOf(c: JobCore): bigint {
+  return BigInt.asIntN(64, c.id as bigint);
+}
+
+function qdateOf(c: JobCore): number {
+  return Math.floor(c.t_submit);
+}
+
+/** Slot numbers of the computed attributes: below `DYNAMIC_SLOTS`, the event-dependent ones. */
+export const DYNAMIC_SLOTS = DYNAMIC;
+
+/** The slot of a computed attribute (lower-cased name) in every job ad, or -1. */
+export function computedSlotOf(key: string): number {
+  return BASE_LAYOUT.slotOf(key);
+}
+
+/** Whether a JS number in computed slot `slot` stands for a ClassAd integer. */
+export function isIntegerSlot(slot: number): boolean {
+  return BASE_LAYOUT.isInteger(slot);
+}
+
+/** Whether `cheapSubmitSlot` computes this submit-time slot. */
+export function isCheapSubmitSlot(slot: number): boolean {
+  return slot === A.QDate || slot === A.ClusterId || slot === A.ProcId || slot === A.JobId || slot === A.JobUniverse;
+}
+
+/**
+ * A submit-time computed attribute that needs no other (QDate, ClusterId, ProcId, JobId,
+ * JobUniverse) for a policy-only ad (policy-ad.ts); undefined for the others, which take the
+ * whole submit-time part (`jobAdBase`).
+ */
+export function cheapSubmitSlot(job: JobAdInput, slot: number): RecordSlot | undefined {
+  const c = job.core;
+  switch (slot) {
+    case A.QDate: return qdateOf(c);
+    case A.ClusterId: return clusterOf(c);
+    case A.ProcId: return 0;
+    case A.JobId: return formatJobId(c.id);
+    case A.JobUniverse: return universeOf(c.jobspec);
+    default: return undefined;
+  }
+}
+
 /**
  * `attributes.system.universe` (HTCondor's number, set from a job ad's JobUniverse by
  * jobspecFromAd: a router's copy takes its route's), else vanilla.
@@ -172,7 +213,18 @@ function universeOf(js: Jobspec): number {
  * `base` is the job's submit-time part when the caller kept it (see JobAds).
  */
 export function buildJobAd(job: JobAdInput, host: JobAdHost, base: JobAdBase = jobAdBase(job, host)): ClassAd {
-  const f = foldEventlog(job.eventlog, host);
+  const { own, adUpdates } = jobAdState(job, host);
+  if (adUpdates !== undefined) return withAdUpdates(base, own, adUpdates);
+  return new RecordAd(base.layout, base.slots, own);
+}
+
+/**
+ * The event-dependent part of a job's ad: its first `DYNAMIC_SLOTS` slots (JobStatus, its
+ * times and counters, hold reason, match times) and the `classad-update` attributes, from
+ * one fold of the eventlog. The job ad and the policy-only ad (policy-ad.ts) both read it.
+ */
+export function jobAdState(job: JobAdInput, host: JobAdHost): { own: RecordSlot[]; adUpdates: AdUpdates | undefined } {
+  const f = foldEventlog(job.eventlog, host.userName);
   const own = new Array<RecordSlot>(DYNAMIC);
   own[A.JobStatus!] = f.status;
   own[A.EnteredCurrentStatus!] = f.entered;
@@ -195,8 +247,7 @@ export function buildJobAd(job: JobAdInput, host: JobAdHost, base: JobAdBase = j
   if (f.lastAlloc > 0) own[A.LastMatchTime!] = f.lastAlloc;
   const t = job.matchTimes;
   if (t !== undefined) own[A.LastRejMatchTime!] = t.rejected;
-  if (f.adUpdates !== undefined) return withAdUpdates(base, own, f.adUpdates);
-  return new RecordAd(base.layout, base.slots, own);
+  return { own, adUpdates: f.adUpdates };
 }
 
 /**
@@ -204,7 +255,7 @@ export function buildJobAd(job: JobAdInput, host: JobAdHost, base: JobAdBase = j
  * changes the ad of a running job, whose jobspec is fixed (a router's JOB_FINALIZE and
  * UPDATE_JOB_INFO output). A computed name is left alone; null deletes.
  */
-function withAdUpdates(base: JobAdBase, own: RecordSlot[], updates: Map<string, { name: string; expr: Expr | null }>): ClassAd {
+function withAdUpdates(base: JobAdBase, own: RecordSlot[], updates: AdUpdates): ClassAd {
   const names = [...base.layout.names];
   const slots = [...base.slots];
   for (const [key, { name, expr }] of updates) {
@@ -219,119 +270,12 @@ function withAdUpdates(base: JobAdBase, own: RecordSlot[], updates: Map<string, 
   return new RecordAd(new AdLayout(names, INTEGER_SLOTS), slots, own);
 }
 
-/** The eventlog folded into the values the ad needs. */
-interface Fold {
-  status: number;
-  entered: number;
-  startDate: number;
-  lastStart: number;
-  starts: number;
-  wallClock: number;
-  completion: number;
-  finish: number | undefined;
-  holdCode: number;
-  holdSubCode: number;
-  holdReason: string;
-  /** `classad-update` events' attributes by lower-cased name, last one winning. */
-  adUpdates?: Map<string, { name: string; expr: Expr | null }>;
-  lastAlloc: number;
-}
-
 function requestOf(js: Jobspec): ResourceRequest {
   try {
     return resourceRequest(js);
   } catch {
     return { nnodes: 0, cores: 0, gpus: 0, memory: 0, slots: 0 };
   }
-}
-
-/**
- * Folds the eventlog into JobStatus and its times (docs/ads.md "JobStatus"): pending jobs
- * are idle (1) or held (5, urgency 0); an allocated job is running (2) until `clean`, then
- * completed (4) when it ended with `finish`, removed (3) when it ended with an exception;
- * a job ended by an exception before it started is removed from that exception on.
- */
-function foldEventlog(eventlog: readonly EventEntry[], host: JobAdHost): Fold {
-  const f: Fold = {
-    status: JOB_STATUS.idle, entered: 0, startDate: 0, lastStart: 0, starts: 0,
-    wallClock: 0, completion: 0, finish: undefined, holdCode: 0, holdSubCode: 0, holdReason: "", lastAlloc: 0,
-  };
-  let endedBy: string | undefined;
-  const enter = (status: number, ts: number) => {
-    if (status !== f.status) f.entered = Math.floor(ts);
-    f.status = status;
-  };
-  for (const e of eventlog) {
-    const ctx = e.context;
-    switch (e.name) {
-      case "submit":
-        f.entered = Math.floor(e.timestamp);
-        if (ctx?.urgency === 0) hold(f, HOLD_REASON_CODE.submittedOnHold, "submitted on hold (urgency 0)");
-        break;
-      case "urgency":
-        if (f.status !== JOB_STATUS.idle && f.status !== JOB_STATUS.held) break;
-        if (ctx?.urgency === 0) {
-          const code = typeof ctx.hold_reason_code === "number" ? ctx.hold_reason_code : HOLD_REASON_CODE.userRequest;
-          const why = typeof ctx.hold_reason === "string" ? ctx.hold_reason : `via jobtap urgency (by user ${host.userName(Number(ctx.userid))})`;
-          if (f.status !== JOB_STATUS.held) f.entered = Math.floor(e.timestamp);
-          hold(f, code, why, typeof ctx.hold_reason_subcode === "number" ? ctx.hold_reason_subcode : 0);
-        } else enter(JOB_STATUS.idle, e.timestamp);
-        break;
-      case "alloc":
-        // RUN begins at alloc (prologs, HTCondor's PREPARE_JOB hooks, run before `start`).
-        enter(JOB_STATUS.running, e.timestamp);
-        f.lastAlloc = Math.floor(e.timestamp);
-        break;
-      case "start":
-        f.starts++;
-        if (f.starts === 1) f.startDate = Math.floor(e.timestamp);
-        f.lastStart = e.timestamp;
-        enter(JOB_STATUS.running, e.timestamp);
-        break;
-      case "finish":
-        if (typeof ctx?.status === "number") f.finish = ctx.status;
-        if (f.starts > 0) f.wallClock += Math.max(0, e.timestamp - f.lastStart);
-        endedBy ??= "finish";
-        break;
-      case "exception":
-        if (ctx?.severity !== 0) break;
-        endedBy ??= "exception";
-        if (f.status !== JOB_STATUS.running) enter(JOB_STATUS.removed, e.timestamp);
-        // (an allocated job stays running: its CLEANUP, epilogs included, is still its run)
-        break;
-      case "classad-update":
-        foldAdUpdate(f, ctx?.attributes);
-        break;
-      case "clean":
-        enter(endedBy === "finish" ? JOB_STATUS.completed : JOB_STATUS.removed, e.timestamp);
-        if (f.status === JOB_STATUS.completed) f.completion = Math.floor(e.timestamp);
-        break;
-    }
-  }
-  return f;
-}
-
-function foldAdUpdate(f: Fold, attributes: unknown): void {
-  if (!isPlainObject(attributes)) return;
-  f.adUpdates ??= new Map();
-  for (const [name, text] of Object.entries(attributes)) {
-    let expr: Expr | null = null;
-    if (typeof text === "string") {
-      try {
-        expr = parseExpr(text, true);
-      } catch {
-        expr = literal(ERROR);
-      }
-    } else if (text !== null) continue;
-    f.adUpdates.set(name.toLowerCase(), { name, expr });
-  }
-}
-
-function hold(f: Fold, code: number, reason: string, subCode = 0): void {
-  f.status = JOB_STATUS.held;
-  f.holdCode = code;
-  f.holdSubCode = subCode;
-  f.holdReason = reason;
 }
 
 /**

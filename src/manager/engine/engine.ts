@@ -31,6 +31,9 @@ export interface JournalEntry {
   prev_state: State;
 }
 
+/** Called for one event name after the job's state update (see `Engine.watch`). */
+export type EventWatcher = (job: ActiveJob, e: EventEntry) => void;
+
 /** What the engine calls for state actions (implemented in actions.ts). */
 export interface ActionRunner {
   run(job: ActiveJob): void;
@@ -59,6 +62,8 @@ export class Engine {
   port: PluginPort = NO_PLUGINS;
   actions!: ActionRunner;
   private readonly journalListeners = new Set<(j: JournalEntry) => void>();
+  /** One watcher per event name (`watch`). */
+  private readonly watchers = new Map<string, EventWatcher>();
   /** Count of jobs in RUN or CLEANUP (Flux's running-job counter). */
   running = 0;
   /** Redacted jobspec per jobspec object, shared by jobs submitted with the same object. */
@@ -272,6 +277,7 @@ export class Engine {
       if (job.unstoredFrom === undefined) this.batch.append(job, e);
     }
     this.countRunning(prev, job.core.state);
+    if (this.watchers.size > 0) this.watched(job, e);
     if (this.journalListeners.size > 0) this.journal({ id: job.core.id, entry: e, state: job.core.state, prev_state: prev });
     return this.callbacks(job, e, prev);
   }
@@ -478,6 +484,26 @@ export class Engine {
 
   offJournal(fn: (j: JournalEntry) => void): void {
     this.journalListeners.delete(fn);
+  }
+
+  /**
+   * Sets (or with undefined, clears) the watcher of events named `name`, called where the
+   * journal is, before its listeners: a part of the manager that needs a few event names
+   * (the periodic policy) costs the other events one map lookup, not a journal record.
+   */
+  watch(name: string, fn: EventWatcher | undefined): void {
+    if (fn === undefined) this.watchers.delete(name);
+    else this.watchers.set(name, fn);
+  }
+
+  private watched(job: ActiveJob, e: EventEntry): void {
+    const fn = this.watchers.get(e.name);
+    if (fn === undefined) return;
+    try {
+      fn(job, e);
+    } catch (err) {
+      this.log("error", `job ${formatJobId(job.core.id)}: ${e.name} watcher failed: ${(err as Error).message}`);
+    }
   }
 
   private journal(j: JournalEntry): void {

@@ -4,6 +4,7 @@
  */
 import type { ClassAd } from "../../classad/classad.js";
 import type { JobAdBase, MatchTimes } from "../ads/jobad.js";
+import type { PolicyAdCache } from "../ads/policy-ad.js";
 import type { JobId } from "../base/ids.js";
 import type { JobResult } from "../base/states.js";
 import type { ExecReport, Executor } from "../port/executor.js";
@@ -89,6 +90,8 @@ export interface ActiveJob {
   exec?: ExecBinding | undefined;
   /** The job ad built for `core` (jobads.ts); stale once the core or `matchTimes` changed. */
   adCache?: { revision: number; base: JobAdBase; ad: ClassAd; times: MatchTimes | undefined } | undefined;
+  /** The policy-only ad (ads/policy-ad.ts), for the periodic policy; stale as `adCache` is. */
+  policyAd?: PolicyAdCache | undefined;
   /** LastMatchTime / LastRejMatchTime (policy/matchmaker.ts): replaced, never changed in place. */
   matchTimes?: MatchTimes | undefined;
   /** The matchmaker's group for this job and what it was made from (policy/matchmaker.ts). */
@@ -123,6 +126,7 @@ export function newActiveJob(core: JobCore): ActiveJob {
     announced: false,
     exec: undefined,
     adCache: undefined,
+    policyAd: undefined,
     matchTimes: undefined,
     matchKey: undefined,
     waiters: undefined,

@@ -17,9 +17,11 @@ import type { ClassAd } from "../../classad/classad.js";
 import { evalEntry, Frame } from "../../classad/compile.js";
 import type { Evaluator } from "../../classad/evaluator.js";
 import type { Expr } from "../../classad/expr.js";
+import { callsFunction, readsOnlyNamed, referencedNames } from "../../classad/refs.js";
 import { unparse } from "../../classad/unparse.js";
 import { ERROR, isError, numberOf, UNDEFINED, type Value } from "../../classad/values.js";
 import { HOLD_REASON_CODE, JOB_STATUS } from "../ads/jobad.js";
+import type { PolicyReads } from "../ads/policy-ad.js";
 
 /** HTCondor's HoldReasonCode for a hold by the job's own policy (PeriodicHold, OnExitHold). */
 export const PERIODIC_HOLD_CODE = 3;
@@ -52,6 +54,28 @@ export interface Decision {
 
 /** Reports an expression that evaluated to error (the caller logs it once per text). */
 export type ErrorSink = (name: string, text: string) => void;
+
+/**
+ * The names `analyze` reads from a job's ad under `sys` (ads/policy-ad.ts's start): the
+ * job's expression attributes and their reason and subcode, JobStatus, HoldReasonCode, and
+ * what the site's expressions read. Not bounded when a site expression reads names chosen
+ * at run time.
+ */
+export function policyReads(sys: SystemPolicy): PolicyReads {
+  const names = new Set(["jobstatus", "holdreasoncode", "onexitremove"]);
+  for (const n of ["periodichold", "periodicrelease", "periodicremove", "onexithold"]) names.add(n).add(`${n}reason`).add(`${n}subcode`);
+  let bounded = true;
+  let deterministic = true;
+  for (const s of [sys.hold, sys.release, sys.remove]) {
+    for (const e of s === undefined ? [] : [s.expr, s.reason, s.subCode]) {
+      if (e === undefined) continue;
+      referencedNames(e, names);
+      bounded &&= readsOnlyNamed(e);
+      deterministic &&= !callsFunction(e, "random");
+    }
+  }
+  return { names, bounded, deterministic };
+}
 
 const SYSTEM_NAMES = { hold: "SYSTEM_PERIODIC_HOLD", release: "SYSTEM_PERIODIC_RELEASE", remove: "SYSTEM_PERIODIC_REMOVE" } as const;
 
