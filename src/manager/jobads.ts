@@ -96,7 +96,8 @@ export class JobAds {
 
   /** Policy-only ads of active jobs for what a policy reads (ads/policy-ad.ts). */
   policyAds(reads: PolicyReads): PolicyAds {
-    return new PolicyAds(reads, this.host);
+    const scheduler = this.opts.scheduler;
+    return new PolicyAds(reads, this.host, scheduler === undefined ? undefined : (job) => keepRejected(job as ActiveJob, scheduler));
   }
 
   /** An inactive job was purged: forget its ad. */

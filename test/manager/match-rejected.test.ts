@@ -56,4 +56,19 @@ describe("LastRejMatchTime with a full pool", () => {
     expect(times(s, d).rej).toBe("none");
     await s.mgr.close();
   });
+
+  it("the periodic policy sees the time of a sweep no one has read into the job yet", async () => {
+    const slotPolicy = slotPolicies(carveSlots(POOL, LAYOUT), { start: 'TARGET.Owner =!= "nobody"' });
+    const s = await simManager({ resources: POOL, slots: LAYOUT, slotPolicy, queueDepth: 100 });
+    for (let i = 0; i < 2; i++) await submitNow(s, testJob("1h"));
+    // Passed over on a full pool: only the scheduler's sweep knows it. The policy-only ad
+    // must take that time in, as the whole ad does (keepRejected), or it never holds.
+    const js = testJob("1h");
+    js.attributes.user = { classad: { PeriodicHold: "LastRejMatchTime =!= undefined" } };
+    const waiting = await submitNow(s, js);
+    await s.clock.advance(61_000);
+    expect(s.mgr.job(waiting).urgency).toBe(0);
+    expect(s.mgr.jobAd(waiting).evaluate("HoldReasonCode")).toBe(3n);
+    await s.mgr.close();
+  });
 });

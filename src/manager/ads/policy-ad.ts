@@ -94,6 +94,8 @@ export class PolicyAds {
   constructor(
     readonly reads: PolicyReads,
     private readonly host: JobAdHost,
+    /** Brings the job's own fields up to date before its ad is read (LastRejMatchTime). */
+    private readonly refresh?: (job: PolicyAdJob) => void,
   ) {}
 
   /** The job's policy-only ad, or undefined when only its whole ad evaluates the same. */
@@ -103,6 +105,7 @@ export class PolicyAds {
 
   /** The job's (cached) policy-only ad entry, rebuilt when the job changed. */
   entry(job: PolicyAdJob): PolicyAdCache {
+    this.refresh?.(job);
     const c = job.policyAd;
     const js = job.core.jobspec;
     if (c !== undefined && c.reads === this.reads && c.revision === job.revision && c.times === job.matchTimes && c.jobspec === js) return c;
