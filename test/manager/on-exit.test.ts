@@ -122,6 +122,14 @@ describe("exit-time check: watched only while a job or the site has a policy (is
     expect(s.mgr.jobAd(copy).evaluate("HoldReasonCode")).toBe(26n);
   });
 
+  it("with SYSTEM_PERIODIC_HOLD, a job submitted after a pass over an empty queue is checked at exit", async () => {
+    const s = await simManager({ systemPeriodic: { hold: { expr: parseExpr("ExitCode =!= undefined && ExitCode != 0", true) } } });
+    await s.clock.advance(61_000);
+    const id = await submitNow(s, exiting(1 << 8, {}));
+    await ended(s, id);
+    expect(copyIn(s, id)).toBeDefined();
+  });
+
   it("after every job with an expression ended (and a pass saw none), a new one is checked at exit again", async () => {
     const s = await simManager();
     const first = await submitNow(s, exiting(0, { OnExitHold: "false" }));

@@ -110,8 +110,8 @@ export class PeriodicPolicy {
       const s = job.core.state;
       if (s !== "NEW" && s !== "INACTIVE" && s !== "CLEANUP") due.push(job);
     }
-    // Nobody left to check at exit (the jobs with expressions all ended).
-    if (subjects === 0) this.watchExits(false);
+    // Nobody left to check at exit (the jobs with expressions all ended, no site policy).
+    if (subjects === 0 && !this.hasSystem) this.watchExits(false);
     let acted = 0;
     const memo: PassMemo = { second: NaN, decisions: new Map() };
     for (const job of due) if (this.evaluate(job, false, memo)) acted++;
