@@ -15,9 +15,10 @@ beforeEach(() => {
 afterEach(async () => {
   await h?.close();
   h = undefined;
-  // Retries: under load a hook child that outlived its job (killed at close) can still be
-  // writing its output file while the directory is removed (ENOTEMPTY, seen once).
-  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  // Retries for up to ~3 s: a fire-and-forget hook (REPLY_FETCH, JOB_EXIT) started just
+  // before close is not waited for, and can still be writing its output file while the
+  // directory is removed (ENOTEMPTY; seen twice, once on a quiet machine).
+  rmSync(dir, { recursive: true, force: true, maxRetries: 30, retryDelay: 100 });
 });
 
 const script = (name: string, body: string): string => writeScript(dir, name, body);
