@@ -7,46 +7,11 @@ import type { Expr } from "./expr.js";
 
 /** Adds the lower-cased names `e` references (`x`, `MY.x`, `TARGET.x`: `x`) to `into`. */
 export function referencedNames(e: Expr, into: Set<string>): Set<string> {
-  switch (e.type) {
-    case "literal":
-      break;
-    case "attr":
-      if (e.base === null) into.add(e.key);
-      else {
-        // `MY.x` / `TARGET.x` read x; `a.x` also reads a (a nested ad).
-        into.add(e.key);
-        referencedNames(e.base, into);
-      }
-      break;
-    case "unary":
-      referencedNames(e.operand, into);
-      break;
-    case "binary":
-      referencedNames(e.left, into);
-      referencedNames(e.right, into);
-      break;
-    case "ternary":
-      referencedNames(e.cond, into);
-      if (e.then) referencedNames(e.then, into);
-      referencedNames(e.else, into);
-      break;
-    case "subscript":
-      referencedNames(e.base, into);
-      referencedNames(e.index, into);
-      break;
-    case "paren":
-      referencedNames(e.inner, into);
-      break;
-    case "call":
-      for (const a of e.args) referencedNames(a, into);
-      break;
-    case "list":
-      for (const a of e.items) referencedNames(a, into);
-      break;
-    case "record":
-      for (const [, a] of e.attrs) referencedNames(a, into);
-      break;
-  }
+  if (e.type === "attr") {
+    into.add(e.key);
+    // `MY.x` / `TARGET.x` read x; `a.x` also reads a (a nested ad).
+    if (e.base !== null) referencedNames(e.base, into);
+  } else forChildren(e, (c) => referencedNames(c, into));
   return into;
 }
 
@@ -142,31 +107,14 @@ const DYNAMIC_READERS = new Set(["eval", "evalineachcontext", "countmatches"]);
  * `countMatches`). An ad restricted to the names read then evaluates `e` as the whole ad.
  */
 export function readsOnlyNamed(e: Expr): boolean {
-  switch (e.type) {
-    case "literal":
-      return true;
-    case "attr":
-      if (e.base === null) return e.absolute || !WHOLE_ADS.has(e.key);
-      // `MY.x`, `TARGET.x`: the ad is a scope here, not a value.
-      if (e.base.type === "attr" && e.base.base === null && !e.base.absolute) return true;
-      return readsOnlyNamed(e.base);
-    case "unary":
-      return readsOnlyNamed(e.operand);
-    case "binary":
-      return readsOnlyNamed(e.left) && readsOnlyNamed(e.right);
-    case "ternary":
-      return readsOnlyNamed(e.cond) && (e.then === null || readsOnlyNamed(e.then)) && readsOnlyNamed(e.else);
-    case "subscript":
-      return readsOnlyNamed(e.base) && readsOnlyNamed(e.index);
-    case "paren":
-      return readsOnlyNamed(e.inner);
-    case "call":
-      return !DYNAMIC_READERS.has(e.key) && e.args.every(readsOnlyNamed);
-    case "list":
-      return e.items.every(readsOnlyNamed);
-    case "record":
-      return [...e.attrs].every(([, a]) => readsOnlyNamed(a));
+  if (e.type === "attr") {
+    if (e.base === null) return e.absolute || !WHOLE_ADS.has(e.key);
+    // `MY.x`, `TARGET.x`: the ad is a scope here, not a value.
+    if (e.base.type === "attr" && e.base.base === null && !e.base.absolute) return true;
+    return readsOnlyNamed(e.base);
   }
+  if (e.type === "call" && DYNAMIC_READERS.has(e.key)) return false;
+  return !someChild(e, (c) => !readsOnlyNamed(c));
 }
 
 /** Names that denote an ad, not an attribute, when unscoped. */
@@ -174,26 +122,16 @@ const WHOLE_ADS = new Set(["my", "target", "other", "parent"]);
 
 /** Whether `e` calls the function `key` (lower-cased) anywhere. */
 export function callsFunction(e: Expr, key: string): boolean {
-  switch (e.type) {
-    case "literal":
-      return false;
-    case "attr":
-      return e.base !== null && callsFunction(e.base, key);
-    case "unary":
-      return callsFunction(e.operand, key);
-    case "binary":
-      return callsFunction(e.left, key) || callsFunction(e.right, key);
-    case "ternary":
-      return callsFunction(e.cond, key) || (e.then !== null && callsFunction(e.then, key)) || callsFunction(e.else, key);
-    case "subscript":
-      return callsFunction(e.base, key) || callsFunction(e.index, key);
-    case "paren":
-      return callsFunction(e.inner, key);
-    case "call":
-      return e.key === key || e.args.some((a) => callsFunction(a, key));
-    case "list":
-      return e.items.some((a) => callsFunction(a, key));
-    case "record":
-      return e.attrs.some(([, a]) => callsFunction(a, key));
-  }
+  if (e.type === "call" && e.key === key) return true;
+  if (e.type === "attr") return e.base !== null && callsFunction(e.base, key);
+  return someChild(e, (c) => callsFunction(c, key));
+}
+
+/** Whether `p` holds for some direct subexpression of `e`. */
+function someChild(e: Expr, p: (c: Expr) => boolean): boolean {
+  let found = false;
+  forChildren(e, (c) => {
+    if (!found && p(c)) found = true;
+  });
+  return found;
 }

@@ -5,15 +5,16 @@
  */
 import type { JobtapError } from "../../errors.js";
 import { policyConfigError } from "./policy-config.js";
-import { POLICY_KEYS, REFUSED as SLOT_REFUSED } from "./slot-policy.js";
-import { PERIODIC_KEYS, REFUSED as PERIODIC_REFUSED } from "./system-periodic.js";
+import { POLICY_KEYS, REFUSED_KEYS as SLOT_REFUSED } from "./slot-policy.js";
+import { PERIODIC_KEYS, REFUSED_KEYS as PERIODIC_REFUSED } from "./system-periodic.js";
 
 /** Every plain (non-table) key `[policy]` may hold: read, or refused by name with its own message. */
 export const POLICY_VALUE_KEYS: ReadonlySet<string> = new Set([
   ...POLICY_KEYS,
   ...PERIODIC_KEYS,
   "condor_config",
-  ...[...SLOT_REFUSED, ...PERIODIC_REFUSED].map((n) => n.toLowerCase().replaceAll("_", "-")),
+  ...SLOT_REFUSED,
+  ...PERIODIC_REFUSED,
 ]);
 
 const isTable = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -23,8 +23,9 @@ import type { Slot } from "../scheduler/slots.js";
 /** The policy keys of `[policy]` and of a `[resources] slots` entry. */
 export const POLICY_KEYS = ["start", "rank", "preempt", "startd-attrs"] as const;
 /** HTCondor knobs jobtap refuses (it cannot suspend; eviction is PREEMPT's). */
-export const REFUSED = ["SUSPEND", "WANT_SUSPEND", "KILL", "CONTINUE", "WANT_VACATE"];
-const REFUSED_KEYS = REFUSED.map((n) => n.toLowerCase().replace("_", "-"));
+const REFUSED = ["SUSPEND", "WANT_SUSPEND", "KILL", "CONTINUE", "WANT_VACATE"];
+/** The refused knobs as `[policy]` keys (`want-suspend`). */
+export const REFUSED_KEYS = REFUSED.map((n) => n.toLowerCase().replaceAll("_", "-"));
 const KNOBS = { start: "START", rank: "RANK", preempt: "PREEMPT" } as const;
 
 /** One level of TOML policy: `[policy]` or a slots entry (other keys are ignored here). */

@@ -27,8 +27,9 @@ export interface PeriodicSettings {
   intervalMs?: number;
 }
 
-export const REFUSED = ["SYSTEM_PERIODIC_VACATE", "SYSTEM_PERIODIC_HOLD_NAMES", "SYSTEM_PERIODIC_RELEASE_NAMES", "SYSTEM_PERIODIC_REMOVE_NAMES"];
-const REFUSED_KEYS = REFUSED.map((n) => n.toLowerCase().replaceAll("_", "-"));
+const REFUSED = ["SYSTEM_PERIODIC_VACATE", "SYSTEM_PERIODIC_HOLD_NAMES", "SYSTEM_PERIODIC_RELEASE_NAMES", "SYSTEM_PERIODIC_REMOVE_NAMES"];
+/** The refused knobs as `[policy]` keys (`system-periodic-vacate`). */
+export const REFUSED_KEYS = REFUSED.map((n) => n.toLowerCase().replaceAll("_", "-"));
 
 /** Reads `[policy]` (and its condor_config FILE, relative to `configDir`); throws CONFIG naming where. */
 export function periodicSettings(policy: Record<string, unknown> | undefined, configDir = process.cwd()): PeriodicSettings {
