@@ -10,7 +10,7 @@
  * restart or reload because jobtap re-runs `job.dependency.*` for jobs still in DEPEND.
  */
 import type { DependencyArgs, ExplainOut, JobArgs, JobId, PluginContext, ReasonInput, Rejection } from "jobtap/plugin";
-import { formatJobId, parseJobId, withRead } from "jobtap/plugin";
+import { ErrorCode, formatJobId, isJobtapError, parseJobId, withRead } from "jobtap/plugin";
 import { endingOf, inactiveAtSubmit, releasedAtEnd, SCHEMES, type AfterType, type Ending } from "./rules.js";
 
 /** FLUX_JOBID_ANY: never a valid antecedent. */
@@ -92,6 +92,13 @@ function antecedentId(scheme: string, value: unknown): JobId | string {
 /** The plugin's handlers over one AfterGraph. */
 class AfterPlugin {
   private readonly graph = new AfterGraph();
+  /**
+   * Dependents whose fatal exception was refused because they were still being admitted
+   * (NEW, `validate` not yet queued: an admission handler answered later): dependent id →
+   * the exception's note, raised when the job reaches DEPEND (its `dependency-add` takes
+   * it there), dropped if it is rejected or ends first.
+   */
+  private readonly refusedInNew = new Map<JobId, string>();
 
   constructor(private readonly p: PluginContext) {}
 
@@ -159,10 +166,25 @@ class AfterPlugin {
 
   private fail(w: Waiter, reason: string): void {
     this.graph.forget(w.depid);
+    const note = `dependency ${w.description} ${reason}`;
     try {
-      this.p.raiseException(w.depid, "dependency", 0, `dependency ${w.description} ${reason}`);
+      this.p.raiseException(w.depid, "dependency", 0, note);
     } catch (e) {
-      this.p.log.warn(`${formatJobId(w.depid)}: ${(e as Error).message}`);
+      if (!isJobtapError(e, ErrorCode.BAD_STATE)) return this.p.log.warn(`${formatJobId(w.depid)}: ${(e as Error).message}`);
+      // Refused in NEW: the dependent's admission is still under way. It ends on reaching DEPEND.
+      if (!this.refusedInNew.has(w.depid)) this.refusedInNew.set(w.depid, note);
+    }
+  }
+
+  /** `job.state.depend`: a dependent whose antecedent failed while it was admitted ends now. */
+  onDepend(id: JobId): void {
+    const note = this.refusedInNew.size === 0 ? undefined : this.refusedInNew.get(id);
+    if (note === undefined) return;
+    this.refusedInNew.delete(id);
+    try {
+      this.p.raiseException(id, "dependency", 0, note);
+    } catch (e) {
+      this.p.log.warn(`${formatJobId(id)}: ${(e as Error).message}`);
     }
   }
 
@@ -173,6 +195,7 @@ class AfterPlugin {
 
   /** Any job became inactive: release or fail what waits on it; forget its own waits. */
   onInactive(args: JobArgs): void | Promise<void> {
+    if (this.refusedInNew.size > 0) this.refusedInNew.delete(args.id);
     const waiters = this.graph.take(args.id, EVERY);
     if (waiters.length === 0) return this.graph.forget(args.id);
     return this.ending(args, (end) => {
@@ -187,6 +210,7 @@ class AfterPlugin {
 
   forget(id: JobId): void {
     this.graph.forget(id);
+    this.refusedInNew.delete(id);
   }
 
   /**
@@ -244,6 +268,7 @@ export default function dependencyAfter(p: PluginContext): void {
   const after = new AfterPlugin(p);
   for (const scheme of Object.keys(SCHEMES)) p.on(`job.dependency.${scheme}`, (args) => after.onScheme(args));
   p.on("job.event.start", ({ id }) => after.onStart(id));
+  p.on("job.state.depend", ({ id }) => after.onDepend(id));
   p.on("job.state.inactive", (args) => after.onInactive(args));
   // A dependent rejected at submit after its entry was made: drop its references.
   // (Released dependents are forgotten at release, cancelled ones at job.state.inactive.)

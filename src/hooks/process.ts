@@ -255,8 +255,14 @@ class Supervisor implements ProcessEvents {
     if (this.limitTimer) this.clock.clearTimeout(this.limitTimer);
     if (this.graceTimer) this.clock.clearTimeout(this.graceTimer);
     this.killer("SIGKILL"); // leftovers of the hook's process family
-    // A process that escaped the group may hold our pipes open: stop waiting after the grace.
-    this.closeTimer = this.clock.setTimeout(() => this.release?.(), this.run.killGraceMs);
+    // A process that escaped the group may hold our pipes open: stop waiting after the
+    // grace, but only once output already in the pipes is read (afterPendingReads).
+    this.closeTimer = this.clock.setTimeout(
+      () => afterPendingReads(() => {
+        if (!this.done) this.release?.();
+      }),
+      this.run.killGraceMs,
+    );
   }
 
   closed(dropped?: { stdout: number; stderr: number }): void {
@@ -340,6 +346,17 @@ class Supervisor implements ProcessEvents {
     for (const t of [this.limitTimer, this.graceTimer, this.closeTimer]) if (t) this.clock.clearTimeout(t);
     this.run.signal?.removeEventListener("abort", this.onAbort);
   }
+}
+
+/**
+ * Runs `fn` after the event loop has been through its I/O phase once more. A loop stalled
+ * past a timer's time (a loaded machine) runs that timer before it reads the pipes that
+ * became readable meanwhile: output a hook wrote before the grace ended would be dropped,
+ * and a FETCH_WORK's job ad read as "no work". Two turns of setImmediate always have a poll
+ * phase between them, whichever phase this is called from.
+ */
+export function afterPendingReads(fn: () => void): void {
+  setImmediate(() => setImmediate(fn));
 }
 
 /** `1500` → `1.5 s`, `250` → `250 ms`. */

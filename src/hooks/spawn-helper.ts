@@ -52,7 +52,8 @@ function start(m) {
 process.on("message", (m) => {
   if (m.op === "spawn") return start(m);
   const child = kids.get(m.id);
-  if (m.op === "release" && child) { child.stdout.destroy(); child.stderr.destroy(); }
+  // Output already in the pipes is read and sent first (two turns: a poll phase between).
+  if (m.op === "release" && child) setImmediate(() => setImmediate(() => { child.stdout.destroy(); child.stderr.destroy(); }));
 });
 process.on("disconnect", () => process.exit(0));
 `;
@@ -131,9 +132,11 @@ export class SpawnHelpers implements ProcessStarter {
     if (!events) return;
     switch (m.ev) {
       case "spawned":
+        // Released: the helper stops reading once it has sent what it already read; its
+        // `closed` follows that output (one channel, in order). A helper that dies meanwhile
+        // fails the run as lost.
         return events.spawned(m.pid, () => {
           helper.child.send({ op: "release", id: m.id }, () => undefined);
-          events.closed();
         });
       case "failed":
         this.forget(helper, m.id);

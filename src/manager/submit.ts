@@ -344,19 +344,28 @@ export class Submitter {
     this.engine.batch.afterCommitWith(this.durable, job);
   }
 
-  /** An accepted job's batch is durable (or failed): `validate` goes ahead, the submitter is told. */
+  /**
+   * An accepted job's batch is durable (or failed): `validate` goes ahead; the submitter is
+   * told now, or, when plugins posted events while admitting it (queued behind `submit`,
+   * ahead of `validate`), once the batch that writes them is durable too.
+   */
   private readonly durable = (job: ActiveJob, err?: JobtapError): void => {
+    if (err) return this.acknowledge(job, err);
+    const posted = job.queue[0]?.name !== "validate";
+    job.hold--;
+    this.engine.drain(job);
+    if (posted) this.engine.batch.afterCommitWith(this.acknowledge, job);
+    else this.acknowledge(job);
+  };
+
+  /** Tells the submitter: the job's id, or the error of the batch that failed. */
+  private readonly acknowledge = (job: ActiveJob, err?: JobtapError): void => {
     const ok = job.admitted!;
     const fail = job.refused!;
     job.admitted = undefined;
     job.refused = undefined;
-    if (err) {
-      fail(err);
-      return;
-    }
-    job.hold--;
-    this.engine.drain(job);
-    ok(job.core.id);
+    if (err) fail(err);
+    else ok(job.core.id);
   };
 
   private needsCallbacks(jobspec: Jobspec): boolean {

@@ -316,7 +316,23 @@ export class JobtapHost implements PluginPort {
     if (name !== listName && restartOf === undefined) this.checkUnique(name);
     const deadline = opts.deadlineMs ?? this.defaultDeadlineMs;
     const rec = newRecord(name, shape.name, path, conf, deadline);
-    if (iso !== undefined) rec.isolation = iso;
+    if (iso !== undefined) {
+      rec.isolation = iso;
+      // The worker reports the module's own name before its setup: what setup keeps under
+      // the plugin's name (persistent state) is then under the name it is listed by.
+      // A name that is no plugin name, or one already loaded, is refused once setup is done
+      // (below); meanwhile the plugin keeps its file name, so it touches no other's state.
+      iso.named = (own) => {
+        try {
+          const ownName = pluginName(ownListName(listName, own, path));
+          if (restartOf === undefined && ownName !== listName && this.find(ownName) !== undefined) return;
+          rec.name = ownName;
+          rec.internalName = internalName(listName, own);
+        } catch {
+          // refused below
+        }
+      };
+    }
     try {
       await this.setup(rec, shape.setup);
       if (iso?.ownName !== undefined) {

@@ -69,6 +69,7 @@ class WorkerSession {
     try {
       const mod = await importPlugin({ kind: "file", path: this.task.path }, this.task.seq);
       const shape = pluginShape(mod, this.task.path);
+      if (shape.name !== undefined) this.send({ t: "named", ownName: shape.name });
       this.inSetup = true;
       await shape.setup(this.context());
       this.inSetup = false;

@@ -78,8 +78,10 @@ export interface Isolation {
   restartDeath?: { reason: string; missed?: MissedDeadline };
   /** Host-clock time of the last missed deadline: the plugin is on probation for a window. */
   lastMissed?: number;
-  /** The plugin's own name (`{ name, setup }`), learnt when its worker is ready. */
+  /** The plugin's own name (`{ name, setup }`), learnt from its worker before its setup. */
   ownName?: string;
+  /** Told the plugin's own name as soon as the worker reports it (before its setup runs). */
+  named?: (ownName: string) => void;
   /** Calls and services sent to the current worker and not yet answered. */
   inFlight(): number;
   /** Prologs and epilogs the current worker started and has not finished (`job why`). */
@@ -331,6 +333,10 @@ export class IsolatedSession {
   private receive(batch: ToHost[]): void {
     for (const m of batch) {
       switch (m.t) {
+        case "named":
+          this.iso.ownName = m.ownName;
+          this.iso.named?.(m.ownName);
+          break;
         case "ready":
           this.ready?.(m);
           this.ready = this.loadFailed = undefined;

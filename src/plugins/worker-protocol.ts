@@ -111,6 +111,15 @@ export interface ReadyMessage {
   sortOrder: LoadSortOrder;
 }
 
+/**
+ * The module exports a name: sent before setup runs, so that what setup keeps (persistent
+ * state) is kept under the name the plugin is listed by, as for an in-process plugin.
+ */
+export interface NamedMessage {
+  t: "named";
+  ownName: string;
+}
+
 /** The module did not import, has the wrong shape, or its setup failed. */
 export interface LoadFailedMessage {
   t: "load-failed";
@@ -137,7 +146,7 @@ export interface ContextMessage {
   args: unknown[];
 }
 
-export type ToHost = ReadyMessage | LoadFailedMessage | ResultMessage | ContextMessage;
+export type ToHost = NamedMessage | ReadyMessage | LoadFailedMessage | ResultMessage | ContextMessage;
 
 /** Success with a value, or a failure as plain data. */
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: JobtapErrorData };
