@@ -107,11 +107,6 @@ export class SqliteStore implements JobStore {
       checkVersion(db, path);
       if (db.readonly) throw new Error("the file is read-only");
       connectionPragmas(db, opts);
-      // This connection reads (restart's pass, a job's record on demand); the writer thread
-      // has its own. better-sqlite3's default page cache is 16 MB, which the restart pass over
-      // a million summaries fills and keeps; reads here are lookups by id, and 2 MB holds
-      // their b-tree's upper pages.
-      db.pragma("cache_size = -2000");
       db.exec(SCHEMA);
       if (db.pragma("user_version", { simple: true }) !== STORE_SCHEMA_VERSION) db.pragma(`user_version = ${STORE_SCHEMA_VERSION}`);
       this.db = db;
