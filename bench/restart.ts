@@ -16,7 +16,9 @@
  *   whose priority changes every time: R priority events and a reorder of the alloc queue,
  *   median of 3.
  * - rss_after_open_mb, heap_after_open_mb: this process's resident set and V8 heap once the
- *   manager is open (after a GC if node runs with --expose-gc).
+ *   manager is open (after a GC if node runs with --expose-gc); heap_total_after_open_mb
+ *   (the heap V8 holds, used or not) and array_buffers_after_open_mb (typed arrays: the
+ *   stored inactive tier's columns, plugins' columns) say where the rest of the RSS goes.
  * - daemon_jobs_first_line_ms: `jobtap jobs` (active jobs) against the daemon, from spawn
  *   to its first stdout line; daemon_jobs_all_first_line_ms: the same with `-a`.
  * - daemon_info_old_ms: the daemon's answer to `info` of the oldest inactive job (the
@@ -124,6 +126,8 @@ export async function main(args: string[]): Promise<void> {
       first_submit_ms: Math.round(firstMs),
       rss_after_open_mb: Math.round(mem.rss / 2 ** 20),
       heap_after_open_mb: Math.round(mem.heapUsed / 2 ** 20),
+      heap_total_after_open_mb: Math.round(mem.heapTotal / 2 ** 20),
+      array_buffers_after_open_mb: Math.round(mem.arrayBuffers / 2 ** 20),
       daemon_ready_ms: Math.round(daemonMs),
       daemon_ready_cpu_ms: daemonCpuMs,
       daemon_jobs_first_line_ms: Math.round(jobsMs),
