@@ -29,7 +29,7 @@
  * Last stdout line: the JSON figures.
  */
 import { spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, cpSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -47,6 +47,22 @@ const BIN = [new URL("../bin/jobtap", import.meta.url), new URL("../../bin/jobta
 
 const open = (statedir: string) =>
   createJobManager({ statedir, store: "sqlite", resources: { cores: 100_000 }, inactiveNumLimit: 10_000_000, log: () => undefined, plugins: jobtapPlugins({ config: {} }) });
+
+/**
+ * Flushes the copied store to disk: otherwise the open's first write (SQLite's first
+ * commit on the file) waits for the kernel to write back the whole fresh copy, 0.6-0.8 s
+ * of a 1.5 GB store counted as the manager's open.
+ */
+function syncFiles(dir: string): void {
+  for (const f of readdirSync(dir)) {
+    const fd = openSync(join(dir, f), "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
 
 async function fill(mgr: JobManager, n: number, urgency?: number): Promise<void> {
   for (let done = 0; done < n; ) {
@@ -67,6 +83,7 @@ export async function main(args: string[]): Promise<void> {
     const statedir = join(dir, "state");
     const cached = await cachedStore(inactive, pending, args.includes("--fresh"));
     cpSync(cached, statedir, { recursive: true });
+    syncFiles(statedir);
     let mgr: JobManager;
 
     const c0 = process.cpuUsage();
