@@ -52,12 +52,17 @@ export class StoredInactive<R> {
     this.byClean = undefined;
   }
 
-  /** Restart pass done: gives back the unused part of the arrays. */
+  /**
+   * Restart pass done: gives back the unused part of the arrays, unless it is small (a
+   * copy of a million jobs' columns costs more than the few slots it frees).
+   */
   seal(): void {
-    this.ids = this.ids.slice(0, this.n);
-    this.userids = this.userids.slice(0, this.n);
-    this.cleaned = this.cleaned.slice(0, this.n);
-    this.gone = this.gone === undefined ? new Uint8Array(this.n) : this.gone.slice(0, this.n);
+    const n = this.n;
+    const loose = this.ids.length - n > this.ids.length / 8;
+    this.ids = loose ? this.ids.slice(0, n) : this.ids.subarray(0, n);
+    this.userids = loose ? this.userids.slice(0, n) : this.userids.subarray(0, n);
+    this.cleaned = loose ? this.cleaned.slice(0, n) : this.cleaned.subarray(0, n);
+    this.gone = this.gone === undefined ? new Uint8Array(n) : this.gone.slice(0, n);
   }
 
   private grow(): void {
