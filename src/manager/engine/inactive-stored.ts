@@ -2,8 +2,8 @@
  * The stored tier of the inactive cache: the jobs that were already inactive when the
  * manager opened its store. A million of them must not cost a million records in memory
  * (issue 41), so this tier keeps only what purge order, ownership checks and listing order
- * need — the id, the user and the clean time, 20 bytes a job in typed arrays, in id order —
- * and reads a job's full record from its stored summary on demand, through a small cache of
+ * need — the id, the user and the clean time in typed arrays, in id order, 25 bytes a job
+ * with the purge marks — and reads a job's full record from its stored summary on demand, through a small cache of
  * the records read last.
  *
  * Jobs leave the tier (purge) but never join it after the restart pass: jobs that become
