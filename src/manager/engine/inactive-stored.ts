@@ -3,8 +3,8 @@
  * manager opened its store. A million of them must not cost a million records in memory
  * (issue 41), so this tier keeps only what purge order, ownership checks and listing order
  * need — the id, the user and the clean time in typed arrays, in id order, 25 bytes a job
- * with the purge marks — and reads a job's full record from its stored summary on demand, through a small cache of
- * the records read last.
+ * with the purge marks — and reads a job's full record from its stored summary on demand,
+ * through a small cache of the records read last.
  *
  * Jobs leave the tier (purge) but never join it after the restart pass: jobs that become
  * inactive later go to the cache's in-memory columns (inactive.ts).
