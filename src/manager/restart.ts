@@ -113,8 +113,12 @@ export interface Replay {
   lazy: boolean;
 }
 
-/** Summaries per page of the restart pass (the connection is free between pages). */
-const SUMMARY_PAGE = 4096;
+/**
+ * Summaries per page of the restart pass (the connection is free between pages). Small:
+ * a page of 4096 rows outlived young-generation GCs and was copied and promoted with
+ * them (1M stored jobs: 2 s more CPU and 200 MB more peak RSS at open than 256).
+ */
+const SUMMARY_PAGE = 256;
 
 /**
  * Phase 1: replay without callbacks. Inactive jobs with a stored summary are taken from it

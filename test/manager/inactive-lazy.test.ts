@@ -4,11 +4,14 @@
  * only; everything else about them is read from the store when asked. These tests reopen a
  * real SQLite store and ask for jobs nothing has read since the restart.
  */
+import Database from "better-sqlite3";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { JobId } from "../../src/manager/base/ids.js";
 import { simManager, submitNow, tempDir, testJob } from "./helpers.js";
 
-async function fillAndReopen(dir: string, n: number) {
+/** `between` runs on the closed store before the reopen. */
+async function fillAndReopen(dir: string, n: number, between?: () => void) {
   const a = await simManager({ statedir: dir, store: "sqlite", resources: { cores: 4 } });
   const ids: JobId[] = [];
   for (let i = 0; i < n; i++) {
@@ -19,6 +22,7 @@ async function fillAndReopen(dir: string, n: number) {
   const before = new Map(ids.map((id) => [id, { info: a.mgr.job(id), eventlog: a.mgr.eventlog(id), jobspec: a.mgr.jobspec(id) }]));
   const listed = a.mgr.jobs({ states: ["INACTIVE"] }).map((j) => j.id);
   await a.mgr.close();
+  between?.();
   const b = await simManager({ statedir: dir, store: "sqlite", resources: { cores: 4 }, clock: a.clock });
   return { ids, before, listed, b };
 }
@@ -44,6 +48,30 @@ describe("inactive jobs read on demand after a restart", () => {
       expect(cleaned).toEqual([...cleaned].sort((x, y) => y - x));
       expect([...b.mgr.inactiveNewest(1001)].map((j) => j.id)).toEqual(newest.filter((id) => before.get(id)!.info.userid === 1001));
       expect((await b.mgr.wait(ids[0]!)).result).toBe("FAILED");
+      await b.mgr.close();
+    } finally {
+      cleanup();
+    }
+  });
+
+  it("more stored jobs than one page of the restart pass, damaged summaries on both sides of a page's end, are all back", async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      // The pass reads 256 summaries a page (restart.ts SUMMARY_PAGE); a damaged one is
+      // replayed in full and merged back in id order.
+      const damaged = [0, 254, 255, 256, 257, 299];
+      const { ids, before, listed, b } = await fillAndReopen(dir, 300, () => {
+        const db = new Database(join(dir, "jobtap.db"));
+        const rows = db.prepare("SELECT id FROM inactive ORDER BY id").pluck().safeIntegers(true).all() as bigint[];
+        expect(rows.length).toBe(300);
+        const bad = db.prepare("UPDATE inactive SET summary = 'not json' WHERE id = ?");
+        for (const k of damaged) bad.run(rows[k]!);
+        db.close();
+      });
+      expect(b.mgr.jobCount()).toBe(ids.length);
+      expect(b.mgr.jobs({ states: ["INACTIVE"] }).map((j) => j.id)).toEqual(listed);
+      for (const k of [...damaged, 1, 128, 253, 258, 298]) expect(b.mgr.job(ids[k]!)).toEqual(before.get(ids[k]!)!.info);
+      expect(b.mgr.purgeJobs({ numLimit: ids.length - 2, force: true })).toEqual(ids.slice(0, 2));
       await b.mgr.close();
     } finally {
       cleanup();

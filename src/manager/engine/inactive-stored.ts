@@ -2,9 +2,9 @@
  * The stored tier of the inactive cache: the jobs that were already inactive when the
  * manager opened its store. A million of them must not cost a million records in memory
  * (issue 41), so this tier keeps only what purge order, ownership checks and listing order
- * need — the id, the user and the clean time, 20 bytes a job in typed arrays, in id order —
- * and reads a job's full record from its stored summary on demand, through a small cache of
- * the records read last.
+ * need — the id, the user and the clean time in typed arrays, in id order, 25 bytes a job
+ * with the purge marks — and reads a job's full record from its stored summary on demand,
+ * through a small cache of the records read last.
  *
  * Jobs leave the tier (purge) but never join it after the restart pass: jobs that become
  * inactive later go to the cache's in-memory columns (inactive.ts).
@@ -52,12 +52,17 @@ export class StoredInactive<R> {
     this.byClean = undefined;
   }
 
-  /** Restart pass done: gives back the unused part of the arrays. */
+  /**
+   * Restart pass done: gives back the unused part of the arrays, unless it is small (a
+   * copy of a million jobs' columns costs more than the few slots it frees).
+   */
   seal(): void {
-    this.ids = this.ids.slice(0, this.n);
-    this.userids = this.userids.slice(0, this.n);
-    this.cleaned = this.cleaned.slice(0, this.n);
-    this.gone = this.gone === undefined ? new Uint8Array(this.n) : this.gone.slice(0, this.n);
+    const n = this.n;
+    const loose = this.ids.length - n > this.ids.length / 8;
+    this.ids = loose ? this.ids.slice(0, n) : this.ids.subarray(0, n);
+    this.userids = loose ? this.userids.slice(0, n) : this.userids.subarray(0, n);
+    this.cleaned = loose ? this.cleaned.slice(0, n) : this.cleaned.subarray(0, n);
+    this.gone = this.gone === undefined ? new Uint8Array(n) : this.gone.slice(0, n);
   }
 
   private grow(): void {
