@@ -22,6 +22,10 @@
  *                     jobtap: the manager and executor, spawning included)
  *   ctld_cpu_ms_per_job    slurmctld's and munged's CPU time per job in the same window
  *   squeue_calls      squeue processes jobtap ran (one per poll, never one per job)
+ *   runs_submit_ratio jobtap's submit rate / sbatch alone's, per alternating pair of runs,
+ *                     with runs_load1 (the 1-minute load when each pair began): a pair
+ *                     that ran under load elsewhere shows as such instead of moving the
+ *                     medians unexplained
  * Last stdout line: one JSON object with all of it.
  */
 import { spawn, spawnSync } from "node:child_process";
@@ -310,7 +314,9 @@ export async function main(args: string[]): Promise<void> {
   console.error(`slurm bench: ${n} jobs, ${concurrency} sbatch at once, jobtap polls every ${poll}, ${runs} run(s) each`);
   const alone: RunFigures[] = [];
   const jt: (RunFigures & { squeueCalls: number })[] = [];
+  const load1: number[] = [];
   for (let i = 0; i < runs; i++) {
+    load1.push(round(loadavg()[0]!, 2));
     const a = await sbatchAlone(n, concurrency, cpus);
     alone.push(a);
     console.error(`sbatch alone: submitted in ${a.submitS.toFixed(2)} s, all ended after ${a.endS.toFixed(2)} s, client CPU ${(a.clientCpuMs / n).toFixed(2)} ms/job (own ${(a.ownCpuMs / n).toFixed(2)})`);
@@ -332,6 +338,8 @@ export async function main(args: string[]): Promise<void> {
       load_average: loadavg().map((x) => round(x, 2)),
       sbatch_alone: a,
       jobtap: { ...j, squeue_calls: median(jt.map((r) => r.squeueCalls)) },
+      runs_submit_ratio: jt.map((r, i) => round(alone[i]!.submitS / r.submitS, 3)),
+      runs_load1: load1,
       overhead: { submit: round(1 - j.submit_per_s / a.submit_per_s, 3), end_to_end: round(1 - j.end_to_end_per_s / a.end_to_end_per_s, 3) },
     }),
   );
