@@ -177,6 +177,10 @@ export interface Settings {
   builtins: boolean;
   /** Attach the daemon's Prometheus metrics (src/server/http/metrics.ts), as `[daemon] http` does. */
   metrics?: boolean;
+  /** Untimed rounds before the timed ones (default WARMUP_ROUNDS). */
+  warmup?: number;
+  /** Timed rounds (default TIMED_ROUNDS). */
+  rounds?: number;
 }
 
 /**
@@ -203,9 +207,12 @@ export async function measure(s: Settings): Promise<Record<string, number | stri
     const rssStart = process.memoryUsage().rss;
     const cold = await round(mgr, n);
     process.stderr.write(`${label}: warm-up round ${JSON.stringify(cold)}\n`);
-    for (let i = 1; i < WARMUP_ROUNDS; i++) await round(mgr, n);
+    for (let i = 1; i < (s.warmup ?? WARMUP_ROUNDS); i++) await round(mgr, n);
     const timed: Round[] = [];
-    for (let i = 0; i < TIMED_ROUNDS; i++) timed.push(await round(mgr, n));
+    for (let i = 0; i < (s.rounds ?? TIMED_ROUNDS); i++) {
+      timed.push(await round(mgr, n));
+      process.stderr.write(`${label}: timed round ${JSON.stringify(timed[i])}\n`);
+    }
     const rates = timed.map((r) => r.end_to_end_per_s);
     const warm = timed.reduce((a, b) => (b.end_to_end_per_s > a.end_to_end_per_s ? b : a));
     // Memory is measured on untimed rounds after the timed one: forcing GC needs a V8 flag that would
@@ -260,6 +267,8 @@ export async function main(args: string[]): Promise<void> {
     cores: arg(args, "cores", ""),
     sync: arg(args, "sync", "normal") as "full" | "normal",
     builtins: false,
+    warmup: Number(arg(args, "warmup", String(WARMUP_ROUNDS))),
+    rounds: Number(arg(args, "rounds", String(TIMED_ROUNDS))),
   };
   const bare = mode === "only" ? undefined : await measure(s);
   const withBuiltins = mode === "bare" ? undefined : await measure({ ...s, builtins: true });
