@@ -281,6 +281,7 @@ export async function main(args: string[]): Promise<void> {
       "end_to_end_per_s_rounds",
       "cpu_us_per_job",
       "main_thread_us_per_job",
+      "main_thread_us_per_job_timed",
       "gc_share",
       "rss_bytes_per_job",
       "rss_bytes_per_job_stderr",
