@@ -35,6 +35,15 @@
  * or kept at no fixed moment), which two samples 50,000 jobs apart turned into anything from
  * 800 to 2,400 B/job. Nothing is excluded: the SQLite page cache, malloc arenas and V8's page
  * retention all count, as they do for the daemon.
+ *
+ * V8's young generation (issue 41): Node 20 here defaults to 16 MB semi-spaces (new space
+ * 32 MB). To weigh a larger one, run the bench under it, alternating with the default:
+ * `node --max-semi-space-size=32 bench/run.mjs throughput --builtins --rounds 8` (the flag
+ * only works on node's command line or NODE_OPTIONS, not via v8.setFlagsFromString); for the
+ * cli bench's daemon, `JOBTAP_BENCH_DAEMON_ARGS=--max-semi-space-size=32`. The daemon does
+ * not ship with it: alternating runs here cut builtins_gc_share (0.12 -> 0.04-0.08) but not the
+ * main thread's CPU per job nor the median rate, and added 17-106 MB of peak RSS (figures in
+ * the commits that wrote this paragraph).
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { PerformanceObserver } from "node:perf_hooks";
