@@ -326,8 +326,7 @@ export class JobtapHost implements PluginPort {
         try {
           const ownName = pluginName(ownListName(listName, own, path));
           if (restartOf === undefined && ownName !== listName && this.find(ownName) !== undefined) return;
-          rec.name = ownName;
-          rec.internalName = internalName(listName, own);
+          takeOwnName(rec, listName, own, path);
         } catch {
           // refused below
         }
@@ -335,10 +334,7 @@ export class JobtapHost implements PluginPort {
     }
     try {
       await this.setup(rec, shape.setup);
-      if (iso?.ownName !== undefined) {
-        rec.internalName = internalName(listName, iso.ownName);
-        rec.name = pluginName(ownListName(listName, iso.ownName, path));
-      }
+      if (iso?.ownName !== undefined) takeOwnName(rec, listName, iso.ownName, path);
       await this.confUpdate(rec, this.config, "load");
       // setup may have awaited while another load finished
       if (restartOf === undefined) this.checkUnique(rec.name);
@@ -778,4 +774,10 @@ function restartSurvived(iso: Isolation): void {
   if (iso.restartDeath !== undefined) {
     throw new JobtapError(ErrorCode.PLUGIN_CALL, `the worker died during the replay: ${iso.restartDeath.reason}`);
   }
+}
+
+/** An isolated plugin is listed by the name its module exports (`{ name, setup }`). */
+function takeOwnName(rec: PluginRecord, listName: string, own: string, path: string): void {
+  rec.internalName = internalName(listName, own);
+  rec.name = pluginName(ownListName(listName, own, path));
 }
