@@ -145,13 +145,13 @@ export class CronEngine {
     this.armBenchmarkCheck(this.cfg.benchmarkCheck * 1000);
   }
 
-  /** Plugin removal: no more runs; running instances are killed. */
-  stop(): void {
+  /** Plugin removal: no more runs; running instances are killed (resolves once they ended). */
+  stop(): Promise<void> {
     this.stopped = true;
     for (const job of this.jobs.values()) this.clearTimer(job);
     if (this.passTimer) this.p.clock.clearTimeout(this.passTimer);
     if (this.benchTimer) this.p.clock.clearTimeout(this.benchTimer);
-    void this.runner.close();
+    return this.runner.close();
   }
 
   skipped(): { manager: CronKind; job: string; reason: string }[] {

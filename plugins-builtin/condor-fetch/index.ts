@@ -54,9 +54,11 @@ export default function condorFetch(p: PluginContext): void {
   });
   p.on("job.explain", (job) => explainStarter(p, starter, job));
   p.on("plugin.query", () => ({ slots: fetcher?.query() ?? [], jobs: starter.query() }));
+  // The runner's close kills the hooks still running (REPLY_FETCH, JOB_EXIT are not
+  // waited for by anyone else): the manager's close waits until they have ended.
   p.onRemove(() => {
     fetcher?.stop();
     starter.stop();
-    void runner.close();
+    return runner.close();
   });
 }

@@ -116,10 +116,11 @@ export class Router {
     this.schedule(0);
   }
 
-  stop(): void {
+  /** Plugin removal: no more polls; running route hooks are killed (resolves once they ended). */
+  stop(): Promise<void> {
     this.stopped = true;
     if (this.timer !== undefined) this.p.clock.clearTimeout(this.timer);
-    void this.c.hooks.close();
+    return this.c.hooks.close();
   }
 
   private schedule(ms: number): void {

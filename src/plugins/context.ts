@@ -165,8 +165,11 @@ export interface PluginContext extends AdsApi {
   ): Read<StackResult>;
   /** Registers `<plugin>.<method>` for the daemon; owner-only unless `guests`. Setup only. */
   serviceRegister(method: string, handler: ServiceHandler, opts?: { guests?: boolean }): void;
-  /** Runs when the plugin is removed, after its aux destructors. */
-  onRemove(fn: () => void): void;
+  /**
+   * Runs when the plugin is removed, after its aux destructors. If it returns a promise
+   * (processes still ending), the manager's close waits for it, up to 10 s.
+   */
+  onRemove(fn: () => void | Promise<unknown>): void;
   /**
    * Registers an executor under `name` (setup only). A job runs on it when its jobspec
    * says `attributes.system.exec.name = name` (set it at submit, or with `jobspecUpdate`

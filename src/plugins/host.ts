@@ -33,7 +33,7 @@ import {
 import { probationVerdict, type MissedDeadline } from "./isolate-probation.js";
 import type { PluginDefinition, PluginModule } from "./loader.js";
 import type { PluginRecord, ServiceCred } from "./record.js";
-import { destroyJobAux, pluginName } from "./record.js";
+import { destroyJobAux, pluginName, runOnRemove } from "./record.js";
 import { PluginRegistry, handlerOf } from "./registry.js";
 import { restartingReason } from "./isolate-why.js";
 import type { Reason } from "../manager/port/reasons.js";
@@ -43,6 +43,22 @@ import { isThenable } from "../manager/base/steps.js";
 
 /** Default per-plugin deadline for async handlers (30 s). */
 export const DEFAULT_DEADLINE_MS = 30_000;
+
+/** How long the manager's close waits for removed plugins' onRemove promises (real ms). */
+export const CLOSE_WAIT_MS = 10_000;
+
+/** Resolves once every promise settled, or after `ms` of real time (an unref'd timer). */
+function settledOrAfter(ps: Array<Promise<unknown>>, ms: number): Promise<void> {
+  if (ps.length === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    t.unref();
+    void Promise.allSettled(ps).then(() => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+}
 
 /** Options of a JobtapHost. */
 export interface JobtapHostOptions {
@@ -107,6 +123,8 @@ export class JobtapHost implements PluginPort {
   private loads = 0;
   /** Isolated plugins the restart policy unloaded: listed until removed or loaded again. */
   private readonly failed = new Map<string, PluginInfo>();
+  /** Removed plugins' onRemove promises not settled yet (close waits for them). */
+  private readonly ending = new Set<Promise<void>>();
   /** Deadline timers on the host's clock (setup). */
   private readonly timer: DeadlineTimer = (ms, onExpire) => {
     const h = this.clock.setTimeout(onExpire, ms);
@@ -547,22 +565,23 @@ export class JobtapHost implements PluginPort {
     rec.timers.clear();
     this.dispatcher.unsubscribeAll(rec);
     rec.services.clear();
-    for (const fn of rec.onRemove) {
-      try {
-        fn();
-      } catch (e) {
-        report(e);
-      }
+    for (const p of runOnRemove(rec, report)) {
+      this.ending.add(p);
+      void p.then(() => this.ending.delete(p));
     }
   }
 
   /**
    * The manager is closing: every plugin, builtins included, is unloaded in reverse load
    * order (aux destructors, timers, subscriptions, services, onRemove), so nothing a plugin
-   * armed outlives the manager.
+   * armed outlives the manager. What their onRemove functions still do (hook runners
+   * killing their processes) is waited for, up to CLOSE_WAIT_MS of real time: hook
+   * processes end in real time whatever the manager's clock, and one that ignores its
+   * signals must not hold the close forever.
    */
-  close(): void {
+  async close(): Promise<void> {
     for (const rec of [...this.registry.plugins].reverse()) this.unload(rec);
+    await settledOrAfter([...this.ending], CLOSE_WAIT_MS);
   }
 
   /** Worker restarts of each loaded isolated plugin since it was loaded (for /metrics). */

@@ -8,6 +8,7 @@ import type { JobId } from "../manager/base/ids.js";
 import type { TimerHandle } from "../manager/base/clock.js";
 import type { Isolation } from "./isolate.js";
 import type { AnyHandler } from "./topics.js";
+import { isThenable } from "../manager/base/steps.js";
 
 /** Name a plugin is listed, matched and removed by (`.priority-default`, `fairshare.js`). */
 export type PluginName = string & { readonly __brand: "PluginName" };
@@ -66,7 +67,8 @@ export interface PluginRecord {
   aux: Map<JobId, Map<string, AuxEntry>>;
   services: Map<string, ServiceEntry>;
   sortOrder: LoadSortOrder;
-  onRemove: Array<() => void>;
+  /** Run at removal; a promise one returns is awaited (bounded) by the manager's close. */
+  onRemove: Array<() => unknown>;
   /** Timers the plugin armed through `p.clock` and that have not fired: cleared at unload. */
   timers: Set<TimerHandle>;
   /** True while setup runs: `on`, `serviceRegister` and `setLoadSortOrder` are allowed. */
@@ -123,4 +125,22 @@ export function destroyJobAux(
   if (perJob === undefined) return;
   record.aux.delete(id);
   for (const entry of perJob.values()) destroyAux(entry, report);
+}
+
+/**
+ * Runs a removed plugin's onRemove functions in order, each guarded. Returns the promises
+ * they returned (work still ending, e.g. hook processes being killed), each already caught
+ * and reported, for the manager's close to wait on.
+ */
+export function runOnRemove(record: PluginRecord, report: (e: unknown) => void): Array<Promise<void>> {
+  const ending: Array<Promise<void>> = [];
+  for (const fn of record.onRemove) {
+    try {
+      const r = fn();
+      if (isThenable(r)) ending.push(Promise.resolve(r).then(() => undefined, report));
+    } catch (e) {
+      report(e);
+    }
+  }
+  return ending;
 }

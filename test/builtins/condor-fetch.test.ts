@@ -15,9 +15,8 @@ beforeEach(() => {
 afterEach(async () => {
   await h?.close();
   h = undefined;
-  // Retries for up to ~3 s: a fire-and-forget hook (REPLY_FETCH, JOB_EXIT) started just
-  // before close is not waited for, and can still be writing its output file while the
-  // directory is removed (ENOTEMPTY; seen twice, once on a quiet machine).
+  // The close waits for the plugin's hooks (REPLY_FETCH, JOB_EXIT are fire-and-forget) to
+  // be killed and reaped; the retries stay as a guard against a hook's own children.
   rmSync(dir, { recursive: true, force: true, maxRetries: 30, retryDelay: 100 });
 });
 
