@@ -6,23 +6,22 @@
  * - the dispatcher (dispatch.ts): stack calls, OUT merging, deadlines, current-job frames;
  *   the manager's PluginPort calls are forwarded to it;
  * - the context factory (context.ts): the per-plugin API, reaching the host only through
- *   the `ContextHost` built here.
+ *   the `ContextHost` (host-context.ts) built for each host.
  * This is what the daemon calls.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { ErrorCode, JobtapError, isJobtapError } from "../errors.js";
 import type { Clock } from "../manager/base/clock.js";
 import type { JobId } from "../manager/base/ids.js";
-import type { HookLauncher, HookUsers } from "../hooks/types.js";
+import type { HookLauncher } from "../hooks/types.js";
 import { launcherHookUsers } from "./hook-users.js";
-import type { ManagerPort, PluginPort, PluginStateStore, StackResult } from "../manager/port/port.js";
+import type { ManagerPort, PluginPort, StackResult } from "../manager/port/port.js";
 import type { JobArgs } from "../manager/port/records.js";
 import type { JobTopic, OutOf } from "../manager/port/topics.js";
 import type { BuiltinEntry, ShippedEntry } from "./builtins.js";
 import { readPluginConfig, type PluginDirective } from "./config.js";
 import { createContext, type ContextHost, type PluginContext } from "./context.js";
 import { Dispatcher, msg, type HostLogger } from "./dispatch.js";
-import { fileListName, importPlugin, internalName, ownListName, pluginShape, resolvePlugin } from "./loader.js";
+import { fileListName, importPlugin, ownListName, pluginShape, resolvePlugin } from "./loader.js";
 import {
   DEFAULT_HEAP_MB,
   DEFAULT_RESTART,
@@ -33,12 +32,13 @@ import {
 import { probationVerdict, type MissedDeadline } from "./isolate-probation.js";
 import type { PluginDefinition, PluginModule } from "./loader.js";
 import type { PluginRecord, ServiceCred } from "./record.js";
-import { destroyJobAux, pluginName, runOnRemove } from "./record.js";
+import { destroyJobAux, newRecord, pluginName, restartSurvived, runOnRemove, takeOwnName } from "./record.js";
+import { contextHost, defaultLogger } from "./host-context.js";
 import { PluginRegistry, handlerOf } from "./registry.js";
 import { restartingReason } from "./isolate-why.js";
 import type { Reason } from "../manager/port/reasons.js";
 import { replayJobs, replayLate, type ReplayHost } from "./replay.js";
-import { label, settleWithin, type DeadlineTimer, type HandlerRecord, type HandlerTiming, type CellOf } from "./stack.js";
+import { settleWithin, type DeadlineTimer, type HandlerRecord, type HandlerTiming, type CellOf } from "./stack.js";
 import { isThenable } from "../manager/base/steps.js";
 
 /** Default per-plugin deadline for async handlers (30 s). */
@@ -675,78 +675,6 @@ export class JobtapHost implements PluginPort {
   }
 }
 
-/** What the context host needs besides the registry and the dispatcher. */
-interface ContextDeps {
-  clock: Clock;
-  log: HostLogger;
-  manager(who: string): ManagerPort;
-  owner(): number;
-  /** The manager's per-plugin state store, if it has one. */
-  stateStore(): PluginStateStore | undefined;
-  hookUsers: HookUsers | undefined;
-  withoutExplain: boolean;
-}
-
-/** The ContextHost of one host, plus the service scope `callService` runs handlers in. */
-function contextHost(
-  dispatcher: Dispatcher,
-  registry: PluginRegistry,
-  deps: ContextDeps,
-): ContextHost {
-  let memoryState: PluginStateStore | undefined;
-  /** The service handler running (across its awaits), so context errors name it. */
-  const serviceScope = new AsyncLocalStorage<{ plugin: PluginRecord; method: string }>();
-  return {
-    clock: deps.clock,
-    get owner() {
-      return deps.owner();
-    },
-    shield: dispatcher.shield,
-    report: deps.log,
-    manager: deps.manager,
-    stateStore: () => deps.stateStore() ?? (memoryState ??= memoryStateStore()),
-    hookUsers: deps.hookUsers,
-    withoutExplain: deps.withoutExplain,
-    currentFrame: (id, plugin) => dispatcher.currentFrame(id, plugin),
-    wrapError(plugin, id, what, e) {
-      const frame = id === undefined ? undefined : dispatcher.currentFrame(id);
-      const service = serviceScope.getStore();
-      const inService = service?.plugin === plugin ? `service ${service.method}` : undefined;
-      const topic = frame?.topic ?? inService ?? "(outside a callback)";
-      const code = isJobtapError(e) ? e.code : ErrorCode.PLUGIN_CALL;
-      return new JobtapError(code, `${label(plugin, topic, id)}: ${what}: ${msg(e)}`, {
-        plugin: plugin.name,
-        topic,
-      });
-    },
-    subscribe: (plugin, id) => dispatcher.subscribe(plugin, id),
-    unsubscribe: (plugin, id) => dispatcher.unsubscribe(plugin, id),
-    callCustom: (topic, args, id) => dispatcher.callCustom(topic, args, id),
-    handlersChanged: () => registry.invalidate(),
-    inService: (plugin, method, fn) => serviceScope.run({ plugin, method }, fn),
-  };
-}
-
-function defaultLogger(level: string, message: string): void {
-  if (level === "warn" || level === "error") process.stderr.write(`jobtap: ${message}\n`);
-}
-
-/** Plugin state kept in memory only (lost on restart): for hosts without a job store. */
-function memoryStateStore(): PluginStateStore {
-  const data = new Map<string, Map<string, unknown>>();
-  const of = (plugin: string) => {
-    let m = data.get(plugin);
-    if (m === undefined) data.set(plugin, (m = new Map()));
-    return m;
-  };
-  return {
-    get: (plugin, key) => data.get(plugin)?.get(key),
-    set: (plugin, key, value) => void of(plugin).set(key, structuredClone(value)),
-    delete: (plugin, key) => void data.get(plugin)?.delete(key),
-    keys: (plugin) => [...(data.get(plugin)?.keys() ?? [])],
-  };
-}
-
 /** A setup that did not settle within the plugin's deadline. */
 function setupExpired(rec: PluginRecord): JobtapError {
   const ms = rec.deadlineMs;
@@ -760,43 +688,4 @@ function serviceLabel(plugin: string, method: string, why: string): string {
   if (why.startsWith(label)) return why;
   const bare = `plugin ${plugin}: `;
   return label + (why.startsWith(bare) ? why.slice(bare.length) : why);
-}
-
-function newRecord(
-  listName: string,
-  own: string | undefined,
-  path: string,
-  conf: Record<string, unknown>,
-  deadlineMs: number,
-): PluginRecord {
-  const builtin = path === "builtin";
-  return {
-    name: pluginName(listName),
-    internalName: builtin ? listName.slice(1) : internalName(listName, own),
-    path,
-    builtin,
-    conf,
-    deadlineMs,
-    handlers: [],
-    aux: new Map(),
-    services: new Map(),
-    sortOrder: "none",
-    onRemove: [],
-    timers: new Set(),
-    inSetup: false,
-    removed: false,
-  };
-}
-
-/** A restart's replay is over only if the new worker is alive: throws its death otherwise. */
-function restartSurvived(iso: Isolation): void {
-  if (iso.restartDeath !== undefined) {
-    throw new JobtapError(ErrorCode.PLUGIN_CALL, `the worker died during the replay: ${iso.restartDeath.reason}`);
-  }
-}
-
-/** An isolated plugin is listed by the name its module exports (`{ name, setup }`). */
-function takeOwnName(rec: PluginRecord, listName: string, own: string, path: string): void {
-  rec.internalName = internalName(listName, own);
-  rec.name = pluginName(ownListName(listName, own, path));
 }

@@ -7,6 +7,7 @@ import { ErrorCode, JobtapError } from "../errors.js";
 import type { JobId } from "../manager/base/ids.js";
 import type { TimerHandle } from "../manager/base/clock.js";
 import type { Isolation } from "./isolate.js";
+import { internalName, ownListName } from "./loader.js";
 import type { AnyHandler } from "./topics.js";
 import { isThenable } from "../manager/base/steps.js";
 
@@ -143,4 +144,44 @@ export function runOnRemove(record: PluginRecord, report: (e: unknown) => void):
     }
   }
   return ending;
+}
+
+/** A fresh record for a plugin being loaded under `listName` (its module's own name `own`). */
+export function newRecord(
+  listName: string,
+  own: string | undefined,
+  path: string,
+  conf: Record<string, unknown>,
+  deadlineMs: number,
+): PluginRecord {
+  const builtin = path === "builtin";
+  return {
+    name: pluginName(listName),
+    internalName: builtin ? listName.slice(1) : internalName(listName, own),
+    path,
+    builtin,
+    conf,
+    deadlineMs,
+    handlers: [],
+    aux: new Map(),
+    services: new Map(),
+    sortOrder: "none",
+    onRemove: [],
+    timers: new Set(),
+    inSetup: false,
+    removed: false,
+  };
+}
+
+/** A restart's replay is over only if the new worker is alive: throws its death otherwise. */
+export function restartSurvived(iso: Isolation): void {
+  if (iso.restartDeath !== undefined) {
+    throw new JobtapError(ErrorCode.PLUGIN_CALL, `the worker died during the replay: ${iso.restartDeath.reason}`);
+  }
+}
+
+/** An isolated plugin is listed by the name its module exports (`{ name, setup }`). */
+export function takeOwnName(rec: PluginRecord, listName: string, own: string, path: string): void {
+  rec.internalName = internalName(listName, own);
+  rec.name = pluginName(ownListName(listName, own, path));
 }
