@@ -10,6 +10,7 @@ import { formatJobId, type JobId } from "./base/ids.js";
 import type { InactiveCache } from "./engine/inactive.js";
 import { newActiveJob, type ActiveJob } from "./engine/job.js";
 import { isPlainObject } from "./core/jobspec.js";
+import { adoptParsedJobspec } from "./core/frozen.js";
 import type { StackResult } from "./port/port.js";
 import type { EventEntry, JobArgs, Jobspec } from "./port/records.js";
 import type { Scheduler } from "./scheduler/scheduler.js";
@@ -22,10 +23,13 @@ import { eventPosted, isDebugJob, newJobCore, transition, type JobCore } from ".
 
 export type Replayed = { core: JobCore; eventlog: EventEntry[]; execlog: EventEntry[] | undefined } | { error: string };
 
-/** Folds one stored job; a string error means the stored data is corrupt. */
-export function replayJob(text: StoredJobText): Replayed {
+/**
+ * Folds one stored job; a string error means the stored data is corrupt. With `shared`,
+ * jobs whose stored jobspec text is the same share one jobspec object (see JobspecShare).
+ */
+export function replayJob(text: StoredJobText, shared?: JobspecShare): Replayed {
   let core: JobCore | undefined;
-  const parsed = parseStoredJob(text, (jobspec, e, line) => {
+  const parsed = parseStoredJob(text, shared, (jobspec, e, line) => {
     core ??= newJobCore(text.id, jobspec);
     const r = transition(core, e);
     if (!r.ok) return `eventlog line ${line} (${e.name}): ${r.error}`;
@@ -63,14 +67,19 @@ export function parseExecLog(text: string): EventEntry[] | { error: string } {
  */
 export function parseStoredJob(
   text: StoredJobText,
+  shared?: JobspecShare,
   each?: (jobspec: Jobspec, e: EventEntry, line: number) => string | undefined,
 ): { jobspec: Jobspec; eventlog: EventEntry[] } | { error: string } {
-  let jobspec: Jobspec;
-  try {
-    jobspec = JSON.parse(text.jobspec) as Jobspec;
-    if (!isPlainObject(jobspec)) return { error: "jobspec is not an object" };
-  } catch (e) {
-    return { error: `jobspec is not valid JSON: ${(e as Error).message}` };
+  let jobspec = shared?.get(text.jobspec);
+  if (jobspec === undefined) {
+    try {
+      const parsed: unknown = JSON.parse(text.jobspec);
+      if (!isPlainObject(parsed)) return { error: "jobspec is not an object" };
+      jobspec = adoptParsedJobspec(parsed as unknown as Jobspec);
+    } catch (e) {
+      return { error: `jobspec is not valid JSON: ${(e as Error).message}` };
+    }
+    shared?.set(text.jobspec, jobspec);
   }
   const eventlog: EventEntry[] = [];
   const lines = text.eventlog.split("\n");
@@ -91,6 +100,26 @@ export function parseStoredJob(
   if (eventlog.length === 0 || eventlog[0]!.name !== "submit") return { error: "eventlog does not start with submit" };
   return { jobspec, eventlog };
 }
+
+/**
+ * Jobspecs parsed during one replay, by their stored text: jobs submitted with one jobspec
+ * (a job array, `submit --cc`, condor_submit's `queue N`; HTCondor's procs share their
+ * cluster's ad the same way) share one deep-frozen object after a restart, as they did
+ * before it. Small and cleared when full: such jobs have neighbouring ids.
+ */
+export class JobspecShare {
+  private readonly byText = new Map<string, Jobspec>();
+  get(text: string): Jobspec | undefined {
+    return this.byText.get(text);
+  }
+  set(text: string, jobspec: Jobspec): void {
+    if (this.byText.size >= JOBSPEC_SHARE_MAX) this.byText.clear();
+    this.byText.set(text, jobspec);
+  }
+}
+
+/** Distinct jobspec texts a JobspecShare holds before it starts again. */
+const JOBSPEC_SHARE_MAX = 256;
 
 export interface ReplayDeps {
   engine: Engine;
@@ -183,9 +212,10 @@ function storedRecord(d: ReplayDeps, id: JobId): InactiveRecord | undefined {
 function replayTexts(d: ReplayDeps, out: Replay, texts: Iterable<StoredJobText>, seen: (id: JobId) => void): Array<{ id: JobId; summary: string }> {
   const corrupt: Array<{ id: JobId; reason: string }> = [];
   const fresh: Array<{ id: JobId; summary: string }> = [];
+  const shared = new JobspecShare();
   for (const text of texts) {
     seen(text.id);
-    const r = replayJob(text);
+    const r = replayJob(text, shared);
     if ("error" in r) {
       corrupt.push({ id: text.id, reason: r.error });
       continue;

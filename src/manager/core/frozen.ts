@@ -50,6 +50,25 @@ export function frozenJobspec(jobspec: Jobspec): Jobspec {
   return own ?? frozenCopy(jobspec, OWN_COPY);
 }
 
+/**
+ * Makes a jobspec parsed from stored JSON its own deep-frozen copy, in place: no one else
+ * holds the parsed object, so freezing it costs no second copy (the plugin host's shield
+ * finds it under OWN_COPY). Returns it.
+ */
+export function adoptParsedJobspec(parsed: Jobspec): Jobspec {
+  Object.defineProperty(parsed, OWN_COPY, { value: parsed });
+  deepFreeze(parsed);
+  return parsed;
+}
+
+/** Freezes JSON data (plain objects and arrays) and everything in it. */
+function deepFreeze(value: unknown): void {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return;
+  if (Array.isArray(value)) for (const v of value) deepFreeze(v);
+  else for (const k in value as Record<string, unknown>) if (hasOwn.call(value, k)) deepFreeze((value as Record<string, unknown>)[k]);
+  Object.freeze(value);
+}
+
 /** A writable deep copy of a jobspec (for a caller that owns what it is given). */
 export function writableJobspec(jobspec: Jobspec): Jobspec {
   return Object.isFrozen(jobspec) ? (JSON.parse(JSON.stringify(jobspec)) as Jobspec) : jobspec;
