@@ -24,7 +24,7 @@ import { ManagerPortImpl, type ManagerLookups } from "./port-impl.js";
 import { QueueGate } from "./core/queues.js";
 import { NO_PLUGINS, type ManagerPort, type PluginPort } from "./port/port.js";
 import type { EventEntry, Jobspec } from "./port/records.js";
-import { parseStoredJob, replayJob, replayStore, restartCallbacks } from "./restart.js";
+import { parseStoredJob, replayJob, replayStore, restartCallbacks, settleRestored, storedEventlogReader } from "./restart.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { writableJobspec } from "./core/frozen.js";
 import { MemoryStore } from "./store/memory.js";
@@ -714,7 +714,8 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   engine.actions = actions;
   // Real time (a measurement for /metrics): the replay, then its callbacks once plugins load.
   let began = performance.now();
-  const replay = replayStore({ engine, store, inactive, scheduler });
+  const readEventlog = storedEventlogReader(store);
+  const replay = replayStore({ engine, store, inactive, scheduler, readEventlog });
   let replayMs = performance.now() - began;
   const ids = new FluidGenerator(store.epoch(), () => clock.now());
   if (replay.maxId !== undefined) ids.advancePast(replay.maxId);
@@ -728,6 +729,8 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   replayMs += performance.now() - began;
   m.replaySeconds = replayMs / 1000;
   m.port.reprioritizeAll();
+  // In the background: the open does not wait for the restart's events to be written.
+  settleRestored(engine, readEventlog).catch((err: unknown) => engine.log("error", `restart: ${(err as Error).message}`));
   m.periodic.resume();
   m.periodic.start();
   return m;

@@ -8,7 +8,8 @@ import type { Engine } from "./engine/engine.js";
 import type { Executors } from "./exec/registry.js";
 import { formatJobId, type JobId } from "./base/ids.js";
 import type { InactiveCache } from "./engine/inactive.js";
-import { newActiveJob, type ActiveJob } from "./engine/job.js";
+import { dropAgain, dropEventlog, newActiveJob, type ActiveJob, type EventlogReader } from "./engine/job.js";
+import { ErrorCode, JobtapError } from "../errors.js";
 import { isPlainObject } from "./core/jobspec.js";
 import { adoptParsedJobspec } from "./core/frozen.js";
 import type { StackResult } from "./port/port.js";
@@ -81,8 +82,15 @@ export function parseStoredJob(
     }
     shared?.set(text.jobspec, jobspec);
   }
+  const eventlog = parseEventlog(text.eventlog, each && ((e, line) => each(jobspec, e, line)));
+  if ("error" in eventlog) return eventlog;
+  return { jobspec, eventlog };
+}
+
+/** Parses a stored eventlog (RFC 18 lines, starting with submit); `each` as parseStoredJob's. */
+function parseEventlog(text: string, each?: (e: EventEntry, line: number) => string | undefined): EventEntry[] | { error: string } {
   const eventlog: EventEntry[] = [];
-  const lines = text.eventlog.split("\n");
+  const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (line === "") continue;
@@ -93,12 +101,38 @@ export function parseStoredJob(
       return { error: `eventlog line ${i + 1} is not valid JSON: ${(err as Error).message}` };
     }
     if (typeof e?.name !== "string" || typeof e.timestamp !== "number") return { error: `eventlog line ${i + 1}: not an RFC 18 entry` };
-    const refused = each?.(jobspec, e, i + 1);
+    const refused = each?.(e, i + 1);
     if (refused !== undefined) return { error: refused };
     eventlog.push(e);
   }
   if (eventlog.length === 0 || eventlog[0]!.name !== "submit") return { error: "eventlog does not start with submit" };
-  return { jobspec, eventlog };
+  return eventlog;
+}
+
+/**
+ * Once the restart's own events (flux-restart, priority) are durable, a waiting job whose
+ * eventlog is still dropped holds none of its entries in memory: what they appended counts
+ * as stored too. A job with entries in a batch not yet written keeps them.
+ */
+export async function settleRestored(engine: Engine, read: EventlogReader): Promise<void> {
+  engine.batch.commit();
+  await engine.batch.settled();
+  if (!engine.batch.quiet) return;
+  for (const job of engine.active.values()) if (job.batchSlot === undefined) dropAgain(job, read);
+}
+
+/**
+ * Reads a restored job's eventlog back from the store (engine/job.ts dropEventlog). It was
+ * replayed from the same text at open, so it parses; if the store no longer gives it, the
+ * failure names the job.
+ */
+export function storedEventlogReader(store: JobStore): EventlogReader {
+  return (id) => {
+    const text = store.load(id);
+    const r = text === undefined ? { error: "not in the store" } : parseEventlog(text.eventlog);
+    if ("error" in r) throw new JobtapError(ErrorCode.STORE_CORRUPT, `job ${formatJobId(id)}: cannot read its eventlog back: ${r.error}`);
+    return r;
+  };
 }
 
 /**
@@ -126,6 +160,8 @@ export interface ReplayDeps {
   store: JobStore;
   inactive: InactiveCache;
   scheduler: Scheduler;
+  /** Given: an active job's replayed entries are dropped and read back with it on first use. */
+  readEventlog?: EventlogReader;
 }
 
 /** What replay hands the restart callbacks. */
@@ -277,6 +313,8 @@ function admitReplayed(
   if (r.core.hasResources && !r.core.flags.includes("alloc-bypass")) d.scheduler.reserve(r.core.id, r.core.R);
   d.engine.admit(job);
   d.engine.countStored(r.core.userid, jobspecBytes);
+  // Just read from the store, nothing appended: its entries can stay there until used.
+  if (d.readEventlog !== undefined) dropEventlog(job, d.readEventlog);
   return undefined;
 }
 

@@ -234,6 +234,11 @@ export class StoreBatcher {
     if (this.held) this.commit();
   }
 
+  /** True when every batch handed to the store is durable (none in flight, none failed). */
+  get quiet(): boolean {
+    return this.inFlight === 0 && this.fatal === undefined;
+  }
+
   /** Resolves once every batch committed so far is durable or has failed (close). */
   settled(): Promise<void> {
     return this.durable;

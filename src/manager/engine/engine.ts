@@ -127,7 +127,7 @@ export class Engine {
    * cancels and fatal exceptions always proceed, so a full job can still end.
    */
   checkRoom(job: ActiveJob): void {
-    checkEventlogEntries(formatJobId(job.core.id), job.eventlog.length + job.queue.length, this.limits);
+    checkEventlogEntries(formatJobId(job.core.id), job.eventCount + job.queue.length, this.limits);
   }
 
   /** Jobspec bytes of each user's stored jobs, active and inactive ([limits] jobspec-bytes-per-user). */
@@ -272,7 +272,7 @@ export class Engine {
       job.request = undefined;
     }
     if (!NO_COMMIT.has(e.name)) {
-      job.eventlog.push(e);
+      job.appendEvent(e);
       // A job under admission is stored once accepted, its eventlog so far with it.
       if (job.unstoredFrom === undefined) this.batch.append(job, e);
     }

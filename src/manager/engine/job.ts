@@ -43,8 +43,15 @@ export interface ActiveJob {
   readonly core: JobCore;
   /** Bumped whenever the engine changes `core`: what caches keyed on the core compare. */
   revision: number;
-  /** The committed eventlog, in memory only while the job is active. */
+  /**
+   * The committed eventlog, in memory only while the job is active (a restored job's may be
+   * read back from the store on first use: dropEventlog). Appends go through appendEvent.
+   */
   eventlog: EventEntry[];
+  /** Appends one committed entry (without reading a dropped eventlog back). */
+  appendEvent(e: EventEntry): void;
+  /** How many entries the eventlog has (without reading a dropped one back). */
+  readonly eventCount: number;
   /**
    * The exec eventlog (executor state saved for reattach: `exec-state` entries), apart from
    * the main eventlog as in Flux. Undefined until the executor first saves something.
@@ -100,37 +107,113 @@ export interface ActiveJob {
   waiters?: Array<(r: WaitResult) => void>;
 }
 
+/** Reads a restored job's committed eventlog back from the store (see dropEventlog). */
+export type EventlogReader = (id: JobId) => EventEntry[];
+
+/**
+ * The ActiveJob record. Its eventlog is a field read through an accessor: a job restored
+ * from the store may leave its parsed entries there (dropEventlog), to be read back on
+ * first use; everything else is a plain field, each set from the start (added later,
+ * every job would need a property array).
+ */
+class JobRecord implements ActiveJob {
+  revision = 0;
+  /** The eventlog, or undefined while its first `stored` entries are in the store only. */
+  private log: EventEntry[] | undefined = [];
+  private reader: EventlogReader | undefined = undefined;
+  /** While dropped: how many entries the store holds for sure, and those appended since. */
+  private stored = 0;
+  private tail: EventEntry[] | undefined = undefined;
+  execlog: EventEntry[] | undefined = undefined;
+  queue: EventEntry[] = [];
+  busy = false;
+  hold = 0;
+  dependQueued = false;
+  startRequested = false;
+  freeRequested = false;
+  cleanQueued = false;
+  jobspecBytes = 0;
+  redacted: Jobspec | undefined = undefined;
+  request: ResourceRequest | undefined = undefined;
+  schedEntry: QueueEntry | undefined = undefined;
+  batchSlot: number | undefined = undefined;
+  unstoredFrom: number | undefined = undefined;
+  admitted: ((id: JobId) => void) | undefined = undefined;
+  refused: ((err: unknown) => void) | undefined = undefined;
+  announced = false;
+  exec: ExecBinding | undefined = undefined;
+  adCache: ActiveJob["adCache"] = undefined;
+  policyAd: PolicyAdCache | undefined = undefined;
+  matchTimes: MatchTimes | undefined = undefined;
+  matchKey: ActiveJob["matchKey"] = undefined;
+  waiters: Array<(r: WaitResult) => void> | undefined = undefined;
+
+  constructor(readonly core: JobCore) {}
+
+  get eventlog(): EventEntry[] {
+    return this.log ?? this.readBack();
+  }
+
+  set eventlog(entries: EventEntry[]) {
+    this.log = entries;
+    this.reader = undefined;
+    this.tail = undefined;
+  }
+
+  appendEvent(e: EventEntry): void {
+    if (this.log !== undefined) this.log.push(e);
+    else (this.tail ??= []).push(e);
+  }
+
+  get eventCount(): number {
+    return this.log?.length ?? this.stored + (this.tail?.length ?? 0);
+  }
+
+  get dropped(): boolean {
+    return this.log === undefined;
+  }
+
+  /** See dropEventlog. Dropped again, the entries appended meanwhile count as stored. */
+  drop(read: EventlogReader): void {
+    if (this.log === undefined) this.stored += this.tail?.length ?? 0;
+    else this.stored = this.log.length;
+    this.log = undefined;
+    this.tail = undefined;
+    this.reader = read;
+    // A drained mailbox keeps the backing store its events grew (~150 bytes); setting the
+    // length releases it. Only here: on the hot path it would be grown again per event.
+    if (this.queue.length === 0) this.queue.length = 0;
+  }
+
+  /** The store's first `stored` entries (it may hold more, in a batch since), then the tail. */
+  private readBack(): EventEntry[] {
+    const read = this.reader!(this.core.id);
+    const entries = read.length > this.stored ? read.slice(0, this.stored) : read;
+    if (this.tail !== undefined) for (const e of this.tail) entries.push(e);
+    this.eventlog = entries;
+    return entries;
+  }
+}
+
 /** An active job around a replayed or freshly submitted core: empty mailbox, not held. */
 export function newActiveJob(core: JobCore): ActiveJob {
-  return {
-    core,
-    revision: 0,
-    eventlog: [],
-    execlog: undefined,
-    queue: [],
-    busy: false,
-    hold: 0,
-    dependQueued: false,
-    startRequested: false,
-    freeRequested: false,
-    cleanQueued: false,
-    jobspecBytes: 0,
-    // Every optional field from the start: added later, each job would need a property array.
-    redacted: undefined,
-    request: undefined,
-    schedEntry: undefined,
-    batchSlot: undefined,
-    unstoredFrom: undefined,
-    admitted: undefined,
-    refused: undefined,
-    announced: false,
-    exec: undefined,
-    adCache: undefined,
-    policyAd: undefined,
-    matchTimes: undefined,
-    matchKey: undefined,
-    waiters: undefined,
-  };
+  return new JobRecord(core);
+}
+
+/**
+ * Drops a job's parsed eventlog: read back from the store (`read`) the first time anything
+ * reads `job.eventlog`; entries appended meanwhile (appendEvent) stay in memory and follow
+ * the stored ones. Only for a job whose whole eventlog is durable in the store: just
+ * replayed from it, or dropped before with everything appended since committed. A waiting
+ * job's entries are most of its memory (issue 41).
+ */
+export function dropEventlog(job: ActiveJob, read: EventlogReader): void {
+  if (job instanceof JobRecord) job.drop(read);
+}
+
+/** Drops again a job whose eventlog is still dropped: call once what it appended is durable. */
+export function dropAgain(job: ActiveJob, read: EventlogReader): void {
+  if (job instanceof JobRecord && job.dropped) job.drop(read);
 }
 
 /**

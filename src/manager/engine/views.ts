@@ -45,7 +45,9 @@ export function activeInfo(job: ActiveJob): JobInfo {
   };
   const r = resultOf(c);
   if (r) info.result = r;
-  const finish = job.eventlog.find((e) => e.name === "finish");
+  // A finish ends RUN: only a job in CLEANUP has one (a waiting job's eventlog may be
+  // in the store only, and stays there for a listing).
+  const finish = c.state === "CLEANUP" ? job.eventlog.find((e) => e.name === "finish") : undefined;
   if (typeof finish?.context?.status === "number") info.waitstatus = finish.context.status;
   return info;
 }
