@@ -20,6 +20,10 @@ export default function history(p: PluginContext): void {
   };
   p.on("job.new", add);
   p.on("job.inactive-add", add);
+  // Every job is in now (a restart's replay, or this plugin's load): no more growth to expect.
+  p.on("plugin.replay-done", () => {
+    for (const list of users.values()) list.trim();
+  });
   p.on("job.inactive-remove", (job) => {
     const list = users.get(job.userid);
     if (list === undefined) return;

@@ -33,6 +33,11 @@ export class UserHistory {
     return this.n;
   }
 
+  /** Entries it has room for without growing. */
+  get capacity(): number {
+    return this.times.length;
+  }
+
   /** Adds a job; false if it is already there. O(1) when it is the newest so far. */
   add(e: HistoryEntry): boolean {
     const n = this.n;
@@ -86,6 +91,18 @@ export class UserHistory {
       else hi = mid;
     }
     return lo;
+  }
+
+  /**
+   * Gives back the room grown for jobs that did not come: after a restart's replay a list
+   * of a million jobs would otherwise keep up to twice its 16 bytes a job. Keeps an eighth
+   * more than it holds, so the next adds append.
+   */
+  trim(): void {
+    const size = Math.max(16, this.n + (this.n >> 3));
+    if (size >= this.times.length) return;
+    this.jobIds = this.jobIds.slice(0, size);
+    this.times = this.times.slice(0, size);
   }
 
   private grow(): void {

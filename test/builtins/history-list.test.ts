@@ -86,4 +86,17 @@ describe(".history list", () => {
     expect(h.remove(entry(1, 99))).toBe(true);
     expect(h.newestFirst().map((e) => Number(e.id))).toEqual([2]);
   });
+
+  it("trim gives back the room grown past its jobs, keeping them, and still takes adds in order", () => {
+    const h = new UserHistory();
+    for (let i = 1; i <= 1100; i++) h.add(entry(i, i));
+    expect(h.capacity).toBe(2048);
+    h.trim();
+    expect(h.capacity).toBe(1100 + (1100 >> 3));
+    expect(h.newestFirst().map((e) => Number(e.id))).toEqual(Array.from({ length: 1100 }, (_, i) => 1100 - i));
+    h.add(entry(5000, 5000));
+    h.add(entry(7, 7.5)); // out of order: after 7, before 8
+    expect(h.newestFirst().slice(0, 2).map((e) => Number(e.id))).toEqual([5000, 1100]);
+    expect(h.newestFirst().slice(-9, -6).map((e) => Number(e.id))).toEqual([8, 7, 7]);
+  });
 });

@@ -22,4 +22,14 @@ describe("chunk text handed to the writer thread", () => {
     expect(second.bytes).toBe(first.bytes);
     expect(unpackChunks(second)).toEqual(["y".repeat(500), "ü"]);
   });
+
+  it("does not keep a buffer over 4 MB: one big batch stays resident no longer than it is used", () => {
+    const pool = new WirePool();
+    const big = pool.pack(["b".repeat(5 << 20)]);
+    expect(big.bytes.byteLength).toBeGreaterThan(4 << 20);
+    pool.give(big.bytes);
+    const next = pool.pack(["c".repeat(1000)]);
+    expect(next.bytes).not.toBe(big.bytes);
+    expect(next.bytes.byteLength).toBeLessThanOrEqual(1 << 16);
+  });
 });

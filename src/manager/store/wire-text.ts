@@ -22,6 +22,12 @@ const encoder = new TextEncoder();
 /** Buffers kept for reuse: a couple of batches in flight at once is the usual most. */
 const KEEP = 4;
 const MIN_BYTES = 1 << 16;
+/**
+ * Larger buffers are not kept: one exceptional batch (a restart's events for every waiting
+ * job: 8 MB for 50,000) would otherwise stay resident for good. A batch that big is rare
+ * enough to pay for its own buffer.
+ */
+const KEEP_MAX_BYTES = 4 << 20;
 
 /** Buffers going round between the manager's thread and its writer (one pool per store). */
 export class WirePool {
@@ -57,7 +63,7 @@ export class WirePool {
 
   /** A buffer back from the writer (or dropped if the pool is full). */
   give(bytes: ArrayBuffer | undefined): void {
-    if (bytes !== undefined && bytes.byteLength > 0 && this.free.length < KEEP) this.free.push(bytes);
+    if (bytes !== undefined && bytes.byteLength > 0 && bytes.byteLength <= KEEP_MAX_BYTES && this.free.length < KEEP) this.free.push(bytes);
   }
 
   /** `bytes`, or a larger copy of its first `used` bytes, with `more` bytes free after them. */
