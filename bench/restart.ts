@@ -19,6 +19,10 @@
  *   manager is open (after a GC if node runs with --expose-gc); heap_total_after_open_mb
  *   (the heap V8 holds, used or not) and array_buffers_after_open_mb (typed arrays: the
  *   stored inactive tier's columns, plugins' columns) say where the rest of the RSS goes.
+ * - rss_settled_mb, heap_settled_mb: the same SETTLE_MS later and after a GC (forced
+ *   whatever node's flags): what the open keeps once its garbage is collected and its
+ *   background work is done. daemon_rss_mb: the daemon's resident set (VmRSS) after it
+ *   answered the requests below.
  * - daemon_jobs_first_line_ms: `jobtap jobs` (active jobs) against the daemon, from spawn
  *   to its first stdout line; daemon_jobs_all_first_line_ms: the same with `-a`.
  * - daemon_info_old_ms: the daemon's answer to `info` of the oldest inactive job (the
@@ -29,6 +33,8 @@
  * Last stdout line: the JSON figures.
  */
 import { spawn } from "node:child_process";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { closeSync, cpSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -95,6 +101,11 @@ export async function main(args: string[]): Promise<void> {
     const firstMs = performance.now() - t0;
     (globalThis as { gc?: () => void }).gc?.();
     const mem = process.memoryUsage();
+    // Settled: what stays once the open's garbage is collected and its background work
+    // (writing the restart's events, folding them into the stored eventlogs) is done.
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    collectGarbage();
+    const settled = process.memoryUsage();
     const counts = { jobs: mgr.jobs({ states: ["DEPEND", "PRIORITY", "SCHED", "RUN", "CLEANUP"] }).length + storedInactive(statedir) };
     const oldIds = firstIds(statedir, 5);
     await mgr.close();
@@ -131,6 +142,7 @@ export async function main(args: string[]): Promise<void> {
     const sock = join(statedir, "jobtap.sock");
     const jobsMs = await firstLineMs(env, sock, ["jobs"]);
     const jobsAllMs = await firstLineMs(env, sock, ["jobs", "-a"]);
+    const daemonRssMb = rssMbOf(child.pid!);
     child.kill("SIGTERM");
     await new Promise((r) => child.once("exit", r));
     const figures = {
@@ -145,6 +157,9 @@ export async function main(args: string[]): Promise<void> {
       heap_after_open_mb: Math.round(mem.heapUsed / 2 ** 20),
       heap_total_after_open_mb: Math.round(mem.heapTotal / 2 ** 20),
       array_buffers_after_open_mb: Math.round(mem.arrayBuffers / 2 ** 20),
+      rss_settled_mb: Math.round(settled.rss / 2 ** 20),
+      heap_settled_mb: Math.round(settled.heapUsed / 2 ** 20),
+      daemon_rss_mb: daemonRssMb,
       daemon_ready_ms: Math.round(daemonMs),
       daemon_ready_cpu_ms: daemonCpuMs,
       daemon_jobs_first_line_ms: Math.round(jobsMs),
@@ -225,6 +240,25 @@ function storedInactive(statedir: string): number {
     return db.prepare("SELECT count(*) FROM inactive").pluck().get() as number;
   } finally {
     db.close();
+  }
+}
+
+/** How long the settled figures wait after the first submit. */
+const SETTLE_MS = 2000;
+
+/** A full GC, with or without --expose-gc (the flag set at run time reaches a new context). */
+function collectGarbage(): void {
+  setFlagsFromString("--expose-gc");
+  (runInNewContext("gc") as () => void)();
+}
+
+/** A process's resident set in MB, from /proc (-1 where there is none). */
+function rssMbOf(pid: number): number {
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return kb === undefined ? -1 : Math.round(Number(kb) / 1024);
+  } catch {
+    return -1;
   }
 }
 
