@@ -6,7 +6,10 @@
  * The list is kept in two columns (ids and submit times in typed arrays) rather than an
  * object per job: every inactive job stays in its user's history until purged, so this is
  * memory per inactive job (an entry object with its boxed time cost about 60 bytes, the
- * columns 16).
+ * columns 16). The columns are chunks of a fixed size past the first (which grows by
+ * doubling up to that size, so a user with a few jobs holds a few bytes): a list never
+ * copies itself to grow, so a million jobs hold 16 MB and never twice that plus the copy
+ * (48 MB at the last doubling, during a restart's replay).
  *
  * A job's submit time never changes, so (t_submit, id) names it: a duplicate is found where
  * the job would sort, with no set of ids beside the columns (a Set of job ids cost more per
@@ -20,22 +23,38 @@ export interface HistoryEntry {
   t_submit: number;
 }
 
+/** Entries per chunk past the first: 64 Ki (1 MB of columns). */
+const CHUNK_BITS = 16;
+
 /** A user's jobs, oldest first, without duplicates. */
 export class UserHistory {
-  private jobIds = new BigUint64Array(0);
-  private times = new Float64Array(0);
+  private idChunks: BigUint64Array[] = [];
+  private timeChunks: Float64Array[] = [];
   private n = 0;
+  private readonly bits: number;
+  private readonly mask: number;
 
-  /** `probe`, if given, is called at each entry the list reads (tests count them). */
-  constructor(private readonly probe?: () => void) {}
+  /**
+   * `probe`, if given, is called at each entry the list reads (tests count them);
+   * `chunkBits` sets the chunk size (tests use small ones to cross chunks).
+   */
+  constructor(
+    private readonly probe?: () => void,
+    chunkBits = CHUNK_BITS,
+  ) {
+    this.bits = chunkBits;
+    this.mask = (1 << chunkBits) - 1;
+  }
 
   get size(): number {
     return this.n;
   }
 
-  /** Entries it has room for without growing. */
+  /** Entries it has room for without allocating. */
   get capacity(): number {
-    return this.times.length;
+    let c = 0;
+    for (const t of this.timeChunks) c += t.length;
+    return c;
   }
 
   /** Adds a job; false if it is already there. O(1) when it is the newest so far. */
@@ -43,14 +62,10 @@ export class UserHistory {
     const n = this.n;
     const at = n === 0 || this.notAfter(n - 1, e) ? n : this.firstAfter(e);
     // A job added before sorts just ahead of its place.
-    if (at > 0 && this.times[at - 1] === e.t_submit && this.jobIds[at - 1] === e.id) return false;
-    if (n === this.times.length) this.grow();
-    if (at < n) {
-      this.jobIds.copyWithin(at + 1, at, n);
-      this.times.copyWithin(at + 1, at, n);
-    }
-    this.jobIds[at] = e.id;
-    this.times[at] = e.t_submit;
+    if (at > 0 && this.time(at - 1) === e.t_submit && this.id(at - 1) === e.id) return false;
+    if (n === this.capacity) this.grow();
+    if (at < n) this.shiftRight(at);
+    this.put(at, e.id, e.t_submit);
     this.n++;
     return true;
   }
@@ -59,10 +74,9 @@ export class UserHistory {
   remove(e: HistoryEntry): boolean {
     let i = this.firstAfter(e) - 1;
     // The caller's t_submit should match the stored one; fall back to a scan if not.
-    if (i < 0 || this.jobIds[i] !== e.id) i = this.jobIds.subarray(0, this.n).indexOf(e.id);
+    if (i < 0 || this.id(i) !== e.id) i = this.indexOfId(e.id);
     if (i < 0) return false;
-    this.jobIds.copyWithin(i, i + 1, this.n);
-    this.times.copyWithin(i, i + 1, this.n);
+    this.shiftLeft(i);
     this.n--;
     return true;
   }
@@ -70,15 +84,41 @@ export class UserHistory {
   /** The jobs newest first (a copy). */
   newestFirst(): HistoryEntry[] {
     const out: HistoryEntry[] = [];
-    for (let i = this.n - 1; i >= 0; i--) out.push({ id: this.jobIds[i] as JobId, t_submit: this.times[i]! });
+    for (let i = this.n - 1; i >= 0; i--) out.push({ id: this.id(i) as JobId, t_submit: this.time(i) });
     return out;
+  }
+
+  /**
+   * Gives back the room a lone first chunk grew for jobs that did not come (a restart's
+   * replay is over): keeps an eighth more than it holds, so the next adds append. Later
+   * chunks are of a fixed size: nothing to give back.
+   */
+  trim(): void {
+    if (this.timeChunks.length !== 1) return;
+    const size = Math.max(16, this.n + (this.n >> 3));
+    if (size >= this.timeChunks[0]!.length) return;
+    this.idChunks[0] = this.idChunks[0]!.slice(0, size);
+    this.timeChunks[0] = this.timeChunks[0]!.slice(0, size);
+  }
+
+  private id(i: number): bigint {
+    return this.idChunks[i >>> this.bits]![i & this.mask]!;
+  }
+
+  private time(i: number): number {
+    return this.timeChunks[i >>> this.bits]![i & this.mask]!;
+  }
+
+  private put(i: number, id: bigint, t: number): void {
+    this.idChunks[i >>> this.bits]![i & this.mask] = id;
+    this.timeChunks[i >>> this.bits]![i & this.mask] = t;
   }
 
   /** True unless the entry at `i` sorts after `e` (by submit time, then id). */
   private notAfter(i: number, e: HistoryEntry): boolean {
     this.probe?.();
-    const t = this.times[i]!;
-    return t < e.t_submit || (t === e.t_submit && this.jobIds[i]! <= e.id);
+    const t = this.time(i);
+    return t < e.t_submit || (t === e.t_submit && this.id(i) <= e.id);
   }
 
   /** Index of the first entry that sorts after `e` (binary search). */
@@ -93,25 +133,69 @@ export class UserHistory {
     return lo;
   }
 
-  /**
-   * Gives back the room grown for jobs that did not come: after a restart's replay a list
-   * of a million jobs would otherwise keep up to twice its 16 bytes a job. Keeps an eighth
-   * more than it holds, so the next adds append.
-   */
-  trim(): void {
-    const size = Math.max(16, this.n + (this.n >> 3));
-    if (size >= this.times.length) return;
-    this.jobIds = this.jobIds.slice(0, size);
-    this.times = this.times.slice(0, size);
+  private indexOfId(id: bigint): number {
+    for (let c = 0; c < this.idChunks.length; c++) {
+      const used = Math.min(this.idChunks[c]!.length, this.n - (c << this.bits));
+      if (used <= 0) break;
+      const k = this.idChunks[c]!.subarray(0, used).indexOf(id);
+      if (k >= 0) return (c << this.bits) + k;
+    }
+    return -1;
   }
 
+  /** Room for one more: the first chunk doubles up to the chunk size, then a chunk is added. */
   private grow(): void {
-    const size = Math.max(16, this.times.length * 2);
-    const ids = new BigUint64Array(size);
-    ids.set(this.jobIds);
-    const times = new Float64Array(size);
-    times.set(this.times);
-    this.jobIds = ids;
-    this.times = times;
+    const full = 1 << this.bits;
+    const last = this.timeChunks.length - 1;
+    if (last <= 0 && (this.timeChunks[0]?.length ?? 0) < full) {
+      const size = Math.min(full, Math.max(16, (this.timeChunks[0]?.length ?? 0) * 2));
+      const ids = new BigUint64Array(size);
+      const times = new Float64Array(size);
+      if (last === 0) {
+        ids.set(this.idChunks[0]!);
+        times.set(this.timeChunks[0]!);
+      }
+      this.idChunks[0] = ids;
+      this.timeChunks[0] = times;
+      return;
+    }
+    this.idChunks.push(new BigUint64Array(full));
+    this.timeChunks.push(new Float64Array(full));
+  }
+
+  /** Moves entries at..n-1 one place up (n < capacity), chunk by chunk, last chunk first. */
+  private shiftRight(at: number): void {
+    const first = at >>> this.bits;
+    for (let c = (this.n - 1) >>> this.bits; c >= first; c--) {
+      const ids = this.idChunks[c]!;
+      const times = this.timeChunks[c]!;
+      const from = c === first ? at & this.mask : 0;
+      const end = Math.min(ids.length, this.n - (c << this.bits));
+      // The chunk's last entry, if it is full, moves to the next chunk's first place.
+      if (end === ids.length) {
+        this.idChunks[c + 1]![0] = ids[end - 1]!;
+        this.timeChunks[c + 1]![0] = times[end - 1]!;
+      }
+      ids.copyWithin(from + 1, from, Math.min(end, ids.length - 1));
+      times.copyWithin(from + 1, from, Math.min(end, times.length - 1));
+    }
+  }
+
+  /** Moves entries i+1..n-1 one place down, chunk by chunk, first chunk first. */
+  private shiftLeft(i: number): void {
+    const last = (this.n - 1) >>> this.bits;
+    for (let c = i >>> this.bits; c <= last; c++) {
+      const ids = this.idChunks[c]!;
+      const times = this.timeChunks[c]!;
+      const from = c === i >>> this.bits ? i & this.mask : 0;
+      const end = Math.min(ids.length, this.n - (c << this.bits));
+      ids.copyWithin(from, from + 1, end);
+      times.copyWithin(from, from + 1, end);
+      // The next chunk's first entry comes down to this chunk's last place.
+      if (c < last) {
+        ids[ids.length - 1] = this.idChunks[c + 1]![0]!;
+        times[times.length - 1] = this.timeChunks[c + 1]![0]!;
+      }
+    }
   }
 }

@@ -40,9 +40,9 @@ describe(".history list", () => {
     expect(h.newestFirst().slice(-3).map((e) => Number(e.id))).toEqual([4, 3, 2]);
   });
 
-  it("keeps newest first by (t_submit, id), without duplicates, through adds and removes", () => {
+  it.each([["one growing chunk", 16], ["chunks of 8 entries", 3]])("keeps newest first by (t_submit, id), without duplicates, through adds and removes (%s)", (_, bits) => {
     const rnd = lcg(42);
-    const h = new UserHistory();
+    const h = new UserHistory(undefined, bits);
     const ref = new Map<number, HistoryEntry>();
     // A job's submit time never changes: mostly increasing with the id, some ties, some
     // out of order; jobs arrive in random order, most of them more than once.
@@ -85,6 +85,17 @@ describe(".history list", () => {
     h.add(entry(2, 20));
     expect(h.remove(entry(1, 99))).toBe(true);
     expect(h.newestFirst().map((e) => Number(e.id))).toEqual([2]);
+  });
+
+  it("grows by whole chunks past the first, never copying them", () => {
+    const h = new UserHistory(undefined, 4); // chunks of 16
+    for (let i = 1; i <= 40; i++) h.add(entry(i, i));
+    expect(h.capacity).toBe(48);
+    h.add(entry(0, 0)); // before all: every chunk shifts by one
+    h.remove(entry(17, 17)); // across a chunk boundary
+    expect(h.newestFirst().map((e) => Number(e.id))).toEqual([...Array.from({ length: 40 }, (_, i) => 40 - i).filter((i) => i !== 17), 0]);
+    h.trim(); // several chunks: nothing to give back
+    expect(h.capacity).toBe(48);
   });
 
   it("trim gives back the room grown past its jobs, keeping them, and still takes adds in order", () => {
