@@ -45,20 +45,7 @@ export function replayJob(text: StoredJobText, shared?: JobspecShare): Replayed 
 
 /** Parses a stored exec eventlog (RFC 18 lines); a string error names the bad line. */
 export function parseExecLog(text: string): EventEntry[] | { error: string } {
-  const out: EventEntry[] = [];
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i] === "") continue;
-    let e: EventEntry;
-    try {
-      e = JSON.parse(lines[i]!) as EventEntry;
-    } catch (err) {
-      return { error: `exec eventlog line ${i + 1} is not valid JSON: ${(err as Error).message}` };
-    }
-    if (typeof e?.name !== "string" || typeof e.timestamp !== "number") return { error: `exec eventlog line ${i + 1}: not an RFC 18 entry` };
-    out.push(e);
-  }
-  return out;
+  return parseLines(text, "exec eventlog");
 }
 
 /**
@@ -89,7 +76,15 @@ export function parseStoredJob(
 
 /** Parses a stored eventlog (RFC 18 lines, starting with submit); `each` as parseStoredJob's. */
 function parseEventlog(text: string, each?: (e: EventEntry, line: number) => string | undefined): EventEntry[] | { error: string } {
-  const eventlog: EventEntry[] = [];
+  const eventlog = parseLines(text, "eventlog", each);
+  if ("error" in eventlog) return eventlog;
+  if (eventlog.length === 0 || eventlog[0]!.name !== "submit") return { error: "eventlog does not start with submit" };
+  return eventlog;
+}
+
+/** RFC 18 lines of `what` (named in errors with the line), each one shown to `each`. */
+function parseLines(text: string, what: string, each?: (e: EventEntry, line: number) => string | undefined): EventEntry[] | { error: string } {
+  const out: EventEntry[] = [];
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
@@ -98,15 +93,14 @@ function parseEventlog(text: string, each?: (e: EventEntry, line: number) => str
     try {
       e = JSON.parse(line) as EventEntry;
     } catch (err) {
-      return { error: `eventlog line ${i + 1} is not valid JSON: ${(err as Error).message}` };
+      return { error: `${what} line ${i + 1} is not valid JSON: ${(err as Error).message}` };
     }
-    if (typeof e?.name !== "string" || typeof e.timestamp !== "number") return { error: `eventlog line ${i + 1}: not an RFC 18 entry` };
+    if (typeof e?.name !== "string" || typeof e.timestamp !== "number") return { error: `${what} line ${i + 1}: not an RFC 18 entry` };
     const refused = each?.(e, i + 1);
     if (refused !== undefined) return { error: refused };
-    eventlog.push(e);
+    out.push(e);
   }
-  if (eventlog.length === 0 || eventlog[0]!.name !== "submit") return { error: "eventlog does not start with submit" };
-  return eventlog;
+  return out;
 }
 
 /**
