@@ -31,6 +31,8 @@ export class UserHistory {
   private idChunks: BigUint64Array[] = [];
   private timeChunks: Float64Array[] = [];
   private n = 0;
+  /** Entries the chunks have room for (kept: add reads it for every job). */
+  private room = 0;
   private readonly bits: number;
   private readonly mask: number;
 
@@ -52,9 +54,7 @@ export class UserHistory {
 
   /** Entries it has room for without allocating. */
   get capacity(): number {
-    let c = 0;
-    for (const t of this.timeChunks) c += t.length;
-    return c;
+    return this.room;
   }
 
   /** Adds a job; false if it is already there. O(1) when it is the newest so far. */
@@ -63,7 +63,7 @@ export class UserHistory {
     const at = n === 0 || this.notAfter(n - 1, e) ? n : this.firstAfter(e);
     // A job added before sorts just ahead of its place.
     if (at > 0 && this.time(at - 1) === e.t_submit && this.id(at - 1) === e.id) return false;
-    if (n === this.capacity) this.grow();
+    if (n === this.room) this.grow();
     if (at < n) this.shiftRight(at);
     this.put(at, e.id, e.t_submit);
     this.n++;
@@ -99,6 +99,7 @@ export class UserHistory {
     if (size >= this.timeChunks[0]!.length) return;
     this.idChunks[0] = this.idChunks[0]!.slice(0, size);
     this.timeChunks[0] = this.timeChunks[0]!.slice(0, size);
+    this.room = size;
   }
 
   private id(i: number): bigint {
@@ -157,10 +158,12 @@ export class UserHistory {
       }
       this.idChunks[0] = ids;
       this.timeChunks[0] = times;
+      this.room = size;
       return;
     }
     this.idChunks.push(new BigUint64Array(full));
     this.timeChunks.push(new Float64Array(full));
+    this.room += full;
   }
 
   /** Moves entries at..n-1 one place up (n < capacity), chunk by chunk, last chunk first. */
