@@ -725,7 +725,7 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   engine.port = opts.plugins ? await opts.plugins(m.port) : NO_PLUGINS;
   const { loadInactive } = JobManager.internals(m);
   began = performance.now();
-  await restartCallbacks({ engine, store, inactive, scheduler, actions, executors }, replay, loadInactive);
+  await restartCallbacks({ engine, store, inactive, scheduler, actions, executors, readEventlog }, replay, loadInactive);
   replayMs += performance.now() - began;
   m.replaySeconds = replayMs / 1000;
   m.port.reprioritizeAll();

@@ -8,7 +8,7 @@ import type { Engine } from "./engine/engine.js";
 import type { Executors } from "./exec/registry.js";
 import { formatJobId, type JobId } from "./base/ids.js";
 import type { InactiveCache } from "./engine/inactive.js";
-import { dropAgain, dropEventlog, newActiveJob, type ActiveJob, type EventlogReader } from "./engine/job.js";
+import { dropAgain, dropEventlog, eventlogDropped, newActiveJob, type ActiveJob, type EventlogReader } from "./engine/job.js";
 import { ErrorCode, JobtapError } from "../errors.js";
 import { isPlainObject } from "./core/jobspec.js";
 import { adoptParsedJobspec } from "./core/frozen.js";
@@ -114,10 +114,19 @@ export async function settleRestored(engine: Engine, read: EventlogReader): Prom
   for (let tries = 0; tries < SETTLE_TRIES; tries++) {
     engine.batch.commit();
     await engine.batch.settled();
-    if (!engine.batch.quiet) continue;
-    for (const job of engine.active.values()) if (job.batchSlot === undefined) dropAgain(job, read);
-    return;
+    if (settleDurable(engine, engine.active.values(), read) === 0) return;
   }
+}
+
+/** Drops again the entries of those `jobs` whose text is all durable; returns how many are not yet. */
+function settleDurable(engine: Engine, jobs: Iterable<ActiveJob>, read: EventlogReader): number {
+  let left = 0;
+  for (const job of jobs) {
+    if (!eventlogDropped(job)) continue;
+    if (engine.batch.durableFor(job)) dropAgain(job, read);
+    else left++;
+  }
+  return left;
 }
 
 /** How many times settleRestored waits for the store to fall quiet. */
@@ -345,6 +354,10 @@ export async function restartCallbacks(d: RestartDeps, replay: Replay, loadInact
   }
   if (replay.lazy) await storedPass(d, replay, callbacks, loadInactive);
   const jobs = [...e.active.values()].sort((a, b) => (a.core.id < b.core.id ? -1 : 1));
+  // Jobs [settled, cut) are in the batch `landing` waits for; those after, in the current one.
+  let landing: Promise<void> | undefined;
+  let settled = 0;
+  let cut = 0;
   for (let i = 0; i < jobs.length; i++) {
     const job = jobs[i]!;
     try {
@@ -356,7 +369,19 @@ export async function restartCallbacks(d: RestartDeps, replay: Replay, loadInact
     // to the store in batches of RESTART_BATCH_JOBS jobs, not one batch for every waiting
     // job (50,000 held jobs made one 8 MB batch, and the writer thread's heap grew by ~45 MB
     // to write it, never to shrink).
-    if (i % RESTART_BATCH_JOBS === RESTART_BATCH_JOBS - 1) e.batch.commit();
+    if (i % RESTART_BATCH_JOBS !== RESTART_BATCH_JOBS - 1) continue;
+    e.batch.commit();
+    if (d.readEventlog === undefined) continue;
+    // One batch behind (the writer writes this one meanwhile): the jobs of the batch before
+    // are durable, and their new entries need not stay in memory (50,000 held jobs' two
+    // entries each held ~35 MB of heap until the open's end).
+    if (landing !== undefined) {
+      await landing;
+      settleDurable(e, jobs.slice(settled, cut), d.readEventlog);
+    }
+    landing = e.batch.settled();
+    settled = cut;
+    cut = i + 1;
   }
   await e.port.replayDone?.();
   for (const job of jobs) {

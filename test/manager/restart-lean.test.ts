@@ -94,6 +94,44 @@ describe("a restored waiting job", () => {
     }
   });
 
+  it("lets go of the restart's own entries a thousand jobs at a time, as their batches land", async () => {
+    const { dir, cleanup } = tempDir();
+    const clock = new SimulatedClock();
+    const N = 2600;
+    // The entries a dropped job holds in memory (appended since it was dropped).
+    const tail = (m: JobManager, id: JobId) => (JobManager.internals(m).engine.active.get(id) as unknown as { tail?: unknown[] }).tail?.length ?? 0;
+    try {
+      const first = await open(dir, clock);
+      const submitted = first.submitMany(Array.from({ length: N }, () => ({ jobspec: testJob(), opts: { urgency: 0 } })));
+      let done = false;
+      void submitted.finally(() => (done = true));
+      for (let i = 0; i < 100 && !done; i++) await clock.advance(10);
+      const ids = (await submitted).map((o) => ("id" in o ? o.id : undefined)).filter((id) => id !== undefined).sort((x, y) => (x! < y! ? -1 : 1)) as JobId[];
+      expect(ids).toHaveLength(N);
+      await first.close();
+
+      const mgr = await open(dir, clock);
+      try {
+        // Before the background settle: the restart committed a batch per 1,024 jobs and let
+        // go of each batch's entries once the next one was handed over and it had landed.
+        const tails = ids.map((id) => tail(mgr, id));
+        expect(tails.slice(0, 1024).every((n) => n === 0)).toBe(true);
+        expect(tails.slice(2048).every((n) => n > 0)).toBe(true);
+        await clock.advance(100);
+        expect(ids.map((id) => tail(mgr, id)).every((n) => n === 0)).toBe(true);
+        for (const id of [ids[0]!, ids[1500]!, ids[N - 1]!]) {
+          const names = mgr.eventlog(id).map((e) => e.name);
+          expect(names.filter((n) => n === "flux-restart")).toHaveLength(1);
+          expect(names.indexOf("flux-restart")).toBeGreaterThan(names.indexOf("submit"));
+        }
+      } finally {
+        await mgr.close();
+      }
+    } finally {
+      cleanup();
+    }
+  }, 60_000);
+
   it("keeps a waiting job's eventlog in the store until read; appends follow it in order", async () => {
     const { dir, cleanup } = tempDir();
     const clock = new SimulatedClock();

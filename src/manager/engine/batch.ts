@@ -63,6 +63,9 @@ export class StoreBatcher {
   /** Batches handed to an asynchronous store and not yet durable or failed (the count used
    *  when the store does not report its `backlog`). */
   private inFlight = 0;
+  /** Batches with text handed to the store, and how many of them are durable (in order). */
+  private cuts = 0;
+  private landedCuts = 0;
   /** The current batch's window has ended while the store was MAX_IN_FLIGHT batches behind:
    *  it is handed over at the next cut, or when a batch lands. */
   private held = false;
@@ -137,6 +140,7 @@ export class StoreBatcher {
     if (job.batchSlot !== undefined) return job.batchSlot;
     const slot = this.batch.addSlot(job.core.id);
     job.batchSlot = slot;
+    job.batchCut = this.cuts;
     this.dirty.push(job);
     this.dirtyIndex?.set(job.core.id, job);
     return slot;
@@ -192,6 +196,7 @@ export class StoreBatcher {
     if (this.store.commitAsync && !this.fatal) {
       // An empty batch's waiters still wait for the batches in flight before it.
       if (!batch.isEmpty()) {
+        this.cuts++;
         this.inFlight++;
         const began = performance.now();
         this.durable = this.store.commitAsync(batch).then(
@@ -211,10 +216,12 @@ export class StoreBatcher {
       return;
     }
     if (!batch.isEmpty() && !this.fatal) {
+      this.cuts++;
       try {
         const began = performance.now();
         this.store.commit(batch);
         this.wrote(began, jobs);
+        this.landedCuts++;
       } catch (err) {
         this.fail(err);
       }
@@ -231,12 +238,21 @@ export class StoreBatcher {
   /** A batch handed over is durable (or failed): a held batch goes now. */
   private landed(): void {
     this.inFlight--;
+    this.landedCuts++;
     if (this.held) this.commit();
   }
 
   /** True when every batch handed to the store is durable (none in flight, none failed). */
   get quiet(): boolean {
     return this.inFlight === 0 && this.fatal === undefined;
+  }
+
+  /**
+   * True when everything the job ever had in a batch is durable: it has no text in the
+   * current batch, and the last batch it had text in has landed (and no commit failed).
+   */
+  durableFor(job: ActiveJob): boolean {
+    return job.batchSlot === undefined && (job.batchCut === undefined || job.batchCut < this.landedCuts) && this.fatal === undefined;
   }
 
   /** Resolves once every batch committed so far is durable or has failed (close). */

@@ -78,6 +78,8 @@ export interface ActiveJob {
   jobspecBytes: number;
   /** The job's slot in the current store batch, once it has text there (see batch.ts). */
   batchSlot?: number | undefined;
+  /** The number of the last store batch the job had text in (StoreBatcher.durableFor). */
+  batchCut?: number | undefined;
   /**
    * Set while the job is under admission: its eventlog from this index on is not in the
    * store yet (it reaches the store only once accepted).
@@ -137,6 +139,7 @@ class JobRecord implements ActiveJob {
   request: ResourceRequest | undefined = undefined;
   schedEntry: QueueEntry | undefined = undefined;
   batchSlot: number | undefined = undefined;
+  batchCut: number | undefined = undefined;
   unstoredFrom: number | undefined = undefined;
   admitted: ((id: JobId) => void) | undefined = undefined;
   refused: ((err: unknown) => void) | undefined = undefined;
@@ -213,7 +216,12 @@ export function dropEventlog(job: ActiveJob, read: EventlogReader): void {
 
 /** Drops again a job whose eventlog is still dropped: call once what it appended is durable. */
 export function dropAgain(job: ActiveJob, read: EventlogReader): void {
-  if (job instanceof JobRecord && job.dropped) job.drop(read);
+  if (eventlogDropped(job)) job.drop(read);
+}
+
+/** True while the job's eventlog is dropped (dropEventlog): its entries are read back on use. */
+export function eventlogDropped(job: ActiveJob): job is JobRecord {
+  return job instanceof JobRecord && job.dropped;
 }
 
 /**
