@@ -2,12 +2,15 @@
  * The store's WAL is checkpointed every 10,000 pages, not SQLite's default 1,000
  * (docs/manager.md, the writer thread): the WAL file, which SQLite reuses from its start
  * after a checkpoint without shrinking it, grows past the default's size while jobs are
- * written, every job stays readable, and a clean close leaves no WAL behind.
+ * written, every job stays readable, and a clean close leaves no WAL behind. Each
+ * connection's page cache is SQLite's own 2 MB (a restart of a million jobs filled two
+ * caches of better-sqlite3's 16 MB and kept them).
  */
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createJobManager } from "../../src/manager/manager.js";
+import { SqliteStore } from "../../src/manager/store/sqlite.js";
 import { tempDir, testJob } from "./helpers.js";
 
 const cleanups: Array<() => unknown> = [];
@@ -38,4 +41,13 @@ describe("the store's WAL checkpoints", () => {
     await mgr.close();
     expect(existsSync(wal)).toBe(false);
   }, 60_000);
+
+  it("keeps SQLite's own 2 MB page cache per connection, not better-sqlite3's 16 MB", () => {
+    const { dir, cleanup } = tempDir("jobtap-cache-");
+    cleanups.push(cleanup);
+    const store = new SqliteStore(join(dir, "jobtap.db"), { commits: "main" });
+    cleanups.push(() => store.close());
+    const db = (store as unknown as { db: { pragma(s: string, o: { simple: true }): unknown } }).db;
+    expect(db.pragma("cache_size", { simple: true })).toBe(-2000);
+  });
 });
