@@ -2,9 +2,10 @@
  * The stored tier of the inactive cache: the jobs that were already inactive when the
  * manager opened its store. A million of them must not cost a million records in memory
  * (issue 41), so this tier keeps only what purge order, ownership checks and listing order
- * need — the id, the user and the clean time in typed arrays, in id order, 25 bytes a job
- * with the purge marks — and reads a job's full record from its stored summary on demand,
- * through a small cache of the records read last.
+ * need — the id, the user and the clean time in typed arrays, in id order, 21 bytes a job
+ * with the purge marks (a user id takes 32 bits, as a Unix uid does; the column turns to
+ * 64-bit floats if another number comes) — and reads a job's full record from its stored
+ * summary on demand, through a small cache of the records read last.
  *
  * Jobs leave the tier (purge) but never join it after the restart pass: jobs that become
  * inactive later go to the cache's in-memory columns (inactive.ts).
@@ -23,7 +24,7 @@ export type RecordReader<R> = (id: JobId) => R | undefined;
 
 export class StoredInactive<R> {
   private ids = new BigUint64Array(1024);
-  private userids = new Float64Array(1024);
+  private userids: Uint32Array | Float64Array = new Uint32Array(1024);
   private cleaned = new Float64Array(1024);
   private gone: Uint8Array | undefined;
   private n = 0;
@@ -46,6 +47,7 @@ export class StoredInactive<R> {
     if (this.n > 0 && id <= this.ids[this.n - 1]!) throw new Error(`stored inactive jobs out of order at ${id}`);
     if (this.n === this.ids.length) this.grow();
     this.ids[this.n] = id;
+    if (this.userids instanceof Uint32Array && userid >>> 0 !== userid) this.userids = Float64Array.from(this.userids);
     this.userids[this.n] = userid;
     this.cleaned[this.n] = t_clean;
     this.n++;
@@ -69,7 +71,7 @@ export class StoredInactive<R> {
     const size = this.ids.length * 2;
     const ids = new BigUint64Array(size);
     ids.set(this.ids);
-    const userids = new Float64Array(size);
+    const userids = this.userids instanceof Uint32Array ? new Uint32Array(size) : new Float64Array(size);
     userids.set(this.userids);
     const cleaned = new Float64Array(size);
     cleaned.set(this.cleaned);
