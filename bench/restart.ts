@@ -21,7 +21,8 @@
  *   stored inactive tier's columns, plugins' columns) say where the rest of the RSS goes.
  * - rss_settled_mb, heap_settled_mb: the same SETTLE_MS later and after a GC (forced
  *   whatever node's flags): what the open keeps once its garbage is collected and its
- *   background work is done. daemon_rss_mb: the daemon's resident set (VmRSS) after it
+ *   background work is done. daemon_rss_ready_mb: the daemon's resident set (VmRSS) when it
+ *   first answers (its open, as rss_after_open_mb is the library's); daemon_rss_mb: after it
  *   answered the requests below.
  * - daemon_jobs_first_line_ms: `jobtap jobs` (active jobs) against the daemon, from spawn
  *   to its first stdout line; daemon_jobs_all_first_line_ms: the same with `-a`.
@@ -119,12 +120,14 @@ export async function main(args: string[]): Promise<void> {
     const c = connectDaemon(join(statedir, "jobtap.sock"));
     let daemonMs = -1;
     let daemonCpuMs = -1;
+    let daemonReadyRssMb = -1;
     // A million jobs take the daemon tens of seconds on a loaded machine: wait up to 5 minutes.
     while (performance.now() - t1 < 300_000) {
       try {
         await c.call("ping", {});
         daemonMs = performance.now() - t1;
         daemonCpuMs = cpuMsOf(child.pid!);
+        daemonReadyRssMb = rssMbOf(child.pid!);
         break;
       } catch {
         await new Promise((r) => setTimeout(r, 5));
@@ -159,6 +162,7 @@ export async function main(args: string[]): Promise<void> {
       array_buffers_after_open_mb: Math.round(mem.arrayBuffers / 2 ** 20),
       rss_settled_mb: Math.round(settled.rss / 2 ** 20),
       heap_settled_mb: Math.round(settled.heapUsed / 2 ** 20),
+      daemon_rss_ready_mb: daemonReadyRssMb,
       daemon_rss_mb: daemonRssMb,
       daemon_ready_ms: Math.round(daemonMs),
       daemon_ready_cpu_ms: daemonCpuMs,
