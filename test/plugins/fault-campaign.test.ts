@@ -12,7 +12,7 @@ import { SimulatedClock } from "../../src/manager/base/clock.js";
 import { formatJobId, type JobId } from "../../src/manager/base/ids.js";
 import { createJobManager, type JobManager } from "../../src/manager/manager.js";
 import type { JobArgs, Jobspec } from "../../src/manager/port/records.js";
-import { replayJob } from "../../src/manager/restart.js";
+import { replayJob } from "../../src/manager/stored-job.js";
 import type { JobtapHost } from "../../src/plugins/host.js";
 import type { PluginContext } from "../../src/plugins/context.js";
 import { jobtapPlugins } from "../../plugins-builtin/index.js";
