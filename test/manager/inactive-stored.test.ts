@@ -1,7 +1,9 @@
 /**
  * The stored tier's user column (issue 41): 32 bits a job while every user id is a Unix
  * uid, turned to 64-bit floats, values kept, when another number comes (the library API
- * takes any number as a userid).
+ * takes any number as a userid). Its listing order (most recently cleaned first, the
+ * newest id first among ties) is a sort's, kept as an array only when the jobs were not
+ * cleaned in id order.
  */
 import { describe, expect, it } from "vitest";
 import type { JobId } from "../../src/manager/base/ids.js";
@@ -34,5 +36,45 @@ describe("the stored tier's user column", () => {
     const seen: number[] = [];
     tier.eachOldest((_id, u) => void seen.push(u));
     expect(seen).toEqual(uids);
+  });
+});
+
+describe("the stored tier's listing order", () => {
+  /** A tier of jobs 1..n with these clean times and users (user = id % 3). */
+  const tier = (cleaned: number[]) => {
+    const t = new StoredInactive<never>(() => undefined);
+    cleaned.forEach((c, i) => t.append(BigInt(i + 1) as JobId, (i + 1) % 3, c));
+    t.seal();
+    return t;
+  };
+  /** The listing's order: most recently cleaned first, the newest id first among ties. */
+  const oracle = (cleaned: number[], keep: (id: number) => boolean) =>
+    cleaned
+      .map((c, i) => ({ c, id: i + 1 }))
+      .filter((j) => keep(j.id))
+      .sort((a, b) => b.c - a.c || b.id - a.id)
+      .map((j) => BigInt(j.id));
+
+  const cases: Record<string, number[]> = {
+    "cleaned in id order, with ties": Array.from({ length: 2000 }, (_, i) => 1000 + Math.floor(i / 3)),
+    "cleaned out of id order": Array.from({ length: 2000 }, (_, i) => 1000 + ((i * 7919) % 997) / 10),
+    "in order but the last": [...Array.from({ length: 50 }, (_, i) => i), 3],
+  };
+  for (const [name, cleaned] of Object.entries(cases)) {
+    it(`lists ${name} as a sort would, per user and after purges`, () => {
+      const t = tier(cleaned);
+      expect([...t.newestCleaned()]).toEqual(oracle(cleaned, () => true));
+      expect([...t.newestCleaned(1)]).toEqual(oracle(cleaned, (id) => id % 3 === 1));
+      for (let id = 1; id <= cleaned.length; id += 5) t.delete(BigInt(id) as JobId);
+      expect([...t.newestCleaned()]).toEqual(oracle(cleaned, (id) => (id - 1) % 5 !== 0));
+    });
+  }
+
+  it("keeps no order array when jobs were cleaned in id order", () => {
+    const inOrder = tier(cases["cleaned in id order, with ties"]!);
+    const outOfOrder = tier(cases["cleaned out of id order"]!);
+    void [...inOrder.newestCleaned(), ...outOfOrder.newestCleaned()];
+    expect((inOrder as unknown as { byClean: unknown }).byClean).toBeNull();
+    expect((outOfOrder as unknown as { byClean: unknown }).byClean).toBeInstanceOf(Uint32Array);
   });
 });

@@ -31,8 +31,12 @@ export class StoredInactive<R> {
   private goneCount = 0;
   /** The first slot not gone: purges take the oldest, so a scan from 0 would cross them all. */
   private first = 0;
-  /** Slots by t_clean, newest first: built at the first listing that asks, then kept. */
-  private byClean: Uint32Array | undefined;
+  /**
+   * Slots by t_clean, newest first: built at the first listing that asks, then kept; null
+   * when the slots are already in clean order (jobs cleaned in id order, the usual case),
+   * which is then the slots from the last.
+   */
+  private byClean: Uint32Array | null | undefined;
   private readonly records = new Map<JobId, R>();
 
   constructor(private readonly read: RecordReader<R>) {}
@@ -146,17 +150,25 @@ export class StoredInactive<R> {
 
   /** The ids, most recently cleaned first (a listing's order), optionally one user's only. */
   *newestCleaned(userid?: number): IterableIterator<JobId> {
-    const order = (this.byClean ??= this.cleanOrder());
-    for (const i of order) {
+    if (this.byClean === undefined) this.byClean = this.cleanOrder();
+    if (this.byClean === null) {
+      yield* this.newestIds(userid);
+      return;
+    }
+    for (const i of this.byClean) {
       if (this.gone?.[i] === 1 || (userid !== undefined && this.userids[i] !== userid)) continue;
       yield this.ids[i] as JobId;
     }
   }
 
-  private cleanOrder(): Uint32Array {
+  private cleanOrder(): Uint32Array | null {
+    const t = this.cleaned;
+    let inOrder = true;
+    for (let i = 1; i < this.n && inOrder; i++) inOrder = t[i]! >= t[i - 1]!;
+    // Newest slot first is then the sort's order too, ties included.
+    if (inOrder) return null;
     const order = new Uint32Array(this.n);
     for (let i = 0; i < this.n; i++) order[i] = i;
-    const t = this.cleaned;
     // Ties (same clean time) keep the newest id first, as the listing's stable sort would.
     return order.sort((a, b) => t[b]! - t[a]! || b - a);
   }
