@@ -10,7 +10,7 @@ import type { Executors } from "./exec/registry.js";
 import { formatJobId, type JobId } from "./base/ids.js";
 import { isPlainObject } from "./core/jobspec.js";
 import type { InactiveCache } from "./engine/inactive.js";
-import { dropAgain, dropEventlog, eventlogDropped, newActiveJob, type ActiveJob, type EventlogReader } from "./engine/job.js";
+import { dropEventlog, eventlogDropped, newActiveJob, type ActiveJob, type EventlogReader } from "./engine/job.js";
 import type { StackResult } from "./port/port.js";
 import type { EventEntry, JobArgs } from "./port/records.js";
 import type { Scheduler } from "./scheduler/scheduler.js";
@@ -29,7 +29,7 @@ import { JobspecShare, replayJob } from "./stored-job.js";
  */
 export async function settleRestored(engine: Engine, read: EventlogReader): Promise<void> {
   // A batch held back while others were in flight goes when one lands: wait for it too. A
-  // manager that never falls quiet (SETTLE_TRIES landings in a row) keeps the entries.
+  // manager whose jobs keep text in flight (SETTLE_TRIES landings in a row) keeps their entries.
   for (let tries = 0; tries < SETTLE_TRIES; tries++) {
     engine.batch.commit();
     await engine.batch.settled();
@@ -42,13 +42,13 @@ function settleDurable(engine: Engine, jobs: Iterable<ActiveJob>, read: Eventlog
   let left = 0;
   for (const job of jobs) {
     if (!eventlogDropped(job)) continue;
-    if (engine.batch.durableFor(job)) dropAgain(job, read);
+    if (engine.batch.durableFor(job)) job.drop(read);
     else left++;
   }
   return left;
 }
 
-/** How many times settleRestored waits for the store to fall quiet. */
+/** How many landings settleRestored waits for until every dropped job's text is durable. */
 const SETTLE_TRIES = 20;
 
 export interface ReplayDeps {

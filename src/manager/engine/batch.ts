@@ -60,9 +60,6 @@ export class StoreBatcher {
   fatal: JobtapError | undefined;
   /** Settles once every batch handed to an asynchronous store so far is durable or failed. */
   private durable: Promise<void> = Promise.resolve();
-  /** Batches handed to an asynchronous store and not yet durable or failed (the count used
-   *  when the store does not report its `backlog`). */
-  private inFlight = 0;
   /** Batches with text handed to the store, and how many of them are durable (in order). */
   private cuts = 0;
   private landedCuts = 0;
@@ -197,7 +194,6 @@ export class StoreBatcher {
       // An empty batch's waiters still wait for the batches in flight before it.
       if (!batch.isEmpty()) {
         this.cuts++;
-        this.inFlight++;
         const began = performance.now();
         this.durable = this.store.commitAsync(batch).then(
           () => {
@@ -237,14 +233,14 @@ export class StoreBatcher {
 
   /** A batch handed over is durable (or failed): a held batch goes now. */
   private landed(): void {
-    this.inFlight--;
     this.landedCuts++;
     if (this.held) this.commit();
   }
 
-  /** True when every batch handed to the store is durable (none in flight, none failed). */
-  get quiet(): boolean {
-    return this.inFlight === 0 && this.fatal === undefined;
+  /** Batches handed to an asynchronous store and not yet durable or failed (the count used
+   *  when the store does not report its `backlog`). */
+  private get inFlight(): number {
+    return this.cuts - this.landedCuts;
   }
 
   /**

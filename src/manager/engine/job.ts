@@ -214,11 +214,6 @@ export function dropEventlog(job: ActiveJob, read: EventlogReader): void {
   if (job instanceof JobRecord) job.drop(read);
 }
 
-/** Drops again a job whose eventlog is still dropped: call once what it appended is durable. */
-export function dropAgain(job: ActiveJob, read: EventlogReader): void {
-  if (eventlogDropped(job)) job.drop(read);
-}
-
 /** True while the job's eventlog is dropped (dropEventlog): its entries are read back on use. */
 export function eventlogDropped(job: ActiveJob): job is JobRecord {
   return job instanceof JobRecord && job.dropped;
