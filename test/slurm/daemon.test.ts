@@ -48,6 +48,10 @@ describe.skipIf(skipSlurm)("jobtap daemon with [exec.slurm]", { timeout: 90_000 
     const id = r.stdout.trim();
     const started = () => d.cli(["eventlog", id]).stdout.includes("start");
     await waitFor(started, 30_000, "the job to start on Slurm");
+    // The start was read from the daemon's memory; it is durable once a later submission is
+    // acknowledged (batches land in order), so the SIGKILL below cannot lose it.
+    const barrier = d.cli(["submit", "--urgency", "hold", "true"], { cwd: work }).stdout.trim();
+    d.cli(["cancel", barrier]);
     const slurmJobs = () => cluster.run("squeue", ["-h", "-t", "all", "-o", "%i"]).trim().split("\n").length;
     const before = slurmJobs();
     await d.kill();
