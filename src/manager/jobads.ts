@@ -14,12 +14,20 @@ import { loadUserTable, type UserTable } from "./base/users.js";
 import type { JobId } from "./base/ids.js";
 import { buildJobAd, jobAdBase, jobAdShape, type JobAdHost, type JobAdShape } from "./ads/jobad.js";
 import { PolicyAds, type PolicyReads } from "./ads/policy-ad.js";
+import { Kept } from "./engine/kept.js";
 import type { ActiveJob } from "./engine/job.js";
 import type { Jobspec } from "./port/records.js";
 import type { QueueEntry } from "./scheduler/scheduler.js";
 
 /** Inactive job ads kept (each is a few hundred bytes plus its user attributes). */
 const INACTIVE_ADS_KEPT = 1024;
+/**
+ * Ads of waiting jobs outside the scheduler's queue (held, or not yet in SCHED) kept on
+ * their jobs: only a reader builds them (a listing's constraint, `why`, the dashboard), and
+ * one look at 50,000 held jobs would keep 75 MB of ads (kept.ts). The ads of queued jobs,
+ * which every scheduling pass reads, and of running jobs are kept as long as they are current.
+ */
+export const WAITING_ADS_KEPT = 4096;
 /** Distinct user-attribute texts whose parse is kept (the table is emptied when full). */
 const PARSED_TEXTS_KEPT = 8192;
 
@@ -54,6 +62,11 @@ export class JobAds {
   private readonly inactiveAds = new Map<JobId, ClassAd>();
   private users: UserTable | undefined;
   private readonly host: JobAdHost;
+  /** Waiting jobs outside the queue whose ad was built, oldest first (WAITING_ADS_KEPT). */
+  private readonly waitingAds = new Kept<ActiveJob>(WAITING_ADS_KEPT, (job) => {
+    if (waitingOutsideQueue(job)) job.adCache = undefined;
+    return true;
+  });
 
   constructor(private readonly opts: JobAdsOptions) {
     this.host = {
@@ -91,6 +104,7 @@ export class JobAds {
     const base = c !== undefined && c.base.jobspec === core.jobspec && c.base.t_submit === core.t_submit ? c.base : jobAdBase(job, this.host);
     const ad = buildJobAd(job, this.host, base);
     job.adCache = { revision: job.revision, base, ad, times: job.matchTimes };
+    if (waitingOutsideQueue(job)) this.waitingAds.add(job);
     return ad;
   }
 
@@ -110,6 +124,12 @@ export class JobAds {
   private shape(js: Jobspec): JobAdShape {
     return jobAdShape(js, this.layouts, this.parse);
   }
+}
+
+/** A job that waits (NEW to SCHED) and is not in the scheduler's queue (held, or not yet scheduled). */
+function waitingOutsideQueue(job: ActiveJob): boolean {
+  const s = job.core.state;
+  return job.schedEntry === undefined && (s === "NEW" || s === "DEPEND" || s === "PRIORITY" || s === "SCHED");
 }
 
 /** What keepRejected reads: the scheduler's side of LastRejMatchTime. */

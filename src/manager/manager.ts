@@ -25,7 +25,7 @@ import { QueueGate } from "./core/queues.js";
 import { NO_PLUGINS, type ManagerPort, type PluginPort } from "./port/port.js";
 import type { EventEntry, Jobspec } from "./port/records.js";
 import { replayStore, restartCallbacks, settleRestored } from "./restart.js";
-import { parseStoredJob, replayJob, storedEventlogReader } from "./stored-job.js";
+import { keptEventlogReader, parseStoredJob, replayJob, storedEventlogReader } from "./stored-job.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { writableJobspec } from "./core/frozen.js";
 import { MemoryStore } from "./store/memory.js";
@@ -715,7 +715,7 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   engine.actions = actions;
   // Real time (a measurement for /metrics): the replay, then its callbacks once plugins load.
   let began = performance.now();
-  const readEventlog = storedEventlogReader(store);
+  const readEventlog = keptEventlogReader(storedEventlogReader(store), engine);
   const replay = replayStore({ engine, store, inactive, scheduler, readEventlog });
   let replayMs = performance.now() - began;
   const ids = new FluidGenerator(store.epoch(), () => clock.now());

@@ -4,8 +4,10 @@
  * a listing's view, reading a dropped eventlog back). A string error names the bad line:
  * the job is then corrupt (restart moves it to lost+found).
  */
-import { formatJobId } from "./base/ids.js";
-import type { EventlogReader } from "./engine/job.js";
+import { formatJobId, type JobId } from "./base/ids.js";
+import { dropEventlog, eventlogDropped, type ActiveJob, type EventlogReader } from "./engine/job.js";
+import type { Engine } from "./engine/engine.js";
+import { Kept } from "./engine/kept.js";
 import { ErrorCode, JobtapError } from "../errors.js";
 import { isPlainObject } from "./core/jobspec.js";
 import { adoptParsedJobspec } from "./core/frozen.js";
@@ -106,6 +108,25 @@ export function storedEventlogReader(store: JobStore): EventlogReader {
     if ("error" in r) throw new JobtapError(ErrorCode.STORE_CORRUPT, `job ${formatJobId(id)}: cannot read its eventlog back: ${r.error}`);
     return r;
   };
+}
+
+/** Jobs whose eventlog, read back, stays in memory; older ones are dropped again (kept.ts). */
+export const EVENTLOGS_KEPT = 4096;
+
+/**
+ * `read` for the jobs of `engine`, keeping at most `limit` eventlogs read back in memory:
+ * beyond that the oldest are dropped again, each once all its text is durable and nothing
+ * is processing it (a job with text not yet written keeps its entries until a later trim).
+ */
+export function keptEventlogReader(read: EventlogReader, engine: Engine, limit = EVENTLOGS_KEPT): EventlogReader {
+  const kept = new Kept<ActiveJob>(limit, (job) => {
+    if (engine.active.get(job.core.id) !== job || eventlogDropped(job)) return true;
+    if (job.busy || job.hold > 0 || job.queue.length > 0 || !engine.batch.durableFor(job)) return false;
+    dropEventlog(job, reader);
+    return true;
+  });
+  const reader: EventlogReader = Object.assign((id: JobId) => read(id), { recalled: (job: ActiveJob) => kept.add(job) });
+  return reader;
 }
 
 /**

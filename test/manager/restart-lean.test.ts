@@ -14,6 +14,8 @@ import type { Jobspec } from "../../src/manager/port/records.js";
 import { jobtapPlugins } from "../../plugins-builtin/index.js";
 import type { PluginContext } from "../../src/plugin.js";
 import { tempDir, testJob } from "./helpers.js";
+import { EVENTLOGS_KEPT } from "../../src/manager/stored-job.js";
+import { WAITING_ADS_KEPT } from "../../src/manager/jobads.js";
 
 /** What the watcher plugin saw of each job at job.new (the restart's replay). */
 interface Seen {
@@ -131,6 +133,51 @@ describe("a restored waiting job", () => {
       cleanup();
     }
   }, 60_000);
+
+  it("keeps in memory only the last few thousand eventlogs and ads a reader made it build", async () => {
+    const { dir, cleanup } = tempDir();
+    const clock = new SimulatedClock();
+    const N = Math.max(EVENTLOGS_KEPT, WAITING_ADS_KEPT) + 300;
+    const record = (m: JobManager, id: JobId) => JobManager.internals(m).engine.active.get(id) as unknown as { dropped: boolean; adCache?: unknown };
+    try {
+      const first = await open(dir, clock);
+      const submitted = first.submitMany(Array.from({ length: N }, () => ({ jobspec: testJob(), opts: { urgency: 0 } })));
+      let done = false;
+      void submitted.finally(() => (done = true));
+      for (let i = 0; i < 100 && !done; i++) await clock.advance(10);
+      const ids = (await submitted).map((o) => ("id" in o ? o.id : undefined)).filter((id) => id !== undefined) as JobId[];
+      expect(ids).toHaveLength(N);
+      await first.close();
+
+      const mgr = await open(dir, clock);
+      try {
+        await clock.advance(100);
+        const firstLook = new Map<JobId, string[]>();
+        for (const id of ids) {
+          expect(mgr.jobAd(id).evaluate("JobStatus")).toBe(5n); // held (urgency 0)
+          firstLook.set(id, mgr.eventlog(id).map((e) => e.name));
+        }
+        const early = ids.slice(0, 200);
+        const late = ids.slice(N - 200);
+        expect(early.every((id) => record(mgr, id).dropped)).toBe(true);
+        expect(early.every((id) => record(mgr, id).adCache === undefined)).toBe(true);
+        expect(late.every((id) => !record(mgr, id).dropped)).toBe(true);
+        expect(late.every((id) => record(mgr, id).adCache !== undefined)).toBe(true);
+        // Read again, a dropped job gives the same eventlog and ad; appends still follow.
+        const again = early[0]!;
+        expect(mgr.eventlog(again).map((e) => e.name)).toEqual(firstLook.get(again));
+        expect(mgr.jobAd(again).evaluate("JobStatus")).toBe(5n);
+        mgr.setUrgency(again, 20);
+        await clock.advance(100);
+        expect(mgr.job(again).urgency).toBe(20);
+        expect(mgr.eventlog(again).map((e) => e.name)).toContain("urgency");
+      } finally {
+        await mgr.close();
+      }
+    } finally {
+      cleanup();
+    }
+  }, 120_000);
 
   it("keeps a waiting job's eventlog in the store until read; appends follow it in order", async () => {
     const { dir, cleanup } = tempDir();

@@ -109,8 +109,12 @@ export interface ActiveJob {
   waiters?: Array<(r: WaitResult) => void>;
 }
 
-/** Reads a restored job's committed eventlog back from the store (see dropEventlog). */
-export type EventlogReader = (id: JobId) => EventEntry[];
+/**
+ * Reads a restored job's committed eventlog back from the store (see dropEventlog).
+ * `recalled`, if set, is told of each job whose entries were read back and are now in
+ * memory again (kept.ts: it drops the oldest of them again).
+ */
+export type EventlogReader = ((id: JobId) => EventEntry[]) & { recalled?: (job: ActiveJob) => void };
 
 /**
  * The ActiveJob record. Its eventlog is a field read through an accessor: a job restored
@@ -190,10 +194,12 @@ class JobRecord implements ActiveJob {
 
   /** The store's first `stored` entries (it may hold more, in a batch since), then the tail. */
   private readBack(): EventEntry[] {
-    const read = this.reader!(this.core.id);
+    const reader = this.reader!;
+    const read = reader(this.core.id);
     const entries = read.length > this.stored ? read.slice(0, this.stored) : read;
     if (this.tail !== undefined) for (const e of this.tail) entries.push(e);
     this.eventlog = entries;
+    reader.recalled?.(this);
     return entries;
   }
 }
