@@ -24,6 +24,10 @@
  *   background work is done. daemon_rss_ready_mb: the daemon's resident set (VmRSS) when it
  *   first answers (its open, as rss_after_open_mb is the library's); daemon_rss_mb: after it
  *   answered the requests below.
+ * - look_ms, rss_after_look_mb, heap_after_look_mb: one look at every waiting job (its ad and
+ *   its `why`, as a constraint listing, the dashboard or `why` make), then a GC: what the
+ *   look keeps. daemon_rss_after_look_mb: the daemon's resident set after a `jobs
+ *   --constraint` listing (every waiting job's ad built) following the requests below.
  * - daemon_jobs_first_line_ms: `jobtap jobs` (active jobs) against the daemon, from spawn
  *   to its first stdout line; daemon_jobs_all_first_line_ms: the same with `-a`.
  * - daemon_info_old_ms: the daemon's answer to `info` of the oldest inactive job (the
@@ -107,6 +111,15 @@ export async function main(args: string[]): Promise<void> {
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     collectGarbage();
     const settled = process.memoryUsage();
+    // One look at every waiting job, as a constraint listing, the dashboard or `why` makes.
+    const tLook = performance.now();
+    for (const j of mgr.jobs({ states: ["DEPEND", "PRIORITY", "SCHED"] })) {
+      mgr.jobAd(j.id);
+      await mgr.why(j.id);
+    }
+    const lookMs = performance.now() - tLook;
+    collectGarbage();
+    const looked = process.memoryUsage();
     const counts = { jobs: mgr.jobs({ states: ["DEPEND", "PRIORITY", "SCHED", "RUN", "CLEANUP"] }).length + storedInactive(statedir) };
     const oldIds = firstIds(statedir, 5);
     await mgr.close();
@@ -146,6 +159,9 @@ export async function main(args: string[]): Promise<void> {
     const jobsMs = await firstLineMs(env, sock, ["jobs"]);
     const jobsAllMs = await firstLineMs(env, sock, ["jobs", "-a"]);
     const daemonRssMb = rssMbOf(child.pid!);
+    // Every waiting job's ad, through a constraint no job matches.
+    await runToEnd(env, sock, ["jobs", "--constraint", "JobStatus == 42"]);
+    const daemonLookRssMb = rssMbOf(child.pid!);
     child.kill("SIGTERM");
     await new Promise((r) => child.once("exit", r));
     const figures = {
@@ -162,8 +178,12 @@ export async function main(args: string[]): Promise<void> {
       array_buffers_after_open_mb: Math.round(mem.arrayBuffers / 2 ** 20),
       rss_settled_mb: Math.round(settled.rss / 2 ** 20),
       heap_settled_mb: Math.round(settled.heapUsed / 2 ** 20),
+      look_ms: Math.round(lookMs),
+      rss_after_look_mb: Math.round(looked.rss / 2 ** 20),
+      heap_after_look_mb: Math.round(looked.heapUsed / 2 ** 20),
       daemon_rss_ready_mb: daemonReadyRssMb,
       daemon_rss_mb: daemonRssMb,
+      daemon_rss_after_look_mb: daemonLookRssMb,
       daemon_ready_ms: Math.round(daemonMs),
       daemon_ready_cpu_ms: daemonCpuMs,
       daemon_jobs_first_line_ms: Math.round(jobsMs),
@@ -279,6 +299,14 @@ function firstLineMs(env: NodeJS.ProcessEnv, sock: string, args: string[]): Prom
       child.kill("SIGTERM");
     });
     child.once("exit", () => (done ? undefined : reject(new Error(`jobtap ${args.join(" ")}: no line on stdout`))));
+  });
+}
+
+/** Runs `jobtap ARGS` against the daemon at `sock` until it exits (status 0 expected). */
+function runToEnd(env: NodeJS.ProcessEnv, sock: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...env, JOBTAP_SOCKET: sock }, stdio: ["ignore", "ignore", "inherit"] });
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`jobtap ${args.join(" ")}: exit status ${code}`))));
   });
 }
 

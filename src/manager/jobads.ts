@@ -24,10 +24,11 @@ const INACTIVE_ADS_KEPT = 1024;
 /**
  * Ads of waiting jobs outside the scheduler's queue (held, or not yet in SCHED) kept on
  * their jobs: only a reader builds them (a listing's constraint, `why`, the dashboard), and
- * one look at 50,000 held jobs would keep 75 MB of ads (kept.ts). The ads of queued jobs,
- * which every scheduling pass reads, and of running jobs are kept as long as they are current.
+ * one look at 50,000 held jobs would keep 75 MB of ads (kept.ts). Few, for the reason
+ * EVENTLOGS_KEPT gives. The ads of queued jobs, which every scheduling pass reads, and of
+ * running jobs are kept as long as they are current.
  */
-export const WAITING_ADS_KEPT = 4096;
+export const WAITING_ADS_KEPT = 64;
 /** Distinct user-attribute texts whose parse is kept (the table is emptied when full). */
 const PARSED_TEXTS_KEPT = 8192;
 
