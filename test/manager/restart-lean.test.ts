@@ -59,6 +59,19 @@ async function submitHeld(mgr: JobManager, clock: SimulatedClock, spec: Jobspec)
   return p;
 }
 
+/** `n` held jobs submitted in one batch, then the manager reopened: their ids in id order. */
+async function restoredHeld(dir: string, clock: SimulatedClock, n: number): Promise<{ ids: JobId[]; mgr: JobManager }> {
+  const first = await open(dir, clock);
+  const submitted = first.submitMany(Array.from({ length: n }, () => ({ jobspec: testJob(), opts: { urgency: 0 } })));
+  let done = false;
+  void submitted.finally(() => (done = true));
+  for (let i = 0; i < 100 && !done; i++) await clock.advance(10);
+  const ids = (await submitted).map((o) => ("id" in o ? o.id : undefined)).filter((id) => id !== undefined).sort((x, y) => (x! < y! ? -1 : 1)) as JobId[];
+  expect(ids).toHaveLength(n);
+  await first.close();
+  return { ids, mgr: await open(dir, clock) };
+}
+
 describe("a restored waiting job", () => {
   it("are frozen in place, shared between jobs of one jobspec text, and updated one job at a time", async () => {
     const { dir, cleanup } = tempDir();
@@ -103,16 +116,7 @@ describe("a restored waiting job", () => {
     // The entries a dropped job holds in memory (appended since it was dropped).
     const tail = (m: JobManager, id: JobId) => (JobManager.internals(m).engine.active.get(id) as unknown as { tail?: unknown[] }).tail?.length ?? 0;
     try {
-      const first = await open(dir, clock);
-      const submitted = first.submitMany(Array.from({ length: N }, () => ({ jobspec: testJob(), opts: { urgency: 0 } })));
-      let done = false;
-      void submitted.finally(() => (done = true));
-      for (let i = 0; i < 100 && !done; i++) await clock.advance(10);
-      const ids = (await submitted).map((o) => ("id" in o ? o.id : undefined)).filter((id) => id !== undefined).sort((x, y) => (x! < y! ? -1 : 1)) as JobId[];
-      expect(ids).toHaveLength(N);
-      await first.close();
-
-      const mgr = await open(dir, clock);
+      const { ids, mgr } = await restoredHeld(dir, clock, N);
       try {
         // Before the background settle: the restart committed a batch per 1,024 jobs and let
         // go of each batch's entries once the next one was handed over and it had landed.
@@ -140,16 +144,7 @@ describe("a restored waiting job", () => {
     const N = Math.max(EVENTLOGS_KEPT, WAITING_ADS_KEPT) + 300;
     const record = (m: JobManager, id: JobId) => JobManager.internals(m).engine.active.get(id) as unknown as { dropped: boolean; adCache?: unknown };
     try {
-      const first = await open(dir, clock);
-      const submitted = first.submitMany(Array.from({ length: N }, () => ({ jobspec: testJob(), opts: { urgency: 0 } })));
-      let done = false;
-      void submitted.finally(() => (done = true));
-      for (let i = 0; i < 100 && !done; i++) await clock.advance(10);
-      const ids = (await submitted).map((o) => ("id" in o ? o.id : undefined)).filter((id) => id !== undefined) as JobId[];
-      expect(ids).toHaveLength(N);
-      await first.close();
-
-      const mgr = await open(dir, clock);
+      const { ids, mgr } = await restoredHeld(dir, clock, N);
       try {
         await clock.advance(100);
         const firstLook = new Map<JobId, string[]>();
