@@ -225,7 +225,12 @@ export async function main(args: string[]): Promise<void> {
 async function cachedStore(inactive: number, pending: number, fresh: boolean): Promise<string> {
   const root = join(tmpdir(), "jobtap-restart-cache");
   const dir = join(root, `i${inactive}-p${pending}-layout${STORE_SCHEMA_VERSION}`);
-  if (existsSync(dir) && !fresh) return dir;
+  if (existsSync(dir) && !fresh) {
+    // Built before clean shutdowns recorded `inactive_count` (the stored tier's size hint):
+    // opened and closed once, as a site's store gets it at its next clean shutdown.
+    if (!hasInactiveCount(dir)) await (await open(dir)).close();
+    return dir;
+  }
   rmSync(dir, { recursive: true, force: true });
   const building = `${dir}.building-${process.pid}`;
   mkdirSync(building, { recursive: true });
@@ -245,6 +250,16 @@ async function cachedStore(inactive: number, pending: number, fresh: boolean): P
   rmSync(join(building, "jobtap.sock"), { force: true });
   renameSync(building, dir);
   return dir;
+}
+
+/** The store in `statedir` has the `inactive_count` mark of a clean shutdown. */
+function hasInactiveCount(statedir: string): boolean {
+  const db = new Database(join(statedir, "jobtap.db"), { readonly: true });
+  try {
+    return db.prepare("SELECT 1 FROM meta WHERE key = 'inactive_count'").get() !== undefined;
+  } finally {
+    db.close();
+  }
 }
 
 /** The ids (f58) of the `n` oldest inactive jobs, from the store (no manager read). */

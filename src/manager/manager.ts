@@ -574,7 +574,7 @@ export class JobManager {
     this.engine.batch.commit(true);
     this.engine.batch.stopTimers();
     await this.engine.batch.settled();
-    if (!this.engine.batch.fatal) this.store.markClean?.(lowestKey(this.engine.active));
+    if (!this.engine.batch.fatal) this.store.markClean?.(lowestKey(this.engine.active), this.inactive.size);
     await this.store.close();
   }
 
@@ -650,6 +650,7 @@ export class JobManager {
       engine: m.engine,
       store: m.store,
       scheduler: m.scheduler,
+      inactive: m.inactive,
       /** A cached inactive job replayed from the store (restart callbacks). */
       loadInactive: (id: JobId) => m.loadInactive(id),
     };

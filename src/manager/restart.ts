@@ -96,7 +96,7 @@ export function replayStore(d: ReplayDeps): Replay {
   if (lazy) {
     const last = store.lastJobId!();
     if (last !== undefined) seen(last);
-    d.inactive.attachStored(new StoredInactive((id) => storedRecord(d, id)));
+    d.inactive.attachStored(new StoredInactive((id) => storedRecord(d, id), store.inactiveHint?.()));
     const fresh = replayTexts(d, out, store.loadUnsummarized!(), seen);
     if (fresh.length > 0) storeSummaries(d, out, fresh);
     return out;

@@ -3,11 +3,15 @@
  * uid, turned to 64-bit floats, values kept, when another number comes (the library API
  * takes any number as a userid). Its listing order (most recently cleaned first, the
  * newest id first among ties) is a sort's, kept as an array only when the jobs were not
- * cleaned in id order.
+ * cleaned in id order. Its columns start at the size the store's last clean shutdown
+ * counted, so a restart of a million jobs does not leave outgrown columns behind.
  */
 import { describe, expect, it } from "vitest";
 import type { JobId } from "../../src/manager/base/ids.js";
 import { StoredInactive } from "../../src/manager/engine/inactive-stored.js";
+import { createJobManager, JobManager } from "../../src/manager/manager.js";
+import { SimulatedClock } from "../../src/manager/base/clock.js";
+import { tempDir, testJob } from "./helpers.js";
 
 const filled = (userids: number[]) => {
   const tier = new StoredInactive<never>(() => undefined);
@@ -77,4 +81,41 @@ describe("the stored tier's listing order", () => {
     expect((inOrder as unknown as { byClean: unknown }).byClean).toBeNull();
     expect((outOfOrder as unknown as { byClean: unknown }).byClean).toBeInstanceOf(Uint32Array);
   });
+});
+
+describe("the stored tier's size", () => {
+  it("starts at the expected count and grows only past it; a hint out of bounds is ignored", () => {
+    const tier = new StoredInactive<never>(() => undefined, 3000);
+    expect(tier.capacity).toBe(3000);
+    for (let i = 1; i <= 3000; i++) tier.append(BigInt(i) as JobId, 0, i);
+    expect(tier.capacity).toBe(3000);
+    tier.append(3001n as JobId, 0, 3001);
+    expect(tier.capacity).toBe(6000);
+    for (const bad of [undefined, -5, 10, 2 ** 40]) expect(new StoredInactive<never>(() => undefined, bad).capacity).toBe(1024);
+  });
+
+  it("is the number of inactive jobs the last clean shutdown counted", async () => {
+    const { dir, cleanup } = tempDir();
+    const clock = new SimulatedClock();
+    const open = () => createJobManager({ statedir: dir, store: "sqlite", clock, resources: { cores: 4 }, log: () => undefined });
+    try {
+      const first = await open();
+      const n = 2100;
+      const outcomes = first.submitMany(Array.from({ length: n }, () => ({ jobspec: testJob(0) })));
+      for (let i = 0; i < 200 && first.jobs({ states: ["INACTIVE"] }).length < n; i++) await clock.advance(50);
+      expect((await outcomes).every((o) => "id" in o)).toBe(true);
+      expect(first.jobs({ states: ["INACTIVE"] })).toHaveLength(n);
+      await first.close();
+      const again = await open();
+      try {
+        const tier = (JobManager.internals(again).inactive as unknown as { stored: StoredInactive<never> }).stored;
+        expect(tier.capacity).toBe(n);
+        expect(again.jobs({ states: ["INACTIVE"] })).toHaveLength(n);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      cleanup();
+    }
+  }, 60_000);
 });

@@ -64,8 +64,10 @@ describe("store marks", () => {
       const m = marks(dir);
       expect(BigInt.asUintN(64, BigInt(m.summary_floor!))).toBe(held);
       expect(Number(m.batch_seq)).toBeGreaterThan(1);
+      expect(m.inactive_count).toBe("2");
       const s = await simManager({ statedir: dir, store: "sqlite", clock, resources: { cores: 2 } });
       expect(marks(dir).batch_seq).toBeUndefined();
+      expect(marks(dir).inactive_count).toBe("2"); // a size hint: kept, also across a crash
       expect(s.mgr.job(held).state).toBe("SCHED");
       expect(s.mgr.job(done).state).toBe("INACTIVE");
       s.mgr.cancel(held);
@@ -75,6 +77,7 @@ describe("store marks", () => {
       const m2 = marks(dir);
       expect(BigInt.asUintN(64, BigInt(m2.summary_floor!))).toBeGreaterThan(held);
       expect(Number(m2.batch_seq)).toBeGreaterThan(Number(m.batch_seq));
+      expect(m2.inactive_count).toBe("3");
       const s3 = await simManager({ statedir: dir, store: "sqlite", clock, resources: { cores: 2 } });
       expect(s3.mgr.job(held).state).toBe("INACTIVE");
       expect(s3.mgr.eventlog(held).at(-1)?.name).toBe("clean");

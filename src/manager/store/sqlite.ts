@@ -81,6 +81,9 @@ export class SqliteStore implements JobStore {
   private writeFailed = false;
   /** What a clean shutdown gave `markClean` (the lowest active job, or null for none). */
   private cleanMark: JobId | null | undefined;
+  /** The inactive jobs a clean shutdown counted: `markClean`'s, and meta's at open. */
+  private cleanInactive: number | undefined;
+  private openInactive: number | undefined;
   private readonly st: ReturnType<SqliteStore["prepare"]>;
   private readonly writeRows: (rows: BatchRows) => void;
   private readonly purgeRow: PurgeRow;
@@ -171,6 +174,9 @@ export class SqliteStore implements JobStore {
     const get = this.db.prepare("SELECT value FROM meta WHERE key = ?").pluck(true);
     const floor = get.get("summary_floor") as string | undefined;
     if (floor !== undefined && /^-?[0-9]+$/.test(floor)) this.floor = BigInt(floor);
+    // Kept across crashes (a hint: the next clean shutdown writes it again).
+    const inactive = get.get("inactive_count") as string | undefined;
+    if (inactive !== undefined && /^[0-9]{1,10}$/.test(inactive)) this.openInactive = Number(inactive);
     const seq = get.get("batch_seq") as string | undefined;
     if (seq !== undefined && /^[0-9]+$/.test(seq)) {
       this.db.prepare("DELETE FROM meta WHERE key = 'batch_seq'").run();
@@ -181,8 +187,13 @@ export class SqliteStore implements JobStore {
   }
 
   /** Keeps a clean shutdown's mark, written by `close` once the writer thread has ended. */
-  markClean(lowestActive: JobId | undefined): void {
+  markClean(lowestActive: JobId | undefined, inactive?: number): void {
     this.cleanMark = lowestActive ?? null;
+    this.cleanInactive = inactive;
+  }
+
+  inactiveHint(): number | undefined {
+    return this.openInactive;
   }
 
   /** Writes `batch_seq` and (with no failed write since open) `summary_floor`; best effort. */
@@ -195,6 +206,7 @@ export class SqliteStore implements JobStore {
       this.db.transaction(() => {
         set.run("batch_seq", String(this.batchSeq));
         if (floor !== undefined && floor > this.floor) set.run("summary_floor", String(floor));
+        if (this.cleanInactive !== undefined) set.run("inactive_count", String(this.cleanInactive));
       })();
     } catch {
       // Not written: the next open scans, as after a crash.

@@ -84,10 +84,16 @@ export interface JobStore {
   lastJobId?(): JobId | undefined;
   /**
    * Optional: called by a clean shutdown once every batch is durable, with the lowest id of
-   * a job still active (undefined: none). The store may keep it and its own counters, so
-   * the next open need not scan every job for the unsummarized ones (sqlite.ts, meta).
+   * a job still active (undefined: none) and how many jobs are inactive. The store may keep
+   * them and its own counters, so the next open need not scan every job for the
+   * unsummarized ones (sqlite.ts, meta), and can size its tier of stored inactive jobs.
    */
-  markClean?(lowestActive: JobId | undefined): void;
+  markClean?(lowestActive: JobId | undefined, inactive?: number): void;
+  /**
+   * Optional: how many jobs were inactive at the last clean shutdown that recorded it
+   * (markClean), or undefined. A size hint for the stored tier, never trusted as a count.
+   */
+  inactiveHint?(): number | undefined;
   /** One job, for on-demand reads of inactive jobs (eventlog, jobspec). */
   load(id: JobId): StoredJobText | undefined;
   /** Moves a corrupt job aside (Flux's job-lost+found), with the reason. */
