@@ -166,6 +166,20 @@ describe("a restored waiting job", () => {
         await clock.advance(100);
         expect(mgr.job(again).urgency).toBe(20);
         expect(mgr.eventlog(again).map((e) => e.name)).toContain("urgency");
+        // A job with text not yet written keeps its entries, however many jobs are read
+        // after it; once its batch has landed, the next reads let them go.
+        const pending = early[1]!;
+        mgr.eventlog(pending);
+        mgr.port.postEvent(pending, "memo", { note: "unwritten" });
+        const others = late.concat(early.slice(2, 2 + EVENTLOGS_KEPT));
+        for (const id of others) mgr.eventlog(id);
+        expect(record(mgr, pending).dropped).toBe(false);
+        await clock.advance(100);
+        for (const id of early.slice(2 + EVENTLOGS_KEPT, 2 + 2 * EVENTLOGS_KEPT + 1)) mgr.eventlog(id);
+        expect(record(mgr, pending).dropped).toBe(true);
+        const names = mgr.eventlog(pending).map((e) => e.name);
+        expect(names.slice(0, -1)).toEqual(firstLook.get(pending));
+        expect(names.at(-1)).toBe("memo");
       } finally {
         await mgr.close();
       }
