@@ -6,113 +6,53 @@
  * Construction follows Flux's start-up order: open the store → replay every eventlog with
  * no callbacks → attach the plugin host (`opts.plugins`) → restart callbacks → scheduling.
  */
-import { cpus, tmpdir, totalmem } from "node:os";
-import { join } from "node:path";
 import { ErrorCode, JobtapError } from "../errors.js";
 import { Actions } from "./actions.js";
 import { RealClock, type Clock } from "./base/clock.js";
-import { Engine, type JournalEntry, type Logger } from "./engine/engine.js";
+import { Engine, type JournalEntry } from "./engine/engine.js";
 import { LocalExecutor } from "./exec/local-exec.js";
 import { outputRecord, readOutputFile } from "./exec/output-files.js";
-import { cannotSwitch, processLauncher, type UserLauncher } from "./exec/run-as.js";
-import { Executors, executorName, savedState } from "./exec/registry.js";
+import { processLauncher } from "./exec/run-as.js";
+import { Executors, savedState } from "./exec/registry.js";
 import { TestExecutor } from "./exec/test-exec.js";
 import { FluidGenerator, formatJobId, type JobId } from "./base/ids.js";
 import { InactiveCache, resultName, type InactiveRecord } from "./engine/inactive.js";
 import { newActiveJob, type ActiveJob, type WaitResult } from "./engine/job.js";
 import { ManagerPortImpl, type ManagerLookups } from "./port-impl.js";
 import { QueueGate } from "./core/queues.js";
-import { NO_PLUGINS, type ManagerPort, type PluginPort } from "./port/port.js";
+import { NO_PLUGINS, type ManagerPort } from "./port/port.js";
 import type { EventEntry, Jobspec } from "./port/records.js";
 import { replayStore, restartCallbacks, settleRestored } from "./restart.js";
 import { keptEventlogReader, parseStoredJob, replayJob, storedEventlogReader } from "./stored-job.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { writableJobspec } from "./core/frozen.js";
-import { MemoryStore } from "./store/memory.js";
-import { SqliteStore } from "./store/sqlite.js";
 import type { JobStore } from "./store/types.js";
 import { Submitter, type SharedJobspecs, type SubmitOptions, type SubmitOutcome } from "./submit.js";
 import { JobCommands, type RaiseOptions } from "./commands.js";
-import { DEFAULT_JOB_LIMITS, type JobLimits } from "./core/limits.js";
+import { DEFAULT_JOB_LIMITS } from "./core/limits.js";
 import { JobUpdater, type UpdateOptions } from "./update.js";
 import { activeInfo, inactiveInfo, waitResultOf, type JobInfo } from "./engine/views.js";
 import { URGENCY_DEFAULT, type State } from "./base/states.js";
 import type { ManagerStats } from "./base/tally.js";
 import type { ClassAd } from "../classad/classad.js";
 import { JobAds } from "./jobads.js";
-import { HostAds, type SlotPolicy } from "./ads/hostads.js";
+import { HostAds } from "./ads/hostads.js";
 import { Matchmaker } from "./policy/matchmaker.js";
 import { policyAnalyzer } from "./policy/analyze-why.js";
 import { PeriodicPolicy } from "./policy/periodic.js";
 import { policyActions, policyCopyOf } from "./policy/periodic-actions.js";
-import type { SystemPolicy } from "./policy/user-policy.js";
 import { PreemptPolicy } from "./policy/preempt.js";
 import { evictToQueue } from "./evict.js";
 import { Evaluator } from "../classad/evaluator.js";
-import { carveSlots, describeSlots, type ResourcePool, type SlotType } from "./scheduler/slots.js";
+import { carveSlots, describeSlots } from "./scheduler/slots.js";
 import { hostname } from "node:os";
+import { defaultLog, guestRunnable, openStore, outputDirOf, poolOf, type JobFilter, type JobManagerOptions } from "./options.js";
+
+export type { JobFilter, JobManagerOptions } from "./options.js";
 import type { Explanation } from "./port/reasons.js";
 import { explainJob, whyLookups, type WhyDeps } from "./why.js";
 import { BriefReasons } from "./why-brief.js";
 import type { SchedAnalyzer } from "./why-sched.js";
-
-export interface JobManagerOptions {
-  /** State directory: the SQLite store (jobtap.db) and per-job output files. */
-  statedir?: string;
-  /** Default: "sqlite" when a statedir is given, else "memory". */
-  store?: "sqlite" | "memory" | JobStore;
-  /** SQLite durability: "normal" (default, Flux's content-sqlite setting) or "full" (fsync per batch). */
-  sqliteSynchronous?: "full" | "normal";
-  clock?: Clock;
-  /** Local pool; defaults: this machine's cores, 0 gpus, its total memory. */
-  resources?: Partial<ResourcePool>;
-  /**
-   * Static slots carved from the pool (`[resources] slots`, src/manager/scheduler/slots.ts); default:
-   * one slot with everything. A layout that does not fit throws CONFIG naming
-   * `[resources].slots[i]`.
-   */
-  slots?: readonly SlotType[];
-  /** Store batch window in ms (default 10). */
-  batchWindowMs?: number;
-  /** Seconds an inactive job is kept before purge (default: forever). */
-  inactiveAgeLimit?: number;
-  /** Inactive jobs kept before the oldest are purged (default: unlimited). */
-  inactiveNumLimit?: number;
-  /** Queued jobs one scheduling pass may look at (default 1: strict first-come). */
-  queueDepth?: number;
-  /** PERIODIC_EXPR_INTERVAL in ms: how often PeriodicRemove/Hold/Release are evaluated (default 60 s; 0: never). */
-  periodicExprIntervalMs?: number;
-  /** The site's SYSTEM_PERIODIC_HOLD/RELEASE/REMOVE (policy/system-periodic.ts). */
-  systemPeriodic?: SystemPolicy;
-  /** Each slot's START/RANK/PREEMPT/STARTD_ATTRS (index = SlotID - 1; policy/slot-policy.ts). */
-  slotPolicy?: readonly SlotPolicy[];
-  /** Attaches the plugin host; called after replay, before restart callbacks. */
-  plugins?: (mgr: ManagerPort) => PluginPort | Promise<PluginPort>;
-  log?: Logger;
-  /** The instance owner's uid (default: this process's uid). */
-  owner?: number;
-  /** Grace between SIGTERM and SIGKILL for local jobs (default 5000 ms). */
-  killTimeoutMs?: number;
-  /**
-   * Starts local jobs' tasks as their users (exec/run-as.ts; default: switching users only
-   * when this process is root). A guest's local job is refused at submit when it cannot.
-   */
-  launcher?: UserLauncher;
-  /** The instance configuration handed to plugins (conf.update). */
-  config?: Record<string, unknown>;
-  /** Size limits a job must meet at submit (default DEFAULT_JOB_LIMITS; see limits.ts). */
-  limits?: Partial<JobLimits>;
-}
-
-/** Listing filter for `jobs()`. */
-export interface JobFilter {
-  states?: readonly State[];
-  userid?: number;
-}
-
-const defaultLog: Logger = (level, msg) => {
-  if (level === "error") process.stderr.write(`jobtap: ${msg}\n`);
-};
 
 /** The job manager's library API (see `createJobManager`). */
 export class JobManager {
@@ -662,17 +602,6 @@ export class JobManager {
   }
 }
 
-function openStore(opts: JobManagerOptions, now: number): JobStore {
-  const kind = opts.store ?? (opts.statedir ? "sqlite" : "memory");
-  if (typeof kind === "object") return kind;
-  if (kind === "memory") return new MemoryStore(now);
-  if (!opts.statedir) throw new JobtapError(ErrorCode.INVALID_ARGUMENT, 'store "sqlite" needs a statedir');
-  return new SqliteStore(join(opts.statedir, "jobtap.db"), {
-    epochMs: now,
-    ...(opts.sqliteSynchronous ? { synchronous: opts.sqliteSynchronous } : {}),
-  });
-}
-
 /**
  * Creates a job manager: opens the store, replays it, attaches plugins, runs the restart
  * callbacks, then starts scheduling. Throws STORE_OPEN if the store cannot be opened.
@@ -738,37 +667,6 @@ export async function createJobManager(opts: JobManagerOptions = {}): Promise<Jo
   return m;
 }
 
-/**
- * The submit check of a guest's job: one the local executor would run must be runnable as
- * the guest (never as the daemon's user instead).
- */
-function guestRunnable(launcher: UserLauncher | undefined, owner: number): ((userid: number, jobspec: Jobspec) => void) | undefined {
-  if (launcher?.refusesRoot) {
-    return (userid, jobspec) => {
-      if (userid === 0 && owner !== 0 && executorName(jobspec) === "local") throw rootRefused();
-    };
-  }
-  if (launcher === undefined || launcher.canSwitchUsers) return undefined;
-  const self = process.getuid?.() ?? 0;
-  return (userid, jobspec) => {
-    if (userid !== self && userid !== owner && executorName(jobspec) === "local") throw cannotSwitch(userid, self);
-  };
-}
-
-/** A multi-user instance runs no job as root unless `[exec] allow-root` says so. */
-function rootRefused(): JobtapError {
-  return new JobtapError(
-    ErrorCode.PERMISSION_DENIED,
-    "this instance runs no job as root: [exec] allow-root is false (see docs/site.md); submit as another user",
-    { userid: 0 },
-  );
-}
-
-/** Where local jobs' output goes when their jobspec names no path. */
-function outputDirOf(opts: JobManagerOptions): string {
-  return opts.statedir ? join(opts.statedir, "jobs") : join(tmpdir(), `jobtap-${process.pid}`);
-}
-
 /** job.inactive-remove (args read back from the store only if someone listens), then delete. */
 function purgeRecord(e: Engine, jobAds: JobAds, r: InactiveRecord): void {
   if (e.port.matches("job.inactive-remove")) {
@@ -792,12 +690,3 @@ function lowestKey(active: Map<JobId, unknown>): JobId | undefined {
   for (const id of active.keys()) if (low === undefined || id < low) low = id;
   return low;
 }
-
-function poolOf(opts: JobManagerOptions): ResourcePool {
-  return {
-    cores: opts.resources?.cores ?? cpus().length,
-    gpus: opts.resources?.gpus ?? 0,
-    memory: opts.resources?.memory ?? totalmem(),
-  };
-}
-
