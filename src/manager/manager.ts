@@ -32,7 +32,7 @@ import { JobCommands, type RaiseOptions } from "./commands.js";
 import { DEFAULT_JOB_LIMITS } from "./core/limits.js";
 import { JobUpdater, type UpdateOptions } from "./update.js";
 import { activeInfo, inactiveInfo, waitResultOf, type JobInfo } from "./engine/views.js";
-import { URGENCY_DEFAULT, type State } from "./base/states.js";
+import type { State } from "./base/states.js";
 import type { ManagerStats } from "./base/tally.js";
 import type { ClassAd } from "../classad/classad.js";
 import { JobAds } from "./jobads.js";
